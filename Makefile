@@ -1,0 +1,70 @@
+# jobreg — POSIX-ish Makefile (GNU make for the pattern rules is fine too).
+.POSIX:
+
+VERSION   = 0.1.0
+PREFIX    = /usr/local
+BINDIR    = $(PREFIX)/bin
+MANDIR    = $(PREFIX)/share/man
+CC        = cc
+CFLAGS    = -O2 -g
+WARNFLAGS = -std=c11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes -Wvla
+CPPFLAGS  = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DJOBREG_VERSION=\"$(VERSION)\"
+LDFLAGS   =
+SANITIZE  =
+
+PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
+LIBOBJ = src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o
+HDRS = src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h
+MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
+MAN7 = man/jobreg.7
+
+# SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
+SANFLAGS_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALLCFLAGS = $(WARNFLAGS) $(CFLAGS) $(SANFLAGS_$(SANITIZE))
+ALLLDFLAGS = $(LDFLAGS) $(SANFLAGS_$(SANITIZE))
+
+all: $(PROGS)
+
+.SUFFIXES: .c .o
+.c.o:
+	$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
+
+$(LIBOBJ) src/jobreg-get.o src/jobreg-set.o src/jobreg-clear.o src/jobreg-dispatch.o: $(HDRS) .build-flags
+
+# Rebuild everything when the flags change (plain <-> SANITIZE=1).
+.build-flags: FORCE
+	@echo '$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS)' > .build-flags.new; \
+	if cmp -s .build-flags.new .build-flags; then rm -f .build-flags.new; else mv .build-flags.new .build-flags; fi
+
+src/libjobreg.a: $(LIBOBJ)
+	rm -f $@
+	ar rcs $@ $(LIBOBJ)
+
+bin/jobreg-get: src/jobreg-get.o src/libjobreg.a
+	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-get.o src/libjobreg.a
+bin/jobreg-set: src/jobreg-set.o src/libjobreg.a
+	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-set.o src/libjobreg.a
+bin/jobreg-clear: src/jobreg-clear.o src/libjobreg.a
+	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-clear.o src/libjobreg.a
+bin/jobreg-dispatch: src/jobreg-dispatch.o src/libjobreg.a
+	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-dispatch.o src/libjobreg.a
+
+check: all
+	tests/run
+
+clean:
+	rm -f $(PROGS) src/*.o src/libjobreg.a .build-flags .build-flags.new
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 0755 $(PROGS) $(DESTDIR)$(BINDIR)
+	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+
+uninstall:
+	cd $(DESTDIR)$(BINDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
+	cd $(DESTDIR)$(MANDIR)/man1 && rm -f jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1
+	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7
+
+FORCE:
+.PHONY: all check clean install uninstall FORCE
