@@ -1,0 +1,331 @@
+#include "cli.h"
+#include "record.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *prog_name = "jobreg";
+int quiet;
+
+static struct buf out;
+
+void cli_init(const char *name, struct common *c)
+{
+	prog_name = name;
+	c->dir = NULL;
+	c->lock_wait = 10;
+}
+
+static void emit(const char *job, int err, const char *fmt, va_list ap)
+{
+	struct buf line = {0};
+	char small[512];
+	va_list copy;
+
+	buf_adds(&line, prog_name);
+	buf_adds(&line, ": ");
+	if (job) {
+		buf_adds(&line, job);
+		buf_adds(&line, ": ");
+	}
+	va_copy(copy, ap);
+	int n = vsnprintf(small, sizeof small, fmt, copy);
+	va_end(copy);
+	if (n >= 0 && (size_t)n < sizeof small) {
+		buf_add(&line, small, (size_t)n);
+	} else if (n >= 0) {
+		char *big = xmalloc((size_t)n + 1);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		buf_add(&line, big, (size_t)n);
+		free(big);
+	}
+	if (err) {
+		buf_adds(&line, ": ");
+		buf_adds(&line, strerror(err));
+	}
+	/* One message is one line, whatever a path or note contains. */
+	for (size_t i = 0; i < line.len; i++)
+		if (line.data[i] == '\n' || line.data[i] == '\r')
+			line.data[i] = '?';
+	buf_addc(&line, '\n');
+	out_flush();
+	(void)write_full(2, line.data, line.len);
+	buf_free(&line);
+}
+
+int fail(int code, const char *job, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emit(job, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int fail_errno(int err, const char *job, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emit(job, err, fmt, ap);
+	va_end(ap);
+	return errno_exit(err);
+}
+
+void warn(const char *job, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emit(job, 0, fmt, ap);
+	va_end(ap);
+}
+
+void info(const char *job, const char *fmt, ...)
+{
+	if (quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	emit(job, 0, fmt, ap);
+	va_end(ap);
+}
+
+int usage_error(const char *usage, const char *fmt, ...)
+{
+	struct buf text = {0};
+	char small[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof small)
+		n = sizeof small - 1;
+	buf_add(&text, small, (size_t)n);
+	buf_adds(&text, "; usage: ");
+	buf_adds(&text, usage);
+	int code = fail(EXIT_USAGE, NULL, "%s", text.data);
+	buf_free(&text);
+	return code;
+}
+
+int errno_exit(int err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+	case ELOOP:
+		return EXIT_PERM;
+	case EWOULDBLOCK:
+		return EXIT_BUSY;
+	default:
+		return EXIT_IO;
+	}
+}
+
+int cli_common_option(int opt, const char *arg, char **argv, struct common *c,
+		      const char *usage, const char *help)
+{
+	switch (opt) {
+	case 'd':
+		if (!*arg)
+			return usage_error(usage, "empty registry directory");
+		c->dir = arg;
+		return -1;
+	case 'w':
+		if (parse_duration(arg, &c->lock_wait) < 0)
+			return usage_error(usage, "bad lock wait '%s'", arg);
+		return -1;
+	case 'q':
+		quiet = 1;
+		return -1;
+	case 'h':
+		out_adds("usage: ");
+		out_adds(usage);
+		out_adds("\n");
+		out_adds(help);
+		return out_flush() ? EXIT_IO : 0;
+	case 'V':
+		out_adds(prog_name);
+		out_adds(" " JOBREG_VERSION "\n");
+		return out_flush() ? EXIT_IO : 0;
+	case ':':
+		return usage_error(usage, "option '%s' needs an argument",
+				   argv[optind - 1]);
+	case '?':
+	default:
+		if (optopt)
+			return usage_error(usage, "unknown option '-%c'", optopt);
+		return usage_error(usage, "unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+int valid_job_id(const char *id)
+{
+	size_t n = 0;
+	if (id[0] == '.' || id[0] == '-' || id[0] == '\0')
+		return 0;
+	for (; id[n]; n++) {
+		unsigned char ch = (unsigned char)id[n];
+		if (n >= JOB_ID_MAX)
+			return 0;
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+		      ch == '@' || ch == '+' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int check_job_ids(char **ids, int count)
+{
+	for (int i = 0; i < count; i++) {
+		if (valid_job_id(ids[i]))
+			continue;
+		/* Quote the id with its unprintable bytes escaped, so the
+		 * message stays one readable line. */
+		struct buf shown = {0};
+		for (const unsigned char *p = (const unsigned char *)ids[i]; *p; p++) {
+			if (*p < 0x20 || *p >= 0x7f)
+				buf_addf(&shown, "\\x%02x", *p);
+			else
+				buf_addc(&shown, (char)*p);
+		}
+		if (strlen(ids[i]) > JOB_ID_MAX)
+			fail(EXIT_USAGE, NULL, "bad job id '%.40s...': longer than %d bytes",
+			     shown.data, JOB_ID_MAX);
+		else
+			fail(EXIT_USAGE, NULL,
+			     "bad job id '%s': use 1-%d of [A-Za-z0-9._@+-], not starting with '.' or '-'",
+			     shown.len ? shown.data : "", JOB_ID_MAX);
+		buf_free(&shown);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int parse_duration(const char *s, double *seconds)
+{
+	double value = 0, scale = 1;
+	int digits = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		value = value * 10 + (*p - '0');
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			scale /= 10;
+			value += (*p - '0') * scale;
+		}
+	}
+	if (!digits)
+		return -1;
+	switch (*p) {
+	case '\0': break;
+	case 's': p++; break;
+	case 'm': value *= 60; p++; break;
+	case 'h': value *= 3600; p++; break;
+	case 'd': value *= 86400; p++; break;
+	default: return -1;
+	}
+	/* A century is more than any wait or age we can mean. */
+	if (*p || value > 3.2e9)
+		return -1;
+	*seconds = value;
+	return 0;
+}
+
+int parse_uint(const char *s, long max, long *value)
+{
+	long v = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (max - (*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	*value = v;
+	return 0;
+}
+
+int parse_status_list(const char *s, unsigned *mask)
+{
+	*mask = 0;
+	for (;;) {
+		const char *comma = strchr(s, ',');
+		size_t len = comma ? (size_t)(comma - s) : strlen(s);
+		int st = status_from_word(s, len, 1);
+		if (st < 0)
+			return -1;
+		*mask |= 1u << st;
+		if (!comma)
+			return 0;
+		s = comma + 1;
+	}
+}
+
+char *registry_path(const char *opt_dir)
+{
+	const char *env;
+	struct buf path = {0};
+
+	if (opt_dir)
+		return xstrdup(opt_dir);
+	env = getenv("JOBREG_DIR");
+	if (env && *env)
+		return xstrdup(env);
+	/* The XDG spec says relative paths there are to be ignored. */
+	env = getenv("XDG_STATE_HOME");
+	if (env && env[0] == '/') {
+		buf_adds(&path, env);
+		buf_adds(&path, "/jobreg");
+		return path.data;
+	}
+	env = getenv("HOME");
+	if (!env || !*env) {
+		fail(EXIT_USAGE, NULL,
+		     "no registry: give -d DIR or set JOBREG_DIR, XDG_STATE_HOME or HOME");
+		return NULL;
+	}
+	buf_adds(&path, env);
+	buf_adds(&path, "/.local/state/jobreg");
+	return path.data;
+}
+
+void out_add(const char *data, unsigned long len)
+{
+	buf_add(&out, data, len);
+	if (out.len >= 65536)
+		out_flush();
+}
+
+void out_adds(const char *s)
+{
+	out_add(s, strlen(s));
+}
+
+int out_flush(void)
+{
+	static int failed;
+	if (!out.len || failed) {
+		buf_reset(&out);
+		return failed;
+	}
+	if (write_full(1, out.data, out.len) < 0) {
+		failed = 1;
+		int err = errno;
+		buf_reset(&out);
+		fail_errno(err, NULL, "write to standard output");
+		return failed;
+	}
+	buf_reset(&out);
+	return 0;
+}

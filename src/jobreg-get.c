@@ -1,0 +1,154 @@
+/* jobreg-get: print the status of jobs (see jobreg-get(1)). */
+#include "cli.h"
+#include "record.h"
+#include "registry.h"
+#include "state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"jobreg-get [-q] [-d DIR] [-w SECONDS] [-l | -j] [-a | JOB...]\n"
+	"       jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | JOB...]";
+static const char help[] =
+	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
+	"  -l, --long        one tab-separated line per job:\n"
+	"                    job status since owner host pid exit note\n"
+	"  -j, --json        one JSON object per job (JSON Lines)\n"
+	"  -a, --all         every job with a record, sorted by id\n"
+	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
+	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
+	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
+	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
+	"  -q, --quiet       no informational messages\n"
+	"  -h, --help        this help;  -V, --version  the version\n"
+	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 74 I/O; 77 permission.\n";
+
+enum format { PLAIN, LONG, JSON };
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+static void print_long(struct buf *line, const char *job, const struct job_state *st)
+{
+	const struct record *r = &st->rec;
+	const char *status = status_word(st->status);
+	if (st->status == ST_CORRUPT || !st->found) {
+		buf_addf(line, "%s\t%s\t-\t-\t-\t-\t-\t-\n", job, status);
+		return;
+	}
+	const char *exit_status = record_get(r, "exit");
+	const char *signal_name = record_get(r, "signal");
+	buf_addf(line, "%s\t%s\t%s\t%s\t%s\t%s\t", job, status,
+		 or_dash(record_get(r, "since")), or_dash(record_get(r, "owner")),
+		 or_dash(record_get(r, "host")), or_dash(record_get(r, "pid")));
+	if (signal_name)
+		buf_addf(line, "SIG%s", signal_name);
+	else
+		buf_adds(line, or_dash(exit_status));
+	buf_addf(line, "\t%s\n", or_dash(record_get(r, "note")));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "long", no_argument, 0, 'l' },
+		{ "json", no_argument, 0, 'j' },
+		{ "all", no_argument, 0, 'a' },
+		{ "is", required_argument, 0, 'I' },
+		COMMON_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	struct common common;
+	enum format format = PLAIN;
+	int all = 0, opt, rc;
+	unsigned is_mask = 0;
+	const char *is_arg = NULL;
+
+	cli_init("jobreg-get", &common);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:ljaI:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+		case 'j':
+			if (format != PLAIN && format != (opt == 'l' ? LONG : JSON))
+				return usage_error(usage, "-l and -j exclude each other");
+			format = opt == 'l' ? LONG : JSON;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'I':
+			is_arg = optarg;
+			if (parse_status_list(optarg, &is_mask) < 0)
+				return usage_error(usage, "bad status list '%s'", optarg);
+			break;
+		default:
+			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
+				return rc;
+		}
+	}
+	char **jobs = argv + optind;
+	size_t njobs = (size_t)(argc - optind);
+	if (all && njobs)
+		return usage_error(usage, "-a takes no JOB");
+	if (!all && !njobs)
+		return usage_error(usage, "no JOB given");
+	if (is_arg && format != PLAIN)
+		return usage_error(usage, "--is prints nothing; it takes no -l or -j");
+	if ((rc = check_job_ids(jobs, (int)njobs)) != 0)
+		return rc;
+
+	char *path = registry_path(common.dir);
+	if (!path)
+		return EXIT_USAGE;
+	struct registry reg;
+	struct listing listing = {0};
+	int status = 0;
+	if ((rc = reg_open(&reg, path, 0)) != 0)
+		return rc;
+	free(path);
+	if (all) {
+		if ((rc = reg_list(&reg, &listing)) != 0)
+			return rc;
+		jobs = listing.jobs;
+		njobs = listing.njobs;
+	}
+
+	struct buf line = {0};
+	for (size_t i = 0; i < njobs; i++) {
+		struct job_state st;
+		rc = state_load(&reg, jobs[i], &st);
+		if (rc == EXIT_CORRUPT)
+			state_corrupt(&reg, jobs[i], &st);
+		keep_first(&status, rc);
+		if (rc && rc != EXIT_CORRUPT) {
+			/* Another error (printed): keep the lines aligned. */
+			st.status = ST_CORRUPT;
+		}
+		buf_reset(&line);
+		if (is_arg) {
+			if (!rc && !(is_mask & (1u << st.status)))
+				keep_first(&status, EXIT_FALSE);
+		} else if (format == JSON) {
+			record_json(jobs[i], st.found ? &st.rec : NULL, st.status, &line);
+		} else if (format == LONG) {
+			print_long(&line, jobs[i], &st);
+		} else {
+			if (all)
+				buf_addf(&line, "%s ", jobs[i]);
+			buf_adds(&line, status_word(st.status));
+			buf_addc(&line, '\n');
+		}
+		out_add(line.data ? line.data : "", line.len);
+		state_free(&st);
+	}
+	buf_free(&line);
+	listing_free(&listing);
+	reg_close(&reg);
+	if (out_flush())
+		keep_first(&status, EXIT_IO);
+	return status;
+}

@@ -1,0 +1,197 @@
+/* jobreg-set: write a job's status (see jobreg-set(1)). */
+#include "cli.h"
+#include "liveness.h"
+#include "record.h"
+#include "registry.h"
+#include "state.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
+	" [-m NOTE] [--exit N] [--force] JOB STATUS";
+static const char help[] =
+	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
+	"      --if S[,S]    only if the current status is one of S (else exit 1)\n"
+	"      --owner PID   RUNNING only: tie the record to the live process PID\n"
+	"      --ttl SECONDS RUNNING only: the record reads STALE after SECONDS\n"
+	"  -m, --note NOTE   replace the note\n"
+	"      --exit N      DONE only: record the run's exit status (0-255)\n"
+	"      --force       replace a corrupt record\n"
+	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
+	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
+	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
+	"  -q, --quiet       no informational messages\n"
+	"  -h, --help        this help;  -V, --version  the version\n"
+	"Exit: 0; 1 --if mismatch; 64 usage; 65 corrupt record; 73 cannot create the\n"
+	"registry; 74 I/O error; 75 lock busy; 77 permission or not a regular file.\n";
+
+struct set_request {
+	const char *job;
+	enum status status;
+	unsigned if_mask;      /* 0: unconditional */
+	long owner_pid;        /* 0: none */
+	double ttl;            /* 0: none */
+	const char *note;
+	long exit_status;      /* -1: none */
+	int force;
+};
+
+/* Apply REQ to the record under the job lock. */
+static int set_locked(const struct registry *reg, const struct set_request *req)
+{
+	struct job_state st;
+	struct buf text = {0};
+	int rc = state_load(reg, req->job, &st);
+
+	if (rc == EXIT_CORRUPT && !req->force) {
+		rc = state_corrupt(reg, req->job, &st);
+		goto out;
+	}
+	if (rc && rc != EXIT_CORRUPT)
+		goto out;
+	if (req->if_mask && !(req->if_mask & (1u << st.status))) {
+		info(req->job, "status is %s", status_word(st.status));
+		rc = EXIT_FALSE;
+		goto out;
+	}
+	if (rc == EXIT_CORRUPT) {
+		info(req->job, "replacing corrupt record %s", reg_path(reg, req->job));
+		record_free(&st.rec);
+	}
+
+	time_t now = now_seconds();
+	if (req->status == ST_PENDING) {
+		record_to_pending(&st.rec, now, req->note);
+	} else if (req->status == ST_DONE) {
+		record_to_done(&st.rec, now, (int)req->exit_status, NULL, req->note);
+	} else {
+		char host[HOST_NAME_MAX + 1] = "";
+		struct owner o = { .kind = OWNER_NONE };
+		time_t expires = 0;
+		if (req->owner_pid) {
+			gethostname(host, sizeof host - 1);
+			o.kind = OWNER_PID;
+			o.host = host;
+			o.pid = req->owner_pid;
+			o.boot_id = boot_id();
+			if (pid_start_time(o.pid, &o.pid_start) <= 0) {
+				rc = fail(EXIT_USAGE, req->job, "no such process: %ld", o.pid);
+				goto out;
+			}
+		}
+		if (req->ttl > 0) {
+			/* Rounded up, so the record never expires early. */
+			double until = now_real() + req->ttl;
+			expires = (time_t)until;
+			if ((double)expires < until)
+				expires++;
+		}
+		record_to_running(&st.rec, now, &o, expires, req->note);
+	}
+	record_format(&st.rec, &text);
+	if ((rc = reg_sweep(reg, req->job, NULL)) == 0)
+		rc = reg_replace(reg, req->job, text.data, text.len);
+out:
+	buf_free(&text);
+	state_free(&st);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "if", required_argument, 0, 'I' },
+		{ "owner", required_argument, 0, 'O' },
+		{ "ttl", required_argument, 0, 'T' },
+		{ "note", required_argument, 0, 'm' },
+		{ "exit", required_argument, 0, 'X' },
+		{ "force", no_argument, 0, 'F' },
+		COMMON_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	struct common common;
+	struct set_request req = { .exit_status = -1 };
+	int opt, rc;
+
+	cli_init("jobreg-set", &common);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'I':
+			if (parse_status_list(optarg, &req.if_mask) < 0)
+				return usage_error(usage, "bad status list '%s'", optarg);
+			break;
+		case 'O':
+			if (parse_uint(optarg, INT_MAX, &req.owner_pid) < 0 || req.owner_pid == 0)
+				return usage_error(usage, "bad pid '%s'", optarg);
+			break;
+		case 'T':
+			if (parse_duration(optarg, &req.ttl) < 0 || req.ttl <= 0)
+				return usage_error(usage, "bad ttl '%s'", optarg);
+			break;
+		case 'm':
+			if (!note_valid(optarg))
+				return fail(EXIT_USAGE, NULL,
+					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
+					    NOTE_MAX);
+			req.note = optarg;
+			break;
+		case 'X':
+			if (parse_uint(optarg, 255, &req.exit_status) < 0)
+				return usage_error(usage, "bad exit status '%s' (0-255)", optarg);
+			break;
+		case 'F':
+			req.force = 1;
+			break;
+		default:
+			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
+				return rc;
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error(usage, argc - optind < 2 ? "JOB and STATUS needed"
+							   : "too many operands");
+	req.job = argv[optind];
+	if ((rc = check_job_ids(argv + optind, 1)) != 0)
+		return rc;
+	const char *word = argv[optind + 1];
+	int st = status_from_word(word, strlen(word), 1);
+	if (st == ST_STALE)
+		return fail(EXIT_USAGE, req.job, "STALE is derived by readers and cannot be set");
+	if (st < 0)
+		return fail(EXIT_USAGE, req.job, "bad status '%s' (PENDING, RUNNING or DONE)", word);
+	req.status = (enum status)st;
+	if (req.owner_pid && req.status != ST_RUNNING)
+		return fail(EXIT_USAGE, req.job, "--owner is for RUNNING only");
+	if (req.ttl > 0 && req.status != ST_RUNNING)
+		return fail(EXIT_USAGE, req.job, "--ttl is for RUNNING only");
+	if (req.exit_status >= 0 && req.status != ST_DONE)
+		return fail(EXIT_USAGE, req.job, "--exit is for DONE only");
+	if (req.owner_pid) {
+		unsigned long long start;
+		int live = pid_start_time(req.owner_pid, &start);
+		if (live == 0)
+			return fail(EXIT_USAGE, req.job, "no such process: %ld", req.owner_pid);
+	}
+
+	char *path = registry_path(common.dir);
+	if (!path)
+		return EXIT_USAGE;
+	struct registry reg;
+	int lock = -1;
+	rc = reg_open(&reg, path, 1);
+	free(path);
+	if (rc)
+		return rc;
+	rc = reg_lock(&reg, req.job, JOB_LOCK, LOCK_EX, common.lock_wait, LOCK_CREATE, &lock);
+	if (!rc)
+		rc = set_locked(&reg, &req);
+	reg_unlock(&lock);
+	reg_close(&reg);
+	return rc;
+}

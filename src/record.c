@@ -1,0 +1,563 @@
+#include "record.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* SPEC §3 key order; unknown keys follow, in the order they came. */
+static const char *const known_keys[] = {
+	"version", "status", "since", "owner", "host", "pid", "pid_start",
+	"boot_id", "expires", "started", "ended", "exit", "signal", "note",
+};
+#define KNOWN_COUNT (sizeof known_keys / sizeof known_keys[0])
+
+static const char *const status_words[] = {
+	[ST_PENDING] = "PENDING", [ST_RUNNING] = "RUNNING",
+	[ST_STALE] = "STALE", [ST_DONE] = "DONE", [ST_CORRUPT] = "CORRUPT",
+};
+
+void record_init(struct record *r)
+{
+	r->fields = NULL;
+	r->count = r->cap = 0;
+}
+
+void record_free(struct record *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		free(r->fields[i].key);
+		free(r->fields[i].value);
+	}
+	free(r->fields);
+	record_init(r);
+}
+
+static struct field *find(const struct record *r, const char *key)
+{
+	for (size_t i = 0; i < r->count; i++)
+		if (strcmp(r->fields[i].key, key) == 0)
+			return &r->fields[i];
+	return NULL;
+}
+
+const char *record_get(const struct record *r, const char *key)
+{
+	struct field *f = find(r, key);
+	return f ? f->value : NULL;
+}
+
+static void append(struct record *r, char *key, char *value)
+{
+	if (r->count == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->fields = xrealloc(r->fields, r->cap * sizeof *r->fields);
+	}
+	r->fields[r->count].key = key;
+	r->fields[r->count].value = value;
+	r->count++;
+}
+
+void record_put(struct record *r, const char *key, const char *value)
+{
+	struct field *f = find(r, key);
+	if (f) {
+		char *copy = xstrdup(value);
+		free(f->value);
+		f->value = copy;
+		return;
+	}
+	append(r, xstrdup(key), xstrdup(value));
+}
+
+void record_drop(struct record *r, const char *key)
+{
+	struct field *f = find(r, key);
+	if (!f)
+		return;
+	free(f->key);
+	free(f->value);
+	size_t i = (size_t)(f - r->fields);
+	memmove(f, f + 1, (r->count - i - 1) * sizeof *f);
+	r->count--;
+}
+
+int status_from_word(const char *s, size_t len, int allow_stale)
+{
+	for (int st = ST_PENDING; st <= ST_DONE; st++) {
+		if (st == ST_STALE && !allow_stale)
+			continue;
+		if (strlen(status_words[st]) == len &&
+		    strncasecmp(s, status_words[st], len) == 0)
+			return st;
+	}
+	return -1;
+}
+
+const char *status_word(enum status st)
+{
+	return status_words[st];
+}
+
+enum status record_status(const struct record *r)
+{
+	const char *s = record_get(r, "status");
+	return (enum status)status_from_word(s, strlen(s), 0);
+}
+
+int utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str, *end = s + len;
+	while (s < end) {
+		unsigned c = *s++;
+		size_t more;
+		unsigned min, cp;
+		if (c < 0x80)
+			continue;
+		if (c >= 0xc2 && c <= 0xdf)
+			more = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			more = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			more = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return 0;
+		if ((size_t)(end - s) < more)
+			return 0;
+		for (size_t i = 0; i < more; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i] & 0x3f);
+		}
+		s += more;
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+int note_valid(const char *s)
+{
+	size_t len = strlen(s);
+	if (len > NOTE_MAX || !utf8_valid(s, len))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * algorithm), so no timegm() is needed. */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	long long era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+void time_format(time_t t, char out[21])
+{
+	long long days = (long long)t / 86400, secs = (long long)t % 86400;
+	if (secs < 0)
+		secs += 86400, days--;
+	/* civil_from_days, the inverse of the above. */
+	long long z = days + 719468;
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long long y = (long long)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned d = doy - (153 * mp + 2) / 5 + 1;
+	unsigned m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	if (y < 0 || y > 9999)
+		y = y < 0 ? 0 : 9999;
+	unsigned vals[6] = { (unsigned)y, m, d, (unsigned)(secs / 3600),
+			     (unsigned)(secs / 60 % 60), (unsigned)(secs % 60) };
+	static const char layout[] = "0000-00-00T00:00:00Z";
+	static const int pos[6] = { 0, 5, 8, 11, 14, 17 };
+	memcpy(out, layout, sizeof layout);
+	for (int i = 0; i < 6; i++) {
+		int width = i == 0 ? 4 : 2;
+		unsigned v = vals[i];
+		for (int k = width - 1; k >= 0; k--, v /= 10)
+			out[pos[i] + k] = (char)('0' + v % 10);
+	}
+}
+
+static int digits(const char *s, int n, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (unsigned)(s[i] - '0');
+	}
+	return 0;
+}
+
+int time_parse(const char *s, time_t *t)
+{
+	unsigned y, mo, d, h, mi, sec;
+	static const unsigned mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	if (strlen(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+	    s[13] != ':' || s[16] != ':' || s[19] != 'Z')
+		return -1;
+	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &sec))
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
+		return -1;
+	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		return -1;
+	long long v = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	*t = (time_t)v;
+	return 0;
+}
+
+static int is_decimal(const char *s, size_t maxlen)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > maxlen)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+static int key_valid(const char *k, size_t len)
+{
+	if (len == 0)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = k[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+	const struct field *const *fa = a, *const *fb = b;
+	return strcmp((*fa)->key, (*fb)->key);
+}
+
+static int has_duplicate(const struct record *r)
+{
+	if (r->count < 2)
+		return 0;
+	const struct field **sorted = xmalloc(r->count * sizeof *sorted);
+	for (size_t i = 0; i < r->count; i++)
+		sorted[i] = &r->fields[i];
+	qsort(sorted, r->count, sizeof *sorted, cmp_keys);
+	int dup = 0;
+	for (size_t i = 1; i < r->count && !dup; i++)
+		dup = strcmp(sorted[i - 1]->key, sorted[i]->key) == 0;
+	free(sorted);
+	return dup;
+}
+
+/* The values jobreg itself interprets must be well-formed, or liveness and
+ * the JSON numbers could not be trusted. */
+static const char *check_values(const struct record *r)
+{
+	const char *v;
+	time_t t;
+	static const char *const times[] = { "since", "started", "ended", "expires" };
+
+	if (strcmp(r->fields[0].key, "version") != 0)
+		return "first line is not version=";
+	if (strcmp(r->fields[0].value, "1") != 0)
+		return "unknown version";
+	v = record_get(r, "status");
+	if (!v)
+		return "no status";
+	if (status_from_word(v, strlen(v), 0) < 0)
+		return "bad status";
+	v = record_get(r, "owner");
+	if (v && strcmp(v, "lock") != 0 && strcmp(v, "pid") != 0)
+		return "bad owner";
+	if ((v = record_get(r, "pid")) && !is_decimal(v, 10))
+		return "bad pid";
+	if ((v = record_get(r, "pid_start")) && !is_decimal(v, 20))
+		return "bad pid_start";
+	if ((v = record_get(r, "exit")) && !is_decimal(v, 10))
+		return "bad exit";
+	if ((v = record_get(r, "owner")) && strcmp(v, "pid") == 0 && !record_get(r, "pid"))
+		return "owner=pid without pid";
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+		if ((v = record_get(r, times[i])) && time_parse(v, &t) < 0)
+			return "bad time";
+	return NULL;
+}
+
+int record_parse(struct record *r, const char *data, size_t len, const char **why)
+{
+	const char *p = data, *end = data + len;
+
+	record_init(r);
+	*why = NULL;
+	if (len > RECORD_MAX)
+		*why = "larger than 64 KiB";
+	else if (len == 0)
+		*why = "empty";
+	else if (memchr(data, '\0', len))
+		*why = "NUL byte";
+	else if (!utf8_valid(data, len))
+		*why = "invalid UTF-8";
+	while (!*why && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *eq = memchr(p, '=', (size_t)(eol - p));
+		if (!eq) {
+			*why = "line without '='";
+			break;
+		}
+		if (!key_valid(p, (size_t)(eq - p))) {
+			*why = "bad key";
+			break;
+		}
+		for (const char *c = eq + 1; c < eol; c++)
+			if ((unsigned char)*c < 0x20 && *c != '\t') {
+				*why = "control byte in a value";
+				break;
+			}
+		if (*why)
+			break;
+		append(r, xstrndup(p, (size_t)(eq - p)), xstrndup(eq + 1, (size_t)(eol - eq - 1)));
+		p = nl ? nl + 1 : end;
+	}
+	if (!*why && has_duplicate(r))
+		*why = "duplicate key";
+	if (!*why)
+		*why = check_values(r);
+	if (*why) {
+		record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+static int key_rank(const char *key)
+{
+	for (size_t i = 0; i < KNOWN_COUNT; i++)
+		if (strcmp(key, known_keys[i]) == 0)
+			return (int)i;
+	return (int)KNOWN_COUNT;
+}
+
+/* Field indices in canonical order, into IDX (count entries). */
+static void canonical_order(const struct record *r, size_t *idx)
+{
+	size_t n = 0;
+	for (size_t k = 0; k <= KNOWN_COUNT; k++)
+		for (size_t i = 0; i < r->count; i++)
+			if ((size_t)key_rank(r->fields[i].key) == k) {
+				idx[n++] = i;
+				if (k < KNOWN_COUNT)
+					break;
+			}
+}
+
+void record_format(const struct record *r, struct buf *out)
+{
+	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
+	canonical_order(r, idx);
+	for (size_t i = 0; i < r->count; i++) {
+		buf_adds(out, r->fields[idx[i]].key);
+		buf_addc(out, '=');
+		buf_adds(out, r->fields[idx[i]].value);
+		buf_addc(out, '\n');
+	}
+	free(idx);
+}
+
+void json_string(struct buf *out, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	buf_addc(out, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '"': buf_adds(out, "\\\""); break;
+		case '\\': buf_adds(out, "\\\\"); break;
+		case '\n': buf_adds(out, "\\n"); break;
+		case '\t': buf_adds(out, "\\t"); break;
+		case '\r': buf_adds(out, "\\r"); break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+				buf_add(out, esc, sizeof esc);
+			} else {
+				buf_addc(out, (char)c);
+			}
+		}
+	}
+	buf_addc(out, '"');
+}
+
+static int json_number_key(const char *key)
+{
+	return strcmp(key, "pid") == 0 || strcmp(key, "pid_start") == 0 ||
+	       strcmp(key, "exit") == 0;
+}
+
+void record_json(const char *job, const struct record *r, enum status status,
+		 struct buf *out)
+{
+	buf_adds(out, "{\"job\": ");
+	json_string(out, job);
+	if (status == ST_CORRUPT) {
+		buf_adds(out, ", \"corrupt\": true}\n");
+		return;
+	}
+	if (!r || r->count == 0) {
+		buf_adds(out, ", \"status\": ");
+		json_string(out, status_word(status));
+		buf_adds(out, "}\n");
+		return;
+	}
+	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
+	canonical_order(r, idx);
+	for (size_t i = 0; i < r->count; i++) {
+		const struct field *f = &r->fields[idx[i]];
+		const char *value = f->value;
+		buf_adds(out, ", ");
+		json_string(out, f->key);
+		buf_adds(out, ": ");
+		if (strcmp(f->key, "status") == 0)
+			value = status_word(status);
+		/* The parser has checked these are plain decimals; drop
+		 * leading zeros so the number is valid JSON. */
+		if (json_number_key(f->key) && value[0]) {
+			while (value[0] == '0' && value[1])
+				value++;
+			buf_adds(out, value);
+		} else {
+			json_string(out, value);
+		}
+	}
+	free(idx);
+	if (status == ST_STALE)
+		buf_adds(out, ", \"stale\": true");
+	buf_adds(out, "}\n");
+}
+
+static void drop_keys(struct record *r, const char *const *keys)
+{
+	for (; *keys; keys++)
+		record_drop(r, *keys);
+}
+
+static const char *const owner_keys[] = {
+	"owner", "host", "pid", "pid_start", "boot_id", "expires", NULL,
+};
+static const char *const result_keys[] = { "ended", "exit", "signal", NULL };
+
+static void put_time(struct record *r, const char *key, time_t t)
+{
+	char when[21];
+	time_format(t, when);
+	record_put(r, key, when);
+}
+
+static void put_number(struct record *r, const char *key, unsigned long long v)
+{
+	struct buf b = {0};
+	buf_addf(&b, "%llu", v);
+	record_put(r, key, b.data);
+	buf_free(&b);
+}
+
+static void begin(struct record *r, enum status st, time_t now, const char *note)
+{
+	if (!record_get(r, "version"))
+		record_put(r, "version", "1");
+	record_put(r, "status", status_word(st));
+	put_time(r, "since", now);
+	if (note)
+		record_put(r, "note", note);
+}
+
+void record_to_pending(struct record *r, time_t now, const char *note)
+{
+	begin(r, ST_PENDING, now, note);
+	drop_keys(r, owner_keys);
+	drop_keys(r, result_keys);
+	record_drop(r, "started");
+}
+
+int record_owned_by(const struct record *r, const struct owner *o)
+{
+	const char *owner = record_get(r, "owner");
+	const char *st = record_get(r, "status");
+	if (!st || status_from_word(st, strlen(st), 0) != ST_RUNNING)
+		return 0;
+	if (o->kind == OWNER_NONE)
+		return owner == NULL;
+	if (!owner || strcmp(owner, o->kind == OWNER_LOCK ? "lock" : "pid") != 0)
+		return 0;
+	const char *host = record_get(r, "host"), *pid = record_get(r, "pid");
+	if (!host || !pid || strcmp(host, o->host) != 0 || atol(pid) != o->pid)
+		return 0;
+	if (o->kind == OWNER_PID) {
+		const char *start = record_get(r, "pid_start"), *boot = record_get(r, "boot_id");
+		if (!start || strtoull(start, NULL, 10) != o->pid_start)
+			return 0;
+		if (!boot || !o->boot_id || strcmp(boot, o->boot_id) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+void record_to_running(struct record *r, time_t now, const struct owner *o,
+		       time_t expires, const char *note)
+{
+	int renewal = r->count > 0 && record_owned_by(r, o);
+	char since[21] = "";
+	const char *old = record_get(r, "since");
+	if (renewal && old)
+		memcpy(since, old, strlen(old) + 1);
+	begin(r, ST_RUNNING, now, note);
+	if (renewal && since[0])
+		record_put(r, "since", since);
+	if (!renewal || !record_get(r, "started"))
+		put_time(r, "started", now);
+	drop_keys(r, owner_keys);
+	drop_keys(r, result_keys);
+	if (o->kind != OWNER_NONE) {
+		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
+		record_put(r, "host", o->host);
+		put_number(r, "pid", (unsigned long long)o->pid);
+	}
+	if (o->kind == OWNER_PID) {
+		put_number(r, "pid_start", o->pid_start);
+		if (o->boot_id)
+			record_put(r, "boot_id", o->boot_id);
+	}
+	if (expires)
+		put_time(r, "expires", expires);
+}
+
+void record_to_done(struct record *r, time_t now, int exit_status,
+		    const char *signal_name, const char *note)
+{
+	begin(r, ST_DONE, now, note);
+	record_drop(r, "owner");
+	record_drop(r, "pid_start");
+	record_drop(r, "boot_id");
+	record_drop(r, "expires");
+	drop_keys(r, result_keys);
+	put_time(r, "ended", now);
+	if (signal_name)
+		record_put(r, "signal", signal_name);
+	else if (exit_status >= 0)
+		put_number(r, "exit", (unsigned long long)exit_status);
+}

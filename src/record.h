@@ -1,0 +1,84 @@
+/* record: the on-disk record of one job (SPEC §3) — parsing, the
+ * transitions, formatting, and the JSON form.  Memory only, no I/O. */
+#ifndef JOBREG_RECORD_H
+#define JOBREG_RECORD_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "sys.h"
+
+#define RECORD_MAX 65536   /* a larger file is corrupt */
+#define NOTE_MAX 4096
+
+/* Statuses; STALE is derived by readers and never written. */
+enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT };
+
+struct field {
+	char *key;
+	char *value;
+};
+
+struct record {
+	struct field *fields;
+	size_t count;
+	size_t cap;
+};
+
+void record_init(struct record *r);
+void record_free(struct record *r);
+
+/* Parse LEN bytes.  Returns 0, or -1 with *why set to a static reason
+ * (the record is then corrupt and R holds nothing). */
+int record_parse(struct record *r, const char *data, size_t len, const char **why);
+
+const char *record_get(const struct record *r, const char *key);
+void record_put(struct record *r, const char *key, const char *value);
+void record_drop(struct record *r, const char *key);
+
+/* The written status (PENDING, RUNNING or DONE) of a parsed record. */
+enum status record_status(const struct record *r);
+
+/* The canonical text: keys in SPEC order, unknown keys after them. */
+void record_format(const struct record *r, struct buf *out);
+
+/* One JSON object for "jobreg-get -j": the job, the record's fields, the
+ * derived STATUS; R may be NULL for a job with no record. */
+void record_json(const char *job, const struct record *r, enum status status,
+		 struct buf *out);
+void json_string(struct buf *out, const char *s);
+
+/* The owner a RUNNING record is given. */
+struct owner {
+	enum { OWNER_NONE, OWNER_LOCK, OWNER_PID } kind;
+	const char *host;
+	long pid;
+	unsigned long long pid_start;   /* OWNER_PID only */
+	const char *boot_id;            /* OWNER_PID only */
+};
+
+/* Transitions of SPEC §3.  NOTE replaces the note when not NULL. */
+void record_to_pending(struct record *r, time_t now, const char *note);
+/* EXPIRES == 0: none.  The same owner as now recorded: a renewal. */
+void record_to_running(struct record *r, time_t now, const struct owner *o,
+		       time_t expires, const char *note);
+/* EXIT_STATUS < 0: not known.  SIGNAL_NAME: the run was killed. */
+void record_to_done(struct record *r, time_t now, int exit_status,
+		    const char *signal_name, const char *note);
+
+/* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */
+int record_owned_by(const struct record *r, const struct owner *o);
+
+/* Status words, case-insensitive; STALE only when ALLOW_STALE. -1 if bad. */
+int status_from_word(const char *s, size_t len, int allow_stale);
+const char *status_word(enum status st);
+
+/* RFC 3339 UTC, seconds: "2026-12-02T14:00:05Z" (21 bytes with the NUL). */
+void time_format(time_t t, char out[21]);
+int time_parse(const char *s, time_t *t);
+
+int utf8_valid(const char *s, size_t len);
+/* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
+int note_valid(const char *s);
+
+#endif

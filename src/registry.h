@@ -1,0 +1,70 @@
+/* registry: the directory of records (SPEC §1, §4) — paths, locks with
+ * bounded waits, and the atomic, durable replace.  Every entry is opened
+ * relative to the directory with O_NOFOLLOW and must be a regular file.
+ * Functions return an exit status (0 on success) after printing any error. */
+#ifndef JOBREG_REGISTRY_H
+#define JOBREG_REGISTRY_H
+
+#include <stddef.h>
+
+#include "sys.h"
+
+struct registry {
+	int fd;        /* -1: it does not exist (read-only use) */
+	char *path;
+};
+
+enum lock_kind { JOB_LOCK, RUN_LOCK };
+
+/* Flags of reg_lock(). */
+enum {
+	LOCK_CREATE = 1,      /* create the lock file if missing */
+	LOCK_QUIET_BUSY = 2,  /* a busy lock returns 75 without a message */
+	LOCK_INHERIT = 4      /* leave the descriptor open across exec */
+};
+
+/* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask). */
+int reg_open(struct registry *reg, const char *path, int create);
+void reg_close(struct registry *reg);
+
+/* "DIR/NAME" for messages (static storage, valid until the next call). */
+const char *reg_path(const struct registry *reg, const char *name);
+
+/* Read the record of JOB into DATA.  *found is 0 when there is none. */
+int reg_read(const struct registry *reg, const char *job, struct buf *data, int *found);
+
+/* Lock JOB's job or run lock with OP (LOCK_EX or LOCK_SH), waiting at most
+ * WAIT seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when
+ * the file does not exist and LOCK_CREATE was not given.  Once locked, the
+ * path is re-checked to name the inode held; a lock on a removed file is
+ * dropped and taken again. */
+int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
+	     int op, double wait, int flags, int *fd);
+void reg_unlock(int *fd);
+
+/* Replace JOB's record with DATA: temp file, fsync, renameat, fsync of
+ * the directory.  Call with the job lock held. */
+int reg_replace(const struct registry *reg, const char *job, const char *data, size_t len);
+/* Remove JOB's record and fsync the directory.  Job lock held. */
+int reg_remove(const struct registry *reg, const char *job);
+/* Remove JOB's two lock files.  Call holding both locks, the run lock
+ * free of any run (taken with LOCK_EX). */
+int reg_remove_locks(const struct registry *reg, const char *job);
+
+/* The entries of the directory: jobs with a record (sorted) and names of
+ * temp files. */
+struct listing {
+	char **jobs;
+	size_t njobs;
+	char **temps;
+	size_t ntemps;
+};
+int reg_list(const struct registry *reg, struct listing *l);
+void listing_free(struct listing *l);
+
+/* Remove JOB's leftover temp files (".JOB.tmp." + six alphanumerics):
+ * those named in L, or, when L is NULL, those found by reading the
+ * directory.  Job lock held. */
+int reg_sweep(const struct registry *reg, const char *job, const struct listing *l);
+
+#endif

@@ -1,0 +1,28 @@
+/* state: a job as readers see it — its record and the status derived
+ * from the record and its owner's liveness (SPEC §2). */
+#ifndef JOBREG_STATE_H
+#define JOBREG_STATE_H
+
+#include "record.h"
+#include "registry.h"
+
+struct job_state {
+	enum status status;   /* PENDING without a record; CORRUPT */
+	int found;            /* a record exists */
+	struct record rec;    /* empty unless found and not corrupt */
+	const char *why;      /* what makes it corrupt */
+};
+
+/* Read JOB and judge it.  A lock-owned RUNNING record is probed with
+ * LOCK_SH|LOCK_NB on the run lock; when the probe succeeds the record is
+ * read again under it, so a run that has just written DONE is not called
+ * STALE.  Returns an exit status (errors printed), but 65 for a corrupt
+ * record silently, with status ST_CORRUPT: state_corrupt() reports it. */
+int state_load(const struct registry *reg, const char *job, struct job_state *st);
+int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st);
+void state_free(struct job_state *st);
+
+/* "pid P on HOST since T", leaving out what the record lacks. */
+void state_describe(const struct record *r, struct buf *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* sys: the thin layer over libc every module uses — complete reads and
+ * writes that retry EINTR, checked allocation, a growable byte buffer, and
+ * the clock.  No policy lives here. */
+#ifndef JOBREG_SYS_H
+#define JOBREG_SYS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* A growable byte string, always NUL-terminated once anything was added. */
+struct buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+
+void *xmalloc(size_t size);
+void *xrealloc(void *ptr, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t len);
+
+void buf_add(struct buf *b, const char *data, size_t len);
+void buf_adds(struct buf *b, const char *s);
+void buf_addc(struct buf *b, char c);
+void buf_addf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void buf_reset(struct buf *b);
+void buf_free(struct buf *b);
+
+/* Read until LEN bytes or end of file; returns the count, or -1. */
+ssize_t read_full(int fd, void *data, size_t len);
+/* Write all LEN bytes (short writes continue); returns 0, or -1. */
+int write_full(int fd, const void *data, size_t len);
+/* close(2) that treats EINTR as done (Linux always releases the fd). */
+int close_fd(int fd);
+
+/* Wall-clock now, in seconds and as a double. */
+time_t now_seconds(void);
+double now_real(void);
+/* Monotonic seconds, for deadlines. */
+double now_mono(void);
+/* Sleep SECONDS, resuming after signals that do not kill us. */
+void sleep_seconds(double seconds);
+
+#endif
