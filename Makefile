@@ -52,6 +52,25 @@ bin/jobreg-dispatch: src/jobreg-dispatch.o src/libjobreg.a
 check: all
 	tests/run
 
+# The long randomized crash, race and fault runs (counts set by variables,
+# see tests/stress/run).
+stress: all
+	tests/stress/run
+
+# Coverage-guided fuzzing of the record parser and JSON writer with
+# libFuzzer (clang): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS = 60
+fuzz:
+	tests/fuzz/run $(FUZZ_SECONDS)
+
+# Ratios against baselines measured in the same run (see tests/bench/run).
+bench: all
+	tests/bench/run
+
+# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report nothing.
+lint:
+	tests/lint
+
 clean:
 	rm -f $(PROGS) src/*.o src/libjobreg.a .build-flags .build-flags.new
 
@@ -67,4 +86,4 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7
 
 FORCE:
-.PHONY: all check clean install uninstall FORCE
+.PHONY: all check stress fuzz bench lint clean install uninstall FORCE
