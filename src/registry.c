@@ -478,7 +478,8 @@ int reg_list(const struct registry *reg, struct listing *l)
 	closedir(dir);
 	if (err)
 		return fail_errno(err, NULL, "read registry %s", reg->path);
-	qsort(l->jobs, l->njobs, sizeof *l->jobs, cmp_names);
+	if (l->njobs > 1)
+		qsort(l->jobs, l->njobs, sizeof *l->jobs, cmp_names);
 	return 0;
 }
 
