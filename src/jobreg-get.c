@@ -8,8 +8,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"jobreg-get [-q] [-d DIR] [-w SECONDS] [-l | -j] [-a | JOB...]\n"
-	"       jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | JOB...]";
+	"jobreg-get [-q] [-d DIR] [-l | -j] [-a | JOB...]"
+	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | JOB...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"

@@ -176,7 +176,7 @@ void time_format(time_t t, char out[21])
 	y += m <= 2;
 	if (y < 0 || y > 9999)
 		y = y < 0 ? 0 : 9999;
-	unsigned vals[6] = { (unsigned)y, m, d, (unsigned)(secs / 3600),
+	const unsigned vals[6] = { (unsigned)y, m, d, (unsigned)(secs / 3600),
 			     (unsigned)(secs / 60 % 60), (unsigned)(secs % 60) };
 	static const char layout[] = "0000-00-00T00:00:00Z";
 	static const int pos[6] = { 0, 5, 8, 11, 14, 17 };

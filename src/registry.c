@@ -497,9 +497,9 @@ void listing_free(struct listing *l)
 int reg_sweep(const struct registry *reg, const char *job, const struct listing *l)
 {
 	struct listing own;
-	int rc = 0;
 	if (!l) {
-		if ((rc = reg_list(reg, &own)) != 0)
+		int rc = reg_list(reg, &own);
+		if (rc != 0)
 			return rc;
 		l = &own;
 	}
