@@ -90,7 +90,7 @@ int owner_alive(const struct record *r, time_t now)
 		if (their_boot && our_boot && strcmp(their_boot, our_boot) == 0) {
 			unsigned long long start;
 			const char *want = record_get(r, "pid_start");
-			int live = pid_start_time(atol(record_get(r, "pid")), &start);
+			int live = pid_start_time(strtol(record_get(r, "pid"), NULL, 10), &start);
 			if (live == 0)
 				return 0;
 			if (live > 0 && want && strtoull(want, NULL, 10) != start)

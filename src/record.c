@@ -214,7 +214,8 @@ int time_parse(const char *s, time_t *t)
 		return -1;
 	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
 		return -1;
-	long long v = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	long long v = days_from_civil(y, mo, d) * 86400 + (long long)h * 3600 +
+		      (long long)mi * 60 + sec;
 	*t = (time_t)v;
 	return 0;
 }
@@ -253,10 +254,10 @@ static int has_duplicate(const struct record *r)
 {
 	if (r->count < 2)
 		return 0;
-	const struct field **sorted = xmalloc(r->count * sizeof *sorted);
+	const struct field **sorted = xmalloc(r->count * sizeof(const struct field *));
 	for (size_t i = 0; i < r->count; i++)
 		sorted[i] = &r->fields[i];
-	qsort(sorted, r->count, sizeof *sorted, cmp_keys);
+	qsort(sorted, r->count, sizeof(const struct field *), cmp_keys);
 	int dup = 0;
 	for (size_t i = 1; i < r->count && !dup; i++)
 		dup = strcmp(sorted[i - 1]->key, sorted[i]->key) == 0;
@@ -272,7 +273,7 @@ static const char *check_values(const struct record *r)
 	time_t t;
 	static const char *const times[] = { "since", "started", "ended", "expires" };
 
-	if (strcmp(r->fields[0].key, "version") != 0)
+	if (r->count == 0 || strcmp(r->fields[0].key, "version") != 0)
 		return "first line is not version=";
 	if (strcmp(r->fields[0].value, "1") != 0)
 		return "unknown version";
@@ -505,7 +506,7 @@ int record_owned_by(const struct record *r, const struct owner *o)
 	if (!owner || strcmp(owner, o->kind == OWNER_LOCK ? "lock" : "pid") != 0)
 		return 0;
 	const char *host = record_get(r, "host"), *pid = record_get(r, "pid");
-	if (!host || !pid || strcmp(host, o->host) != 0 || atol(pid) != o->pid)
+	if (!host || !pid || strcmp(host, o->host) != 0 || strtol(pid, NULL, 10) != o->pid)
 		return 0;
 	if (o->kind == OWNER_PID) {
 		const char *start = record_get(r, "pid_start"), *boot = record_get(r, "boot_id");
