@@ -1,0 +1,56 @@
+# The manual and --help say what the code does.
+load helper
+
+pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
+
+@test "every man page renders with no groff warnings" {
+	command -v groff >/dev/null || skip "groff not installed"
+	for page in $pages; do
+		run groff -mandoc -ww -z "$JOBREG_ROOT/man/$page"
+		[ "$status" -eq 0 ]
+		[ -z "$output" ] || { echo "$page: $output"; false; }
+	done
+}
+
+@test "every man page has the sections users look for" {
+	for page in $pages; do
+		for section in NAME SYNOPSIS DESCRIPTION ENVIRONMENT FILES "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+			grep -q "^\.Sh $section\$" "$JOBREG_ROOT/man/$page" ||
+				{ echo "$page lacks $section"; false; }
+		done
+	done
+}
+
+@test "every long option in --help is documented in the command's man page" {
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		run "$cmd" --help
+		[ "$status" -eq 0 ]
+		opts=$(printf '%s\n' "$output" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
+		[ -n "$opts" ]
+		for opt in $opts; do
+			# mdoc writes --all as "Fl \-all" (Fl adds one dash).
+			grep -qE -- "Fl (\\\\)?-${opt#--}([^a-z-]|\$)" "$JOBREG_ROOT/man/$cmd.1" ||
+				{ echo "$cmd.1 does not document $opt"; false; }
+		done
+	done
+}
+
+@test "every command prints its name and the version from the changelog" {
+	version=$(sed -n 's/^## \[\([0-9][0-9.]*\)\].*/\1/p' "$JOBREG_ROOT/CHANGELOG.md" | head -n 1)
+	[ -n "$version" ]
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		run "$cmd" --version
+		[ "$status" -eq 0 ]
+		[ "$output" = "$cmd $version" ]
+	done
+}
+
+@test "make install puts the commands and man pages under DESTDIR and PREFIX" {
+	run make -C "$JOBREG_ROOT" install DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/opt/jr
+	[ "$status" -eq 0 ]
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		[ -x "$BATS_TEST_TMPDIR/dest/opt/jr/bin/$cmd" ]
+		[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man1/$cmd.1" ]
+	done
+	[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man7/jobreg.7" ]
+}
