@@ -196,9 +196,10 @@ int check_job_ids(char **ids, int count)
 			else
 				buf_addc(&shown, (char)*p);
 		}
+		/* Name the id whole, unless it is absurdly long. */
 		if (strlen(ids[i]) > JOB_ID_MAX)
-			fail(EXIT_USAGE, NULL, "bad job id '%.40s...': longer than %d bytes",
-			     shown.data, JOB_ID_MAX);
+			fail(EXIT_USAGE, NULL, "bad job id '%.1024s%s': longer than %d bytes",
+			     shown.data, shown.len > 1024 ? "..." : "", JOB_ID_MAX);
 		else
 			fail(EXIT_USAGE, NULL,
 			     "bad job id '%s': use 1-%d of [A-Za-z0-9._@+-], not starting with '.' or '-'",
