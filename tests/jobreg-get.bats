@@ -1,0 +1,683 @@
+#!/usr/bin/env bats
+# jobreg-get: statuses, liveness, output formats, corrupt records (SPEC §1-§5).
+
+bats_require_minimum_version 1.5.0
+load helper
+
+BG=()
+
+# kill_tree PID: end a background process we started and its direct children
+# (flock(1) runs its command as a child that inherits the lock).
+kill_tree() {
+	local c
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill "$c" 2>/dev/null || true; done
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+teardown() {
+	local p
+	for p in "${BG[@]}"; do kill_tree "$p"; done
+	if [ -n "${PERMDIR:-}" ]; then rm -rf "$PERMDIR"; fi
+}
+
+# pid_start PID: field 22 of /proc/PID/stat, parsed after the last ')'.
+pid_start() {
+	local s
+	s=$(cat "/proc/$1/stat") || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+
+boot_id() { cat /proc/sys/kernel/random/boot_id; }
+
+# start_sleeper: a live background process; its pid in $SLEEPER.
+start_sleeper() {
+	sleep 60 3>&- >/dev/null 2>&1 &
+	SLEEPER=$!
+	BG+=("$SLEEPER")
+}
+
+# dead_pid: a pid that existed a moment ago and has been reaped; in $DEAD.
+dead_pid() {
+	sleep 0 3>&- >/dev/null 2>&1 &
+	DEAD=$!
+	wait "$DEAD" || true
+}
+
+# make_zombie: a child that exited and is not reaped; its pid in $ZOMBIE.
+make_zombie() {
+	local f="$BATS_TEST_TMPDIR/zombie.pid" i z st
+	bash -c 'sleep 0 & echo $! > "$1"; exec sleep 60' _ "$f" 3>&- >/dev/null 2>&1 &
+	BG+=("$!")
+	for i in $(seq 100); do
+		if [ -s "$f" ]; then
+			z=$(cat "$f")
+			st=$(cat "/proc/$z/stat" 2>/dev/null) || st=
+			st=${st##*) }
+			if [ "${st%% *}" = Z ]; then ZOMBIE=$z; return 0; fi
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# pid_record JOB PID PID_START BOOT_ID [EXTRA LINES...]: an owner=pid RUNNING record.
+pid_record() {
+	local job=$1 pid=$2 ps=$3 boot=$4
+	shift 4
+	write_record "$job" version=1 status=RUNNING since=2026-01-01T00:00:00Z owner=pid \
+		host=build01 "pid=$pid" "pid_start=$ps" "boot_id=$boot" "$@" started=2026-01-01T00:00:00Z
+}
+
+# json_valid: every stdin line parses as JSON (skipped silently without python3).
+json_valid() {
+	command -v python3 >/dev/null 2>&1 || return 0
+	python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]'
+}
+
+# --- common options ---------------------------------------------------------
+
+@test "get -h and --help print usage on stdout and exit 0" {
+	run --separate-stderr jobreg-get -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == *usage* || "$output" == *Usage* ]]
+	[[ "$output" == *jobreg-get* ]]
+	[ -z "$stderr" ]
+	run --separate-stderr jobreg-get --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *jobreg-get* ]]
+	[ -z "$stderr" ]
+}
+
+@test "get -V and --version print the program name and version" {
+	run --separate-stderr jobreg-get -V
+	[ "$status" -eq 0 ]
+	[ "$output" = "jobreg-get 0.1.0" ]
+	run --separate-stderr jobreg-get --version
+	[ "$status" -eq 0 ]
+	[ "$output" = "jobreg-get 0.1.0" ]
+}
+
+@test "get rejects an unknown option with exit 64 and one usage line on stderr" {
+	run --separate-stderr jobreg-get -x job
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == jobreg-get:*usage:* ]]
+	run --separate-stderr jobreg-get --bogus job
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == jobreg-get:*usage:* ]]
+}
+
+@test "get treats an option after a job id as a job id" {
+	run --separate-stderr jobreg-get job -l
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: "*"-l"* ]]
+	write_record nightly version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get -- nightly
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+@test "get without -a or a job, -l with -j, and -a with jobs are usage errors" {
+	run --separate-stderr jobreg-get
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run --separate-stderr jobreg-get -l -j job
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run --separate-stderr jobreg-get -a job
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+# --- §1 job ids ---------------------------------------------------------------
+
+# get_refuses_id ID [named]: exit 64, one stderr line (naming ID when "named"), nothing created.
+get_refuses_id() {
+	run --separate-stderr jobreg-get -- "$1"
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: "* ]]
+	if [ "${2:-}" = named ]; then [[ "$stderr" == *"$1"* ]]; fi
+	[ ! -e "$REG" ]
+}
+
+@test "get refuses path-like job ids: empty, slash, .., .x, -x" {
+	get_refuses_id ""
+	get_refuses_id "a/b" named
+	get_refuses_id "/" named
+	get_refuses_id ".." named
+	get_refuses_id ".x" named
+	get_refuses_id "-x" named
+}
+
+@test "get refuses job ids with a space, a control byte or non-ASCII bytes" {
+	get_refuses_id "a b" named
+	get_refuses_id $'a\001b'
+	get_refuses_id "jöb"
+}
+
+@test "get refuses a 129-byte job id and accepts a 128-byte one of every allowed character" {
+	local id
+	id=$(printf 'a1._@+-Z%.0s' $(seq 16))
+	[ "${#id}" -eq 128 ]
+	get_refuses_id "${id}x"
+	# the message names the id (it may abbreviate one this long)
+	[[ "$stderr" == *"${id:0:24}"* ]]
+	write_record "$id" version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get "$id"
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+@test "get validates every job id before printing anything" {
+	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get good "a/b"
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "jobreg-get: "*"a/b"* ]]
+}
+
+# --- §1 registry resolution and missing registry -----------------------------
+
+@test "get reads the registry given by -d before JOBREG_DIR" {
+	local other="$BATS_TEST_TMPDIR/other"
+	mkdir -p "$other"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$other/job"
+	write_record job version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get -d "$other" job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+	run --separate-stderr jobreg-get --dir "$other" job
+	[ "$output" = DONE ]
+	run --separate-stderr jobreg-get job
+	[ "$output" = RUNNING ]
+}
+
+@test "get reads JOBREG_DIR before XDG_STATE_HOME" {
+	export XDG_STATE_HOME="$BATS_TEST_TMPDIR/xdg"
+	mkdir -p "$XDG_STATE_HOME/jobreg"
+	printf 'version=1\nstatus=RUNNING\nsince=2026-01-01T00:00:00Z\n' > "$XDG_STATE_HOME/jobreg/job"
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+@test "get falls back to XDG_STATE_HOME/jobreg without JOBREG_DIR" {
+	unset JOBREG_DIR
+	export XDG_STATE_HOME="$BATS_TEST_TMPDIR/xdg"
+	export HOME="$BATS_TEST_TMPDIR/home"
+	mkdir -p "$XDG_STATE_HOME/jobreg" "$HOME/.local/state/jobreg"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$XDG_STATE_HOME/jobreg/job"
+	printf 'version=1\nstatus=RUNNING\nsince=2026-01-01T00:00:00Z\n' > "$HOME/.local/state/jobreg/job"
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+@test "get falls back to HOME/.local/state/jobreg without JOBREG_DIR and XDG_STATE_HOME" {
+	unset JOBREG_DIR XDG_STATE_HOME
+	export HOME="$BATS_TEST_TMPDIR/home"
+	mkdir -p "$HOME/.local/state/jobreg"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$HOME/.local/state/jobreg/job"
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+@test "get on a missing registry reports PENDING and creates nothing" {
+	run --separate-stderr jobreg-get a b
+	[ "$status" -eq 0 ]
+	[ "$output" = $'PENDING\nPENDING' ]
+	[ -z "$stderr" ]
+	run --separate-stderr jobreg-get -l a
+	[ "$status" -eq 0 ]
+	[ "$output" = $'a\tPENDING\t-\t-\t-\t-\t-\t-' ]
+	run --separate-stderr jobreg-get -j a
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"job": "a", "status": "PENDING"}' ]
+	[ ! -e "$REG" ]
+}
+
+@test "get -a on a missing registry prints nothing and exits 0" {
+	run --separate-stderr jobreg-get -a
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run --separate-stderr jobreg-get --is DONE a
+	[ "$status" -eq 1 ]
+	run --separate-stderr jobreg-get --is PENDING a
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG" ]
+}
+
+# --- §2 statuses and liveness -------------------------------------------------
+
+@test "get prints one status per job in the order asked" {
+	write_record b version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
+	write_record a version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	write_record c version=1 status=PENDING since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get b never a c b
+	[ "$status" -eq 0 ]
+	[ "$output" = $'DONE\nPENDING\nRUNNING\nPENDING\nDONE' ]
+	[ -z "$stderr" ]
+}
+
+@test "get trusts an ownerless RUNNING record as written" {
+	write_record job version=1 status=RUNNING since=2020-01-01T00:00:00Z started=2020-01-01T00:00:00Z
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = RUNNING ]
+}
+
+@test "get reports RUNNING while the owner pid lives and STALE once it is dead" {
+	start_sleeper
+	jobreg-set --owner "$SLEEPER" job RUNNING
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = RUNNING ]
+	kill "$SLEEPER"
+	wait "$SLEEPER" || true
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = STALE ]
+}
+
+@test "get reports STALE for a record whose owner pid does not exist on this boot" {
+	dead_pid
+	pid_record job "$DEAD" 12345 "$(boot_id)"
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = STALE ]
+}
+
+@test "get reports STALE when a live pid has another start time (recycled pid)" {
+	start_sleeper
+	local ps
+	ps=$(pid_start "$SLEEPER")
+	pid_record job "$SLEEPER" "$((ps + 1))" "$(boot_id)"
+	run --separate-stderr jobreg-get job
+	[ "$output" = STALE ]
+	pid_record job "$SLEEPER" "$ps" "$(boot_id)"
+	run --separate-stderr jobreg-get job
+	[ "$output" = RUNNING ]
+}
+
+@test "get counts an owner from another boot as alive even if its pid is gone" {
+	dead_pid
+	pid_record job "$DEAD" 12345 00000000-1111-2222-3333-444444444444
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = RUNNING ]
+}
+
+@test "get counts a zombie owner as dead" {
+	make_zombie || skip "could not make a zombie process"
+	pid_record job "$ZOMBIE" "$(pid_start "$ZOMBIE")" "$(boot_id)"
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = STALE ]
+}
+
+@test "get reports STALE once expires is in the past, RUNNING before" {
+	write_record old version=1 status=RUNNING since=2020-01-01T00:00:00Z \
+		"expires=$(now_rfc3339 -60)" started=2020-01-01T00:00:00Z
+	write_record new version=1 status=RUNNING since=2020-01-01T00:00:00Z \
+		"expires=$(now_rfc3339 3600)" started=2020-01-01T00:00:00Z
+	run --separate-stderr jobreg-get old new
+	[ "$status" -eq 0 ]
+	[ "$output" = $'STALE\nRUNNING' ]
+}
+
+@test "get applies expires to a pid-owned record whose pid is alive" {
+	start_sleeper
+	pid_record job "$SLEEPER" "$(pid_start "$SLEEPER")" "$(boot_id)" "expires=$(now_rfc3339 -60)"
+	run --separate-stderr jobreg-get job
+	[ "$output" = STALE ]
+}
+
+@test "get judges a lock-owned record by its run lock alone" {
+	dead_pid
+	write_record job version=1 status=RUNNING since=2020-01-01T00:00:00Z owner=lock host=build01 \
+		"pid=$DEAD" "expires=$(now_rfc3339 -60)" started=2020-01-01T00:00:00Z
+	flock "$REG/.job.run" sleep 60 3>&- >/dev/null 2>&1 &
+	BG+=("$!")
+	local i
+	for i in $(seq 100); do flock -n "$REG/.job.run" true || break; sleep 0.05; done
+	run --separate-stderr jobreg-get job
+	[ "$output" = RUNNING ]
+	kill_tree "${BG[-1]}"
+	for i in $(seq 100); do flock -n "$REG/.job.run" true && break; sleep 0.05; done
+	run --separate-stderr jobreg-get job
+	[ "$output" = STALE ]
+}
+
+@test "get does not wait for a job lock held by a writer" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	flock "$REG/.job.lock" sleep 60 3>&- >/dev/null 2>&1 &
+	BG+=("$!")
+	local i
+	for i in $(seq 100); do flock -n "$REG/.job.lock" true || break; sleep 0.05; done
+	run --separate-stderr timeout 5 jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+# --- §5 -l ---------------------------------------------------------------------
+
+@test "get -l prints tab-separated columns with - for empty fields" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:09Z host=build01 pid=41213 \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:09Z exit=3 "note=nightly backup"
+	write_record bare version=1 status=PENDING since=2026-01-01T00:00:01Z
+	run --separate-stderr jobreg-get -l job bare never
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = $'job\tDONE\t2026-01-01T00:00:09Z\t-\tbuild01\t41213\t3\tnightly backup' ]
+	[ "${lines[1]}" = $'bare\tPENDING\t2026-01-01T00:00:01Z\t-\t-\t-\t-\t-' ]
+	[ "${lines[2]}" = $'never\tPENDING\t-\t-\t-\t-\t-\t-' ]
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "get -l shows a signal as SIG plus its name in the exit column" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:09Z host=build01 pid=7 \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:09Z signal=TERM
+	run --separate-stderr jobreg-get --long job
+	[ "$status" -eq 0 ]
+	[ "$output" = $'job\tDONE\t2026-01-01T00:00:09Z\t-\tbuild01\t7\tSIGTERM\t-' ]
+}
+
+@test "get -l shows the owner and the derived status of a pid-owned run" {
+	dead_pid
+	pid_record job "$DEAD" 12345 "$(boot_id)"
+	run --separate-stderr jobreg-get -l job
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'job\tSTALE\t2026-01-01T00:00:00Z\tpid\tbuild01\t%s\t-\t-' "$DEAD")" ]
+}
+
+# --- §5 -j ---------------------------------------------------------------------
+
+@test "get -j prints numbers as numbers and escapes quotes and backslashes" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:09Z host=build01 pid=41213 \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:09Z exit=3 'note=say "hi" \ ok'
+	run --separate-stderr jobreg-get -j job
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"job": "job", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok"}' ]
+	printf '%s\n' "$output" | json_valid
+}
+
+@test "get -j gives pid_start as a number and omits absent fields" {
+	start_sleeper
+	local ps boot
+	ps=$(pid_start "$SLEEPER")
+	boot=$(boot_id)
+	pid_record job "$SLEEPER" "$ps" "$boot"
+	write_record bare version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get --json job bare
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": \"1\", \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\"}" ]
+	[ "${lines[1]}" = '{"job": "bare", "version": "1", "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
+	printf '%s\n' "$output" | json_valid
+}
+
+@test "get -j marks a STALE job with status STALE and stale true" {
+	write_record job version=1 status=RUNNING since=2020-01-01T00:00:00Z expires=2020-01-01T00:00:10Z \
+		started=2020-01-01T00:00:00Z
+	run --separate-stderr jobreg-get -j job
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"job": "job", "version": "1", "status": "STALE", "since": "2020-01-01T00:00:00Z", "expires": "2020-01-01T00:00:10Z", "started": "2020-01-01T00:00:00Z", "stale": true}' ]
+	printf '%s\n' "$output" | json_valid
+}
+
+@test "get -j keeps a UTF-8 note intact and gives a signal as a string" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to decode the JSON"
+	write_record job version=1 status=DONE since=2026-01-01T00:00:09Z signal=TERM 'note=Grüße — "ok" \ 完了'
+	run --separate-stderr jobreg-get -j job
+	[ "$status" -eq 0 ]
+	run python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["note"]); print(repr(d["signal"])); print(sorted(d))' <<<"$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 'Grüße — "ok" \ 完了' ]
+	[ "${lines[1]}" = "'TERM'" ]
+	[ "${lines[2]}" = "['job', 'note', 'signal', 'since', 'status', 'version']" ]
+}
+
+# --- §5 -a ---------------------------------------------------------------------
+
+@test "get -a lists every job with a record as JOB STATUS sorted by id" {
+	write_record b version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record a.b version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	write_record C version=1 status=PENDING since=2026-01-01T00:00:00Z
+	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
+	: > "$REG/.a.lock"
+	: > "$REG/.b.tmp.AbC123"
+	run --separate-stderr jobreg-get -a
+	[ "$status" -eq 0 ]
+	[ "$output" = $'C PENDING\na DONE\na.b RUNNING\nb DONE' ]
+	[ -z "$stderr" ]
+}
+
+@test "get -a -j prints one JSON object per job in sorted order" {
+	write_record b version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record a version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get -a -j
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"job": "a", "version": "1", "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[1]}" = '{"job": "b", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${#lines[@]}" -eq 2 ]
+	printf '%s\n' "$output" | json_valid
+}
+
+# --- §5 --is -----------------------------------------------------------------
+
+@test "get --is exits 0 silently when the status is in the list" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get --is DONE job
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run --separate-stderr jobreg-get --is RUNNING,DONE job
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "get --is exits 1 silently when the status is not in the list" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get --is RUNNING,PENDING job
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+}
+
+@test "get --is requires every job to match" {
+	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record b version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get --is DONE a b
+	[ "$status" -eq 1 ]
+	run --separate-stderr jobreg-get --is DONE,RUNNING a b
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "get --is takes status words case-insensitively, STALE included" {
+	dead_pid
+	pid_record job "$DEAD" 12345 "$(boot_id)"
+	run --separate-stderr jobreg-get --is stale job
+	[ "$status" -eq 0 ]
+	run --separate-stderr jobreg-get --is Running job
+	[ "$status" -eq 1 ]
+	run --separate-stderr jobreg-get --is done,sTaLe job
+	[ "$status" -eq 0 ]
+}
+
+@test "get --is refuses an unknown status word with 64" {
+	run --separate-stderr jobreg-get --is DONE,FINISHED job
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: "* ]]
+	run --separate-stderr jobreg-get --is "" job
+	[ "$status" -eq 64 ]
+}
+
+@test "get --is exits 65 for a corrupt record" {
+	write_record job status=DONE
+	run --separate-stderr jobreg-get --is DONE job
+	[ "$status" -eq 65 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "jobreg-get: job: "*"$REG/job"* ]]
+}
+
+# --- §3 corrupt records --------------------------------------------------------
+
+# get_sees_corrupt: $REG/bad is planted; good (RUNNING) and never (no record) are read
+# around it: CORRUPT in place, exit 65, one error line with the path, file untouched.
+get_sees_corrupt() {
+	write_record good version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	cp -p "$REG/bad" "$BATS_TEST_TMPDIR/bad.orig"
+	run --separate-stderr jobreg-get good bad never
+	[ "$status" -eq 65 ]
+	[ "$output" = $'RUNNING\nCORRUPT\nPENDING' ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: bad: "*"$REG/bad"* ]]
+	cmp "$REG/bad" "$BATS_TEST_TMPDIR/bad.orig"
+}
+
+@test "get reports CORRUPT for a record without a version first line or of version 2" {
+	write_record bad status=DONE version=1 since=2026-01-01T00:00:00Z
+	get_sees_corrupt
+	write_record bad version=2 status=DONE since=2026-01-01T00:00:00Z
+	get_sees_corrupt
+}
+
+@test "get reports CORRUPT for a missing status, STALE on disk and an unknown status" {
+	write_record bad version=1 since=2026-01-01T00:00:00Z
+	get_sees_corrupt
+	write_record bad version=1 status=STALE since=2026-01-01T00:00:00Z
+	get_sees_corrupt
+	write_record bad version=1 status=FINISHED since=2026-01-01T00:00:00Z
+	get_sees_corrupt
+}
+
+@test "get reports CORRUPT for a duplicate key and for a line without =" {
+	write_record bad version=1 status=DONE since=2026-01-01T00:00:00Z note=a note=b
+	get_sees_corrupt
+	write_record bad version=1 status=DONE since=2026-01-01T00:00:00Z garbage
+	get_sees_corrupt
+}
+
+@test "get reports CORRUPT for a record containing a NUL byte or invalid UTF-8" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\nnote=a\0b\n' > "$REG/bad"
+	get_sees_corrupt
+	printf 'version=1\nstatus=DONE\nnote=a\377\376b\n' > "$REG/bad"
+	get_sees_corrupt
+}
+
+@test "get reports CORRUPT for a record over 64 KiB but reads one of exactly 64 KiB" {
+	mkdir -p "$REG"
+	local head=$'version=1\nstatus=DONE\nx='
+	{ printf '%s' "$head"; head -c $((65536 - ${#head} - 1)) /dev/zero | tr '\0' a; echo; } > "$REG/ok"
+	[ "$(stat -c %s "$REG/ok")" -eq 65536 ]
+	{ printf '%s' "$head"; head -c $((65537 - ${#head} - 1)) /dev/zero | tr '\0' a; echo; } > "$REG/bad"
+	[ "$(stat -c %s "$REG/bad")" -eq 65537 ]
+	run --separate-stderr jobreg-get ok
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+	get_sees_corrupt
+}
+
+@test "get -j and -l keep a corrupt job's line in place" {
+	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record bad version=1 status=DONE garbage
+	run --separate-stderr jobreg-get -j bad good
+	[ "$status" -eq 65 ]
+	[ "${lines[0]}" = '{"job": "bad", "corrupt": true}' ]
+	[ "${lines[1]}" = '{"job": "good", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
+	printf '%s\n' "$output" | json_valid
+	[[ "$stderr" == "jobreg-get: bad: "*"$REG/bad"* ]]
+	run --separate-stderr jobreg-get -l bad good
+	[ "$status" -eq 65 ]
+	[ "${lines[0]}" = $'bad\tCORRUPT\t-\t-\t-\t-\t-\t-' ]
+	[ "${lines[1]}" = $'good\tDONE\t2026-01-01T00:00:00Z\t-\t-\t-\t-\t-' ]
+}
+
+@test "get -a lists a corrupt record as CORRUPT and exits 65" {
+	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record b version=1
+	write_record c version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get -a
+	[ "$status" -eq 65 ]
+	[ "$output" = $'a DONE\nb CORRUPT\nc RUNNING' ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: b: "*"$REG/b"* ]]
+}
+
+# --- §4 non-regular entries, permissions ---------------------------------------
+
+@test "get refuses a symlink planted as the record with 77 and does not follow it" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$REG/job"
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 77 ]
+	[ "$output" != DONE ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: job: "* ]]
+}
+
+@test "get refuses a FIFO planted as the record with 77 without blocking" {
+	mkdir -p "$REG"
+	mkfifo "$REG/job"
+	run --separate-stderr timeout 5 jobreg-get job
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: job: "* ]]
+}
+
+@test "get exits with the first failure in the order the jobs were given" {
+	write_record bad version=1
+	mkfifo "$REG/fifo"
+	run --separate-stderr timeout 5 jobreg-get bad fifo
+	[ "$status" -eq 65 ]
+	run --separate-stderr timeout 5 jobreg-get fifo bad
+	[ "$status" -eq 77 ]
+}
+
+@test "get reads through a registry directory that is a symlink" {
+	mkdir -p "$BATS_TEST_TMPDIR/real"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$BATS_TEST_TMPDIR/real/job"
+	ln -s "$BATS_TEST_TMPDIR/real" "$REG"
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+	run --separate-stderr jobreg-get -a
+	[ "$output" = "job DONE" ]
+}
+
+@test "get exits 77 when the registry or record cannot be read" {
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	PERMDIR=$(mktemp -d /tmp/jobreg-get-perm.XXXXXX)
+	chmod 755 "$PERMDIR"
+	mkdir -m 755 "$PERMDIR/open" "$PERMDIR/closed"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/open/job"
+	chmod 600 "$PERMDIR/open/job"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/closed/job"
+	chmod 700 "$PERMDIR/closed"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/open" job
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: job: "* ]]
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/closed" job
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: "* ]]
+}

@@ -1,0 +1,772 @@
+#!/usr/bin/env bats
+# jobreg-set: ids, registry creation, what each transition writes, corrupt records,
+# atomic replace and the safety rules for a shared registry (SPEC §1-§5).
+
+bats_require_minimum_version 1.5.0
+load helper
+
+BG=()
+
+# kill_tree PID: end a background process we started and its direct children
+# (flock(1) runs its command as a child that inherits the lock).
+kill_tree() {
+	local c
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill "$c" 2>/dev/null || true; done
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+teardown() {
+	local p
+	for p in "${BG[@]}"; do kill_tree "$p"; done
+	if [ -n "${PERMDIR:-}" ]; then rm -rf "$PERMDIR"; fi
+}
+
+pid_start() {
+	local s
+	s=$(cat "/proc/$1/stat") || return 1
+	s=${s##*) }
+	set -- $s
+	echo "${20}"
+}
+
+boot_id() { cat /proc/sys/kernel/random/boot_id; }
+
+start_sleeper() {
+	sleep 60 3>&- >/dev/null 2>&1 &
+	SLEEPER=$!
+	BG+=("$SLEEPER")
+}
+
+dead_pid() {
+	sleep 0 3>&- >/dev/null 2>&1 &
+	DEAD=$!
+	wait "$DEAD" || true
+}
+
+make_zombie() {
+	local f="$BATS_TEST_TMPDIR/zombie.pid" i z st
+	bash -c 'sleep 0 & echo $! > "$1"; exec sleep 60' _ "$f" 3>&- >/dev/null 2>&1 &
+	BG+=("$!")
+	for i in $(seq 100); do
+		if [ -s "$f" ]; then
+			z=$(cat "$f")
+			st=$(cat "/proc/$z/stat" 2>/dev/null) || st=
+			st=${st##*) }
+			if [ "${st%% *}" = Z ]; then ZOMBIE=$z; return 0; fi
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# keys JOB: the record's keys in file order, space-separated.
+keys() { cut -d= -f1 "$REG/$1" | paste -sd' ' -; }
+
+# recent VALUE FROM TO: VALUE is an RFC 3339 UTC second within [FROM, TO] (epoch seconds).
+recent() {
+	[[ "$1" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] || return 1
+	local t
+	t=$(date -u -d "$1" +%s) || return 1
+	[ "$t" -ge "$2" ] && [ "$t" -le "$3" ]
+}
+
+save() { cp -p "$REG/$1" "$BATS_TEST_TMPDIR/$1.orig"; }
+unchanged() { cmp "$REG/$1" "$BATS_TEST_TMPDIR/$1.orig"; }
+
+# wait_locked PATH: poll until someone else holds an exclusive flock on PATH.
+wait_locked() {
+	local i
+	for i in $(seq 100); do
+		flock -n "$1" true 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+OLD=2020-01-01T00:00:00Z
+
+# --- common options ---------------------------------------------------------
+
+@test "set -h and --help print usage on stdout and exit 0" {
+	run --separate-stderr jobreg-set -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == *jobreg-set* ]]
+	[ -z "$stderr" ]
+	run --separate-stderr jobreg-set --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *jobreg-set* ]]
+	[ ! -e "$REG" ]
+}
+
+@test "set -V and --version print the program name and version" {
+	run --separate-stderr jobreg-set -V
+	[ "$status" -eq 0 ]
+	[ "$output" = "jobreg-set 0.1.0" ]
+	run --separate-stderr jobreg-set --version
+	[ "$status" -eq 0 ]
+	[ "$output" = "jobreg-set 0.1.0" ]
+}
+
+@test "set rejects an unknown option with exit 64 and one usage line, touching nothing" {
+	run --separate-stderr jobreg-set --bogus job DONE
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == jobreg-set:*usage:* ]]
+	[ ! -e "$REG" ]
+}
+
+@test "set with a missing or an extra operand is a usage error" {
+	run --separate-stderr jobreg-set job
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run --separate-stderr jobreg-set job DONE extra
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ ! -e "$REG" ]
+}
+
+@test "set treats options after the operands as operands" {
+	run --separate-stderr jobreg-set job DONE -m note
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ ! -e "$REG/job" ]
+	run --separate-stderr jobreg-set -m note -- job DONE
+	[ "$status" -eq 0 ]
+	[ "$(field job note)" = note ]
+}
+
+# --- §1 job ids ---------------------------------------------------------------
+
+# set_refuses_id ID [named]: exit 64, one stderr line, nothing created.
+set_refuses_id() {
+	run --separate-stderr jobreg-set -- "$1" RUNNING
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: "* ]]
+	if [ "${2:-}" = named ]; then [[ "$stderr" == *"$1"* ]]; fi
+	[ ! -e "$REG" ]
+}
+
+@test "set refuses path-like job ids and creates nothing: empty, slash, .., .x, -x" {
+	set_refuses_id ""
+	set_refuses_id "a/b" named
+	set_refuses_id "/" named
+	set_refuses_id ".." named
+	set_refuses_id ".x" named
+	set_refuses_id "-x" named
+	[ ! -e "$BATS_TEST_TMPDIR/b" ]
+}
+
+@test "set refuses job ids with a space, a control byte or non-ASCII bytes" {
+	set_refuses_id "a b" named
+	set_refuses_id $'a\001b'
+	set_refuses_id $'a\nb'
+	set_refuses_id "jöb"
+}
+
+@test "set refuses a 129-byte job id and accepts a 128-byte one" {
+	local id
+	id=$(printf 'a1._@+-Z%.0s' $(seq 16))
+	[ "${#id}" -eq 128 ]
+	set_refuses_id "${id}x"
+	# the message names the id (it may abbreviate one this long)
+	[[ "$stderr" == *"${id:0:24}"* ]]
+	run --separate-stderr jobreg-set "$id" DONE
+	[ "$status" -eq 0 ]
+	[ -f "$REG/$id" ]
+	[ "$(jobreg-get "$id")" = DONE ]
+}
+
+# --- §1 registry resolution and creation ----------------------------------------
+
+@test "set writes to -d DIR before JOBREG_DIR" {
+	local d="$BATS_TEST_TMPDIR/chosen"
+	run --separate-stderr jobreg-set -d "$d" job DONE
+	[ "$status" -eq 0 ]
+	[ -f "$d/job" ]
+	[ ! -e "$REG" ]
+	run --separate-stderr jobreg-set --dir "$d" other DONE
+	[ -f "$d/other" ]
+}
+
+@test "set writes to JOBREG_DIR before XDG_STATE_HOME" {
+	export XDG_STATE_HOME="$BATS_TEST_TMPDIR/xdg"
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 0 ]
+	[ -f "$REG/job" ]
+	[ ! -e "$XDG_STATE_HOME/jobreg" ]
+}
+
+@test "set writes to XDG_STATE_HOME/jobreg without JOBREG_DIR" {
+	unset JOBREG_DIR
+	export XDG_STATE_HOME="$BATS_TEST_TMPDIR/xdg"
+	export HOME="$BATS_TEST_TMPDIR/home"
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 0 ]
+	[ -f "$XDG_STATE_HOME/jobreg/job" ]
+	[ ! -e "$HOME/.local" ]
+}
+
+@test "set creates HOME/.local/state/jobreg with its parents when nothing else is set" {
+	unset JOBREG_DIR XDG_STATE_HOME
+	export HOME="$BATS_TEST_TMPDIR/home"
+	mkdir "$HOME"
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 0 ]
+	[ -f "$HOME/.local/state/jobreg/job" ]
+	[ "$(jobreg-get job)" = DONE ]
+}
+
+@test "set creates the registry and its parents with mode 0777 & ~umask" {
+	export JOBREG_DIR="$BATS_TEST_TMPDIR/a/b/reg"
+	(umask 027 && jobreg-set job RUNNING)
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/a")" = 750 ]
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/a/b")" = 750 ]
+	[ "$(stat -c %a "$JOBREG_DIR")" = 750 ]
+	[ "$(stat -c %a "$JOBREG_DIR/job")" = 640 ]
+}
+
+@test "set creates records and lock files with mode 0666 & ~umask" {
+	(umask 002 && jobreg-set job RUNNING)
+	[ "$(stat -c %a "$REG")" = 775 ]
+	[ "$(stat -c %a "$REG/job")" = 664 ]
+	[ "$(stat -c %a "$REG/.job.lock")" = 664 ]
+	(umask 022 && jobreg-set other DONE)
+	[ "$(stat -c %a "$REG/other")" = 644 ]
+	[ "$(stat -c %a "$REG/.other.lock")" = 644 ]
+}
+
+# --- §3 what each transition writes ----------------------------------------------
+
+@test "set RUNNING without an owner writes status, since and started only" {
+	local t0 t1
+	t0=$(date +%s)
+	run --separate-stderr jobreg-set job RUNNING
+	t1=$(date +%s)
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	[ "$(keys job)" = "version status since started" ]
+	[ "$(field job version)" = 1 ]
+	[ "$(field job status)" = RUNNING ]
+	recent "$(field job since)" "$t0" "$t1"
+	recent "$(field job started)" "$t0" "$t1"
+	[ "$(jobreg-get job)" = RUNNING ]
+}
+
+@test "set RUNNING --owner PID writes the owner's pid, start time, host and boot id" {
+	start_sleeper
+	run --separate-stderr jobreg-set --owner "$SLEEPER" job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started" ]
+	[ "$(field job owner)" = pid ]
+	[ "$(field job host)" = "$(hostname)" ]
+	[ "$(field job pid)" = "$SLEEPER" ]
+	[ "$(field job pid_start)" = "$(pid_start "$SLEEPER")" ]
+	[ "$(field job boot_id)" = "$(boot_id)" ]
+	[ "$(jobreg-get job)" = RUNNING ]
+}
+
+@test "set --owner \$\$ ties the record to the calling shell" {
+	run --separate-stderr jobreg-set --owner $$ job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(field job pid)" = "$$" ]
+	[ "$(field job pid_start)" = "$(pid_start $$)" ]
+	[ "$(jobreg-get job)" = RUNNING ]
+}
+
+@test "set --owner refuses a pid that does not exist with 64 and writes nothing" {
+	dead_pid
+	run --separate-stderr jobreg-set --owner "$DEAD" job RUNNING
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: "* ]]
+	[ ! -e "$REG/job" ]
+}
+
+@test "set --owner refuses a zombie pid with 64" {
+	make_zombie || skip "could not make a zombie process"
+	run --separate-stderr jobreg-set --owner "$ZOMBIE" job RUNNING
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG/job" ]
+}
+
+@test "set --owner refuses malformed pids and statuses other than RUNNING" {
+	local bad
+	for bad in abc 0 -5 "" 12x; do
+		run --separate-stderr jobreg-set --owner "$bad" job RUNNING
+		[ "$status" -eq 64 ]
+	done
+	run --separate-stderr jobreg-set --owner $$ job DONE
+	[ "$status" -eq 64 ]
+	run --separate-stderr jobreg-set --owner $$ job PENDING
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG/job" ]
+}
+
+@test "set --ttl writes expires as now plus the ttl rounded up to the second" {
+	local t0 t1
+	t0=$(date +%s)
+	run --separate-stderr jobreg-set --ttl 60 job RUNNING
+	t1=$(date +%s)
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since expires started" ]
+	recent "$(field job expires)" $((t0 + 60)) $((t1 + 61))
+	t0=$(date +%s)
+	run --separate-stderr jobreg-set --ttl 0.2 frac RUNNING
+	t1=$(date +%s)
+	[ "$status" -eq 0 ]
+	recent "$(field frac expires)" $((t0 + 1)) $((t1 + 2))
+	[ "$(jobreg-get job)" = RUNNING ]
+}
+
+@test "set --ttl refuses bad values and statuses other than RUNNING with 64" {
+	local bad
+	for bad in abc -1 "" 1e3 inf; do
+		run --separate-stderr jobreg-set --ttl "$bad" job RUNNING
+		[ "$status" -eq 64 ]
+	done
+	run --separate-stderr jobreg-set --ttl 60 job DONE
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG/job" ]
+}
+
+@test "set RUNNING again with the same owner keeps since and started and renews expires" {
+	start_sleeper
+	jobreg-set --owner "$SLEEPER" --ttl 60 job RUNNING
+	sed -i "s/^since=.*/since=$OLD/; s/^started=.*/started=$OLD/" "$REG/job"
+	local t0 t1
+	t0=$(date +%s)
+	run --separate-stderr jobreg-set --owner "$SLEEPER" --ttl 600 job RUNNING
+	t1=$(date +%s)
+	[ "$status" -eq 0 ]
+	[ "$(field job since)" = "$OLD" ]
+	[ "$(field job started)" = "$OLD" ]
+	recent "$(field job expires)" $((t0 + 600)) $((t1 + 601))
+	run --separate-stderr jobreg-set --owner "$SLEEPER" job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(field job since)" = "$OLD" ]
+	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started" ]
+}
+
+@test "set RUNNING again without an owner on an ownerless run is a renewal too" {
+	write_record job version=1 status=RUNNING "since=$OLD" "expires=$(now_rfc3339 60)" "started=$OLD"
+	run --separate-stderr jobreg-set job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since started" ]
+	[ "$(field job since)" = "$OLD" ]
+	[ "$(field job started)" = "$OLD" ]
+}
+
+@test "set RUNNING with another owner starts a new run and drops the old owner's fields" {
+	start_sleeper
+	jobreg-set --owner "$SLEEPER" job RUNNING
+	sed -i "s/^since=.*/since=$OLD/; s/^started=.*/started=$OLD/" "$REG/job"
+	local t0 t1
+	t0=$(date +%s)
+	run --separate-stderr jobreg-set job RUNNING
+	t1=$(date +%s)
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since started" ]
+	recent "$(field job since)" "$t0" "$t1"
+	recent "$(field job started)" "$t0" "$t1"
+}
+
+@test "set RUNNING on a DONE record drops ended, exit and signal" {
+	write_record job version=1 status=DONE "since=$OLD" host=build01 pid=7 "started=$OLD" "ended=$OLD" \
+		exit=3 signal=TERM note=kept
+	run --separate-stderr jobreg-set job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since started note" ]
+	[ "$(field job started)" != "$OLD" ]
+	[ "$(field job note)" = kept ]
+}
+
+@test "set DONE after a pid-owned run keeps started, host and pid and drops the owner fields" {
+	start_sleeper
+	jobreg-set --owner "$SLEEPER" --ttl 60 job RUNNING
+	sed -i "s/^since=.*/since=$OLD/; s/^started=.*/started=$OLD/" "$REG/job"
+	local t0 t1
+	t0=$(date +%s)
+	run --separate-stderr jobreg-set --exit 3 job DONE
+	t1=$(date +%s)
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since host pid started ended exit" ]
+	[ "$(field job status)" = DONE ]
+	[ "$(field job host)" = "$(hostname)" ]
+	[ "$(field job pid)" = "$SLEEPER" ]
+	[ "$(field job started)" = "$OLD" ]
+	[ "$(field job exit)" = 3 ]
+	recent "$(field job since)" "$t0" "$t1"
+	recent "$(field job ended)" "$t0" "$t1"
+}
+
+@test "set DONE without --exit records no exit status" {
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since ended" ]
+	[ "$(jobreg-get job)" = DONE ]
+}
+
+@test "set --exit accepts 0 to 255 and refuses anything else with 64" {
+	run --separate-stderr jobreg-set --exit 0 zero DONE
+	[ "$status" -eq 0 ]
+	[ "$(field zero exit)" = 0 ]
+	run --separate-stderr jobreg-set --exit 255 max DONE
+	[ "$status" -eq 0 ]
+	[ "$(field max exit)" = 255 ]
+	local bad
+	for bad in 256 -1 abc "" 1.5 999999999999999999999; do
+		run --separate-stderr jobreg-set --exit "$bad" job DONE
+		[ "$status" -eq 64 ]
+	done
+	run --separate-stderr jobreg-set --exit 0 job RUNNING
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG/job" ]
+}
+
+@test "set PENDING keeps only status, since, the note and unknown keys" {
+	write_record job version=1 status=DONE "since=$OLD" host=build01 pid=7 "started=$OLD" "ended=$OLD" \
+		exit=3 note=hello x_custom=1
+	run --separate-stderr jobreg-set job PENDING
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since note x_custom" ]
+	[ "$(field job note)" = hello ]
+	[ "$(field job x_custom)" = 1 ]
+	[ "$(jobreg-get job)" = PENDING ]
+}
+
+@test "set keeps unknown keys after the known ones in their original order" {
+	write_record job version=1 zeta=1 status=DONE "since=$OLD" alpha=two=2 "ended=$OLD" exit=0
+	run --separate-stderr jobreg-set job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since started zeta alpha" ]
+	[ "$(field job zeta)" = 1 ]
+	[ "$(field job alpha)" = two=2 ]
+}
+
+@test "set takes status words case-insensitively and writes them upper-case" {
+	run --separate-stderr jobreg-set job running
+	[ "$status" -eq 0 ]
+	[ "$(field job status)" = RUNNING ]
+	run --separate-stderr jobreg-set job Done
+	[ "$status" -eq 0 ]
+	[ "$(field job status)" = DONE ]
+}
+
+@test "set refuses STALE and unknown statuses with 64" {
+	run --separate-stderr jobreg-set job STALE
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: "* ]]
+	run --separate-stderr jobreg-set job stale
+	[ "$status" -eq 64 ]
+	run --separate-stderr jobreg-set job FINISHED
+	[ "$status" -eq 64 ]
+	run --separate-stderr jobreg-set job ""
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG" ]
+}
+
+# --- notes -----------------------------------------------------------------------
+
+@test "set -m replaces the note and a set without -m keeps it" {
+	run --separate-stderr jobreg-set -m 'first try' job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(field job note)" = "first try" ]
+	run --separate-stderr jobreg-set job DONE
+	[ "$(field job note)" = "first try" ]
+	run --separate-stderr jobreg-set --note 'a=b "c" \ Grüße' job DONE
+	[ "$status" -eq 0 ]
+	[ "$(field job note)" = 'a=b "c" \ Grüße' ]
+	[ "$(grep -c '^note=' "$REG/job")" -eq 1 ]
+}
+
+@test "set -m refuses control bytes with 64 and leaves the record untouched" {
+	jobreg-set -m old job DONE
+	save job
+	local bad
+	for bad in $'a\nb' $'a\tb' $'a\001b' $'a\177b'; do
+		run --separate-stderr jobreg-set -m "$bad" job RUNNING
+		[ "$status" -eq 64 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		unchanged job
+	done
+}
+
+@test "set -m refuses invalid UTF-8 and notes over 4096 bytes with 64" {
+	jobreg-set -m old job DONE
+	save job
+	run --separate-stderr jobreg-set -m $'caf\xe9' job RUNNING
+	[ "$status" -eq 64 ]
+	unchanged job
+	run --separate-stderr jobreg-set -m "$(printf 'x%.0s' $(seq 4097))" job RUNNING
+	[ "$status" -eq 64 ]
+	unchanged job
+	run --separate-stderr jobreg-set -m "$(printf 'x%.0s' $(seq 4096))" job RUNNING
+	[ "$status" -eq 0 ]
+}
+
+# --- --if ------------------------------------------------------------------------
+
+@test "set --if writes when the current status is in the list" {
+	run --separate-stderr jobreg-set --if PENDING job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(field job status)" = RUNNING ]
+	run --separate-stderr jobreg-set --if done,running job DONE
+	[ "$status" -eq 0 ]
+	[ "$(field job status)" = DONE ]
+}
+
+@test "set --if mismatch exits 1, changes nothing and prints the current status" {
+	jobreg-set job RUNNING
+	save job
+	run --separate-stderr jobreg-set --if PENDING,DONE job DONE
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "*RUNNING* ]]
+	unchanged job
+	run --separate-stderr jobreg-set --if DONE never RUNNING
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: never: "*PENDING* ]]
+	[ ! -e "$REG/never" ]
+}
+
+@test "set -q silences the --if mismatch message but keeps exit 1" {
+	jobreg-set job DONE
+	save job
+	run --separate-stderr jobreg-set -q --if RUNNING job PENDING
+	[ "$status" -eq 1 ]
+	[ -z "$stderr" ]
+	[ -z "$output" ]
+	unchanged job
+}
+
+@test "set --if compares against the derived status, so STALE can be taken over" {
+	dead_pid
+	write_record job version=1 status=RUNNING "since=$OLD" owner=pid host=build01 "pid=$DEAD" \
+		pid_start=12345 "boot_id=$(boot_id)" "started=$OLD"
+	run --separate-stderr jobreg-set --if RUNNING job DONE
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "*STALE* ]]
+	run --separate-stderr jobreg-set --if stale,PENDING job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(keys job)" = "version status since started" ]
+}
+
+@test "set --if refuses an unknown status word with 64" {
+	run --separate-stderr jobreg-set --if DONE,FINISHED job RUNNING
+	[ "$status" -eq 64 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ ! -e "$REG" ]
+}
+
+# --- §3 corrupt records ----------------------------------------------------------
+
+# set_refuses_corrupt: $REG/job is corrupt; set exits 65 naming the path, file unchanged.
+set_refuses_corrupt() {
+	save job
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "*"$REG/job"* ]]
+	unchanged job
+	run --separate-stderr jobreg-set --if PENDING,RUNNING,DONE,STALE job PENDING
+	[ "$status" -eq 65 ]
+	unchanged job
+}
+
+@test "set refuses to overwrite a record without a version first line or of version 2" {
+	write_record job status=DONE version=1
+	set_refuses_corrupt
+	write_record job version=2 status=DONE
+	set_refuses_corrupt
+}
+
+@test "set refuses to overwrite a record with a missing, STALE or unknown status" {
+	write_record job version=1 since=2026-01-01T00:00:00Z
+	set_refuses_corrupt
+	write_record job version=1 status=STALE
+	set_refuses_corrupt
+	write_record job version=1 status=FINISHED
+	set_refuses_corrupt
+}
+
+@test "set refuses to overwrite a record with a duplicate key or a line without =" {
+	write_record job version=1 status=DONE status=DONE
+	set_refuses_corrupt
+	write_record job version=1 status=DONE garbage
+	set_refuses_corrupt
+}
+
+@test "set refuses to overwrite a record with a NUL byte, invalid UTF-8 or over 64 KiB" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\nnote=a\0b\n' > "$REG/job"
+	set_refuses_corrupt
+	printf 'version=1\nstatus=DONE\nnote=a\377b\n' > "$REG/job"
+	set_refuses_corrupt
+	{ printf 'version=1\nstatus=DONE\nx='; head -c 70000 /dev/zero | tr '\0' a; echo; } > "$REG/job"
+	set_refuses_corrupt
+}
+
+@test "set --force replaces a corrupt record with a fresh one" {
+	write_record job version=2 status=DONE x=1
+	run --separate-stderr jobreg-set --force --exit 4 job DONE
+	[ "$status" -eq 0 ]
+	[ "$(head -n 2 "$REG/job")" = $'version=1\nstatus=DONE' ]
+	[ "$(field job exit)" = 4 ]
+	run --separate-stderr jobreg-get job
+	[ "$status" -eq 0 ]
+	[ "$output" = DONE ]
+}
+
+# --- §4 atomic replace and the registry's contents ------------------------------
+
+@test "set leaves no temp file behind and ls DIR shows only the job records" {
+	jobreg-set a RUNNING
+	jobreg-set --ttl 60 b RUNNING
+	jobreg-set --exit 0 a DONE
+	jobreg-set c PENDING
+	[ -z "$(find "$REG" -name '.*.tmp.*')" ]
+	[ "$(ls "$REG")" = $'a\nb\nc' ]
+	local f
+	for f in $(ls -A "$REG"); do
+		case $f in a|b|c|.*) ;; *) false ;; esac
+	done
+}
+
+@test "set removes this job's leftover temp files and nothing broader" {
+	mkdir -p "$REG"
+	: > "$REG/.job.tmp.AbC123"
+	: > "$REG/.job.tmp.zz9ZZ9"
+	: > "$REG/.job.tmp.toolong"
+	: > "$REG/.job.tmp.abc12"
+	: > "$REG/.job.tmp.ab-123"
+	: > "$REG/.other.tmp.AbC123"
+	: > "$REG/.jobx.tmp.AbC123"
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/.job.tmp.AbC123" ]
+	[ ! -e "$REG/.job.tmp.zz9ZZ9" ]
+	[ -e "$REG/.job.tmp.toolong" ]
+	[ -e "$REG/.job.tmp.abc12" ]
+	[ -e "$REG/.job.tmp.ab-123" ]
+	[ -e "$REG/.other.tmp.AbC123" ]
+	[ -e "$REG/.jobx.tmp.AbC123" ]
+	[ "$(field job status)" = DONE ]
+}
+
+@test "set refuses a symlink planted as the record with 77 and does not follow it" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$BATS_TEST_TMPDIR/target"
+	cp "$BATS_TEST_TMPDIR/target" "$BATS_TEST_TMPDIR/target.orig"
+	ln -s "$BATS_TEST_TMPDIR/target" "$REG/job"
+	run --separate-stderr jobreg-set job RUNNING
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "* ]]
+	[ -L "$REG/job" ]
+	cmp "$BATS_TEST_TMPDIR/target" "$BATS_TEST_TMPDIR/target.orig"
+	run --separate-stderr jobreg-set --force job RUNNING
+	[ "$status" -eq 77 ]
+	[ -L "$REG/job" ]
+	cmp "$BATS_TEST_TMPDIR/target" "$BATS_TEST_TMPDIR/target.orig"
+}
+
+@test "set refuses a FIFO planted as the record with 77 without blocking" {
+	mkdir -p "$REG"
+	mkfifo "$REG/job"
+	run --separate-stderr timeout 5 jobreg-set job RUNNING
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "* ]]
+	[ -p "$REG/job" ]
+}
+
+@test "set refuses a symlink planted as the lock file with 77" {
+	mkdir -p "$REG"
+	: > "$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$REG/.job.lock"
+	run --separate-stderr timeout 5 jobreg-set job RUNNING
+	[ "$status" -eq 77 ]
+	[[ "$stderr" == "jobreg-set: job: "* ]]
+	[ ! -e "$REG/job" ]
+	[ ! -s "$BATS_TEST_TMPDIR/target" ]
+}
+
+@test "set writes through a registry directory that is a symlink" {
+	mkdir -p "$BATS_TEST_TMPDIR/real"
+	ln -s "$BATS_TEST_TMPDIR/real" "$REG"
+	run --separate-stderr jobreg-set job DONE
+	[ "$status" -eq 0 ]
+	[ -L "$REG" ]
+	[ -f "$BATS_TEST_TMPDIR/real/job" ]
+	[ "$(jobreg-get job)" = DONE ]
+}
+
+@test "set gives up with 75 naming the job when the lock stays busy past -w" {
+	jobreg-set job DONE
+	save job
+	flock "$REG/.job.lock" sleep 3 3>&- >/dev/null 2>&1 &
+	local holder=$!
+	BG+=("$holder")
+	wait_locked "$REG/.job.lock"
+	run --separate-stderr jobreg-set -w 0.2 job RUNNING
+	[ "$status" -eq 75 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "* ]]
+	kill -0 "$holder"
+	unchanged job
+}
+
+@test "set -w 0 fails at once when the lock is busy" {
+	jobreg-set job DONE
+	save job
+	flock "$REG/.job.lock" sleep 3 3>&- >/dev/null 2>&1 &
+	local holder=$!
+	BG+=("$holder")
+	wait_locked "$REG/.job.lock"
+	run --separate-stderr jobreg-set --lock-wait 0 job RUNNING
+	[ "$status" -eq 75 ]
+	[[ "$stderr" == "jobreg-set: job: "* ]]
+	kill -0 "$holder"
+	unchanged job
+}
+
+@test "set refuses a bad -w value with 64 and waits for a lock released within -w" {
+	run --separate-stderr jobreg-set -w abc job DONE
+	[ "$status" -eq 64 ]
+	run --separate-stderr jobreg-set -w -1 job DONE
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG" ]
+	jobreg-set job DONE
+	flock "$REG/.job.lock" sleep 1 3>&- >/dev/null 2>&1 &
+	BG+=("$!")
+	wait_locked "$REG/.job.lock" || true
+	run --separate-stderr jobreg-set -w 5 job RUNNING
+	[ "$status" -eq 0 ]
+	[ "$(field job status)" = RUNNING ]
+}
+
+@test "set exits 77 when the registry is not writable" {
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	PERMDIR=$(mktemp -d /tmp/jobreg-set-perm.XXXXXX)
+	chmod 755 "$PERMDIR"
+	mkdir -m 755 "$PERMDIR/reg"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/reg/done"
+	cp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" job RUNNING
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: job: "* ]]
+	[ ! -e "$PERMDIR/reg/job" ]
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" done PENDING
+	[ "$status" -eq 77 ]
+	cmp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
+}
