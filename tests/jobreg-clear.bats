@@ -1,0 +1,598 @@
+#!/usr/bin/env bats
+# jobreg-clear: SPEC.md §1, §3, §4 (clear), §5 jobreg-clear, §6.
+bats_require_minimum_version 1.5.0
+load helper
+
+# ---- local helpers -------------------------------------------------------
+
+BG_PIDS=()
+
+local_setup() {
+	T=$BATS_TEST_TMPDIR
+	HOST=$(uname -n)
+	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
+}
+
+teardown() {
+	: >"$BATS_TEST_TMPDIR/release"
+	local p
+	for p in "${BG_PIDS[@]}"; do kill_tree "$p" TERM; done
+	for p in "${BG_PIDS[@]}"; do
+		poll_until gone "$p" || kill_tree "$p" KILL
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# poll_until CMD...: retry CMD every 25 ms for at most 10 s.
+poll_until() {
+	local i=0
+	until "$@"; do
+		i=$((i + 1))
+		[ "$i" -lt 400 ] || return 1
+		sleep 0.025
+	done
+}
+
+# gone PID: the process no longer exists (or is a zombie).
+gone() {
+	[ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]
+}
+
+# kill_tree PID SIG: signal PID and its descendants, by id.
+kill_tree() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do kill_tree "$c" "$2"; done
+	kill "-$2" "$1" 2>/dev/null || true
+}
+
+# wait_bg PID: wait (at most 15 s) for a background process; its status in BG_RC.
+wait_bg() {
+	local i=0
+	while ! gone "$1"; do
+		i=$((i + 1))
+		if [ "$i" -ge 600 ]; then echo "process $1 did not end" >&2; return 1; fi
+		sleep 0.025
+	done
+	BG_RC=0
+	wait "$1" || BG_RC=$?
+}
+
+# pid_start PID: field 22 of /proc/PID/stat.
+pid_start() {
+	sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20
+}
+
+# dead_pid: the pid of a process that has ended.
+dead_pid() {
+	sh -c 'exit 0' &
+	local p=$!
+	wait "$p"
+	echo "$p"
+}
+
+# done_record JOB [SECONDS_AGO]: a DONE record whose since lies SECONDS_AGO in the past.
+done_record() {
+	local t
+	t=$(now_rfc3339 "-${2:-0}")
+	write_record "$1" version=1 status=DONE "since=$t" "started=$t" "ended=$t" exit=0
+}
+
+# stale_record JOB: RUNNING owned by a pid that is dead on this boot.
+stale_record() {
+	local t
+	t=$(now_rfc3339 -60)
+	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
+		"pid=$(dead_pid)" pid_start=1 "boot_id=$BOOT_ID" "started=$t"
+}
+
+# live_record JOB: RUNNING owned by a live background sleep (its pid in LIVE_PID).
+live_record() {
+	local t
+	t=$(now_rfc3339 -60)
+	sleep 30 3>&- >/dev/null 2>&1 &
+	LIVE_PID=$!
+	BG_PIDS+=("$LIVE_PID")
+	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
+		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" "started=$t"
+}
+
+# bg_dispatch JOB: a dispatcher of JOB in the background whose command waits for
+# $T/release (at most ~10 s); returns once the command runs. Its pid in BG_PID.
+bg_dispatch() {
+	env --default-signal=INT,QUIT jobreg-dispatch "$1" sh -c \
+		': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
+		"$T/started.$1" "$T/release" 3>&- >"$T/bg.$1.out" 2>&1 &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+	poll_until test -e "$T/started.$1"
+}
+
+# one_line: $stderr is exactly one line.
+one_line() {
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+# ---- removing records ----------------------------------------------------
+
+@test "clear removes the named records and the jobs read PENDING again" {
+	done_record nightly
+	write_record p version=1 status=PENDING "since=$(now_rfc3339)"
+	done_record keep
+	run --separate-stderr jobreg-clear nightly p
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	[ ! -e "$REG/nightly" ]
+	[ ! -e "$REG/p" ]
+	[ -e "$REG/keep" ]
+	run jobreg-get nightly p
+	[ "$output" = "$(printf 'PENDING\nPENDING')" ]
+}
+
+@test "clear of a job with no record succeeds and creates no file, even with filters or --force" {
+	done_record other
+	for opts in "" "--force" "--stale" "--if DONE" "--older-than 1d"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr jobreg-clear $opts j
+		[ "$status" -eq 0 ]
+		[ "$stderr" = "" ]
+		[ "$(ls -A "$REG")" = "other" ]
+	done
+}
+
+@test "clear on a missing registry succeeds and never creates it" {
+	export JOBREG_DIR="$T/no/such/reg"
+	for args in "j" "-a" "--stale -a" "--force j k" "--if DONE j"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr jobreg-clear $args
+		[ "$status" -eq 0 ]
+		[ "$stderr" = "" ]
+		[ ! -e "$T/no" ]
+	done
+}
+
+@test "clear -d DIR works in that directory, also through a symlink, and not in \$JOBREG_DIR" {
+	done_record j
+	mkdir -p "$T/other"
+	printf 'version=1\nstatus=DONE\n' >"$T/other/j"
+	printf 'version=1\nstatus=DONE\n' >"$T/other/k"
+	run jobreg-clear -d "$T/other" j
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/other/j" ]
+	[ -e "$REG/j" ]
+	ln -s "$T/other" "$T/link"
+	run jobreg-clear -d "$T/link" k
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/other/k" ]
+	[ -L "$T/link" ]
+}
+
+# ---- live runs -----------------------------------------------------------
+
+@test "clear refuses a live run started by a background dispatcher, naming its owner" {
+	bg_dispatch j
+	cp "$REG/j" "$T/before"
+	run --separate-stderr jobreg-clear j
+	[ "$status" -eq 1 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: j: "* ]]
+	[[ "$stderr" == *"pid $BG_PID"* ]]
+	[[ "$stderr" == *"$HOST"* ]]
+	cmp "$T/before" "$REG/j"
+	run jobreg-get j
+	[ "$output" = "RUNNING" ]
+}
+
+@test "clear refuses a RUNNING record whose owner pid is alive (or on another boot), naming the pid" {
+	live_record j
+	cp "$REG/j" "$T/before"
+	run --separate-stderr jobreg-clear j
+	[ "$status" -eq 1 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: j: "* ]]
+	[[ "$stderr" == *"pid $LIVE_PID"* ]]
+	cmp "$T/before" "$REG/j"
+	write_record k version=1 status=RUNNING "since=$(now_rfc3339)" owner=pid "host=$HOST" \
+		"pid=$(dead_pid)" pid_start=1 boot_id=00000000-0000-0000-0000-000000000000 "started=$(now_rfc3339)"
+	run jobreg-clear k
+	[ "$status" -eq 1 ]
+	[ -e "$REG/k" ]
+}
+
+@test "clear removes an operator's ownerless RUNNING record" {
+	write_record j version=1 status=RUNNING "since=$(now_rfc3339)" "started=$(now_rfc3339)"
+	run --separate-stderr jobreg-clear j
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ ! -e "$REG/j" ]
+}
+
+@test "clear --force removes a live pid-owned record" {
+	live_record j
+	run jobreg-clear --force j
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/j" ]
+}
+
+@test "clear --force removes a live dispatched run's record, keeps its held run lock, and the run's end does not bring it back" {
+	bg_dispatch j
+	run jobreg-clear --force j
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/j" ]
+	# the run lock is still held by the live run, so it must not have been removed
+	[ -e "$REG/.j.run" ]
+	run flock -n "$REG/.j.run" true
+	[ "$status" -ne 0 ]
+	: >"$T/release"
+	wait_bg "$BG_PID"
+	[ "$BG_RC" -eq 0 ]
+	[ ! -e "$REG/j" ]
+	run jobreg-get j
+	[ "$output" = "PENDING" ]
+}
+
+@test "clear -a refuses a live run with exit 1 but clears the other records" {
+	live_record live
+	done_record old
+	run --separate-stderr jobreg-clear -a
+	[ "$status" -eq 1 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: live: "* ]]
+	[ -e "$REG/live" ]
+	[ ! -e "$REG/old" ]
+}
+
+# ---- filters -------------------------------------------------------------
+
+@test "clear --stale removes STALE records: dead pid owner, free run lock, expired ttl" {
+	stale_record deadpid
+	write_record freelock version=1 status=RUNNING "since=$(now_rfc3339 -5)" owner=lock "host=$HOST" \
+		"pid=$(dead_pid)" "started=$(now_rfc3339 -5)"
+	write_record expired version=1 status=RUNNING "since=$(now_rfc3339 -60)" \
+		"expires=$(now_rfc3339 -30)" "started=$(now_rfc3339 -60)"
+	run --separate-stderr jobreg-clear --stale deadpid freelock expired
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$(ls "$REG")" = "" ]
+}
+
+@test "clear --stale leaves a named DONE job or live run alone with exit 1 (-q: silently)" {
+	done_record j
+	cp "$REG/j" "$T/before"
+	run --separate-stderr jobreg-clear --stale j
+	[ "$status" -eq 1 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: j: "*DONE* ]]
+	cmp "$T/before" "$REG/j"
+	run --separate-stderr jobreg-clear -q --stale j
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "" ]
+	cmp "$T/before" "$REG/j"
+	live_record live
+	run jobreg-clear --stale live
+	[ "$status" -eq 1 ]
+	[ -e "$REG/live" ]
+}
+
+@test "clear --stale -a sweeps only the STALE records and exits 0" {
+	stale_record s1
+	stale_record s2
+	done_record d
+	write_record p version=1 status=PENDING "since=$(now_rfc3339)"
+	write_record r version=1 status=RUNNING "since=$(now_rfc3339)"
+	live_record live
+	run --separate-stderr jobreg-clear --stale -a
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$(ls "$REG" | tr '\n' ' ')" = "d live p r " ]
+}
+
+@test "clear --if DONE clears DONE records and leaves a named PENDING one alone with exit 1" {
+	done_record d
+	write_record p version=1 status=PENDING "since=$(now_rfc3339)"
+	run --separate-stderr jobreg-clear --if DONE d p
+	[ "$status" -eq 1 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: p: "*PENDING* ]]
+	[ ! -e "$REG/d" ]
+	[ -e "$REG/p" ]
+}
+
+@test "clear --if takes a case-insensitive list of derived statuses, STALE included" {
+	done_record d
+	write_record p version=1 status=PENDING "since=$(now_rfc3339)"
+	write_record r version=1 status=RUNNING "since=$(now_rfc3339)"
+	stale_record s
+	run jobreg-clear --if done,Pending -a
+	[ "$status" -eq 0 ]
+	[ "$(ls "$REG" | tr '\n' ' ')" = "r s " ]
+	run jobreg-clear --if stale -a
+	[ "$status" -eq 0 ]
+	[ "$(ls "$REG")" = "r" ]
+}
+
+@test "clear rejects a bad status list with 64 and touches nothing" {
+	done_record j
+	for s in BOGUS "" "DONE," "DONE,,PENDING" "CORRUPT"; do
+		run --separate-stderr jobreg-clear --if "$s" j
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-clear: "* ]]
+		[ -e "$REG/j" ]
+	done
+}
+
+# older_sweep SPEC OLD_AGE NEW_AGE: --older-than SPEC -a clears the record OLD_AGE
+# seconds old and keeps the one NEW_AGE seconds old.
+older_sweep() {
+	rm -f "$REG/old" "$REG/new"
+	done_record old "$2"
+	done_record new "$3"
+	run --separate-stderr jobreg-clear --older-than "$1" -a
+	[ "$status" -eq 0 ] || { echo "--older-than $1: status $status" >&2; return 1; }
+	[ "$stderr" = "" ]
+	[ ! -e "$REG/old" ] || { echo "--older-than $1: old record kept" >&2; return 1; }
+	[ -e "$REG/new" ] || { echo "--older-than $1: new record cleared" >&2; return 1; }
+}
+
+@test "clear --older-than takes plain seconds and the units s, m, h, d, with fractions" {
+	older_sweep 90 150 30
+	older_sweep 90s 150 30
+	older_sweep 2m 180 60
+	older_sweep 2h 10800 3600
+	older_sweep 1.5h 7200 3600
+	older_sweep 7d $((8 * 86400)) $((6 * 86400))
+}
+
+@test "clear --older-than leaves a named newer job, or one without since, alone with exit 1" {
+	done_record j 60
+	run --separate-stderr jobreg-clear --older-than 1h j
+	[ "$status" -eq 1 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: j: "* ]]
+	[ -e "$REG/j" ]
+	write_record nosince version=1 status=DONE exit=0
+	run jobreg-clear --older-than 1s nosince
+	[ "$status" -eq 1 ]
+	[ -e "$REG/nosince" ]
+}
+
+@test "clear filters are ANDed: --if DONE --older-than 1d clears only old DONE records" {
+	done_record olddone $((2 * 86400))
+	done_record newdone 60
+	write_record oldpending version=1 status=PENDING "since=$(now_rfc3339 -$((2 * 86400)))"
+	run jobreg-clear --if DONE --older-than 1d -a
+	[ "$status" -eq 0 ]
+	[ "$(ls "$REG" | tr '\n' ' ')" = "newdone oldpending " ]
+}
+
+@test "clear rejects bad durations and lock waits with 64 naming them, and touches nothing" {
+	done_record j 86400
+	for d in "" 7x -1 1e3 0x10 inf nan d 1..5h 1h30m "5s " 99999999999999999999999999d; do
+		run --separate-stderr jobreg-clear --older-than "$d" j
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-clear: "*"'$d'"* ]]
+		[ -e "$REG/j" ]
+	done
+	for w in abc -1 "" 1x; do
+		run --separate-stderr jobreg-clear -w "$w" j
+		[ "$status" -eq 64 ]
+		one_line
+		[ -e "$REG/j" ]
+	done
+}
+
+# ---- -a ------------------------------------------------------------------
+
+@test "clear -a removes every record and leaves an empty listing" {
+	done_record a
+	done_record b
+	stale_record c
+	write_record d version=1 status=RUNNING "since=$(now_rfc3339)"
+	run --separate-stderr jobreg-clear -a
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$(ls "$REG")" = "" ]
+	run jobreg-get -a
+	[ "$output" = "" ]
+}
+
+@test "clear -a handles the jobs in sorted (byte) order" {
+	mkdir -p "$REG"
+	ids="b B a1 a.2 a-3 A 9 10 z@x a+b"
+	for id in $ids; do printf 'garbage\n' >"$REG/$id"; done
+	run --separate-stderr jobreg-clear -a
+	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 10 ]
+	got=$(printf '%s\n' "${stderr_lines[@]}" | sed 's/^jobreg-clear: \([^:]*\): .*/\1/')
+	want=$(printf '%s\n' $ids | LC_ALL=C sort)
+	[ "$got" = "$want" ]
+}
+
+@test "clear -a exits with the status of the first failure in sorted order" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\n' >"$T/target"
+	printf 'garbage\n' >"$REG/a"
+	ln -s "$T/target" "$REG/b"
+	run jobreg-clear -a
+	[ "$status" -eq 65 ]
+	rm -f "$REG/a" "$REG/b"
+	ln -s "$T/target" "$REG/a"
+	printf 'garbage\n' >"$REG/b"
+	run jobreg-clear -a
+	[ "$status" -eq 77 ]
+}
+
+# ---- corrupt and non-regular records -------------------------------------
+
+@test "clear refuses a corrupt record with 65 naming its path and keeps it; --force removes it" {
+	mkdir -p "$REG"
+	for content in 'garbage' 'version=1\nstatus=STALE' 'version=1\nstatus=DONE\nstatus=DONE' 'version=1\nstatus=DONE\nnoequals'; do
+		printf "$content\n" >"$REG/j"
+		cp "$REG/j" "$T/before"
+		run --separate-stderr jobreg-clear j
+		[ "$status" -eq 65 ]
+		one_line
+		[[ "$stderr" == "jobreg-clear: j: "*"$REG/j"* ]]
+		cmp "$T/before" "$REG/j"
+	done
+	run jobreg-clear --force j
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/j" ]
+}
+
+@test "clear refuses a symlink record with 77 and leaves it and its target untouched" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\n' >"$T/target"
+	cp "$T/target" "$T/before"
+	ln -s "$T/target" "$REG/j"
+	run --separate-stderr jobreg-clear j
+	[ "$status" -eq 77 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: j: "* ]]
+	[ -L "$REG/j" ]
+	cmp "$T/before" "$T/target"
+	run jobreg-clear --force j
+	[ "$status" -ne 0 ]
+	cmp "$T/before" "$T/target"
+}
+
+@test "clear refuses a FIFO or directory record, or a symlinked job lock, with 77 and without blocking" {
+	mkdir -p "$REG/d"
+	mkfifo "$REG/f"
+	run timeout 5 jobreg-clear f
+	[ "$status" -eq 77 ]
+	[ -p "$REG/f" ]
+	run timeout 5 jobreg-clear d
+	[ "$status" -eq 77 ]
+	[ -d "$REG/d" ]
+	done_record j
+	ln -s "$T/victim" "$REG/.j.lock"
+	run jobreg-clear j
+	[ "$status" -eq 77 ]
+	[ ! -e "$T/victim" ]
+	[ -e "$REG/j" ]
+}
+
+# ---- lock and temp files -------------------------------------------------
+
+@test "clear of a finished dispatched job also removes its lock files" {
+	jobreg-dispatch j true
+	[ -e "$REG/.j.lock" ]
+	[ -e "$REG/.j.run" ]
+	run jobreg-clear j
+	[ "$status" -eq 0 ]
+	[ "$(ls -A "$REG")" = "" ]
+}
+
+@test "clear sweeps exactly the job's leftover temp files" {
+	done_record j
+	done_record k
+	cd "$REG"
+	touch .j.tmp.AbC123 .j.tmp.zz9ZZ0 .j.tmp.abcde .j.tmp.abcdefg .j.tmp.ab-cd1 .k.tmp.ABCDEF .j.tmpx.ABCDEF
+	run jobreg-clear j
+	[ "$status" -eq 0 ]
+	[ ! -e j ]
+	[ ! -e .j.tmp.AbC123 ]
+	[ ! -e .j.tmp.zz9ZZ0 ]
+	[ -e .j.tmp.abcde ]
+	[ -e .j.tmp.abcdefg ]
+	[ -e .j.tmp.ab-cd1 ]
+	[ -e .k.tmp.ABCDEF ]
+	[ -e .j.tmpx.ABCDEF ]
+	[ -e k ]
+}
+
+@test "clear waits at most -w for a job lock held by flock(1), then exits 75" {
+	done_record j
+	flock "$REG/.j.lock" sleep 3 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.j.lock"
+	poll_until eval '! flock -n "$REG/.j.lock" true'
+	run --separate-stderr jobreg-clear -w 0.2 j
+	[ "$status" -eq 75 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: j: "* ]]
+	[ -e "$REG/j" ]
+}
+
+# ---- several jobs, bad ids, usage ----------------------------------------
+
+@test "clear exits with the first failure's status in the order the jobs were given, and still clears the rest" {
+	printf 'version=1\nstatus=DONE\n' >"$T/target"
+	write_record bad garbage
+	ln -s "$T/target" "$REG/link"
+	done_record d1
+	run --separate-stderr jobreg-clear bad link d1
+	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ ! -e "$REG/d1" ]
+	done_record d2
+	run jobreg-clear link bad d2
+	[ "$status" -eq 77 ]
+	[ ! -e "$REG/d2" ]
+}
+
+@test "clear reports a refused live run (1) or a corrupt record (65), whichever job comes first" {
+	live_record live
+	write_record bad garbage
+	run jobreg-clear live bad
+	[ "$status" -eq 1 ]
+	run jobreg-clear bad live
+	[ "$status" -eq 65 ]
+	write_record p version=1 status=PENDING
+	run jobreg-clear --if DONE p bad
+	[ "$status" -eq 1 ]
+	run jobreg-clear --if DONE bad p
+	[ "$status" -eq 65 ]
+	[ -e "$REG/live" ]
+	[ -e "$REG/bad" ]
+	[ -e "$REG/p" ]
+}
+
+@test "clear rejects bad job ids with 64 naming them, touching nothing and creating no registry" {
+	done_record good
+	long=$(printf 'a%.0s' $(seq 129))
+	for id in "a/b" ".." "." ".hidden" "a b" "a:b" "é" "$long"; do
+		run --separate-stderr jobreg-clear good "$id"
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-clear: "* ]]
+		# printable ASCII ids are named as given (others may be escaped)
+		[ "$id" = "$long" ] || [ "$id" = "é" ] || [[ "$stderr" == *"$id"* ]]
+		[ -e "$REG/good" ]
+	done
+	for id in "" $'a\nb' $'a\tb' $'a\x01b' "-x"; do
+		run --separate-stderr jobreg-clear -- good "$id"
+		[ "$status" -eq 64 ]
+		one_line
+		[ -e "$REG/good" ]
+	done
+	[ "$(ls -A "$REG")" = "good" ]
+	export JOBREG_DIR="$T/none"
+	run jobreg-clear ok "a/b"
+	[ "$status" -eq 64 ]
+	[ ! -e "$T/none" ]
+}
+
+@test "clear accepts a 128-byte job id built from every allowed character class" {
+	id="Az09._@+-$(printf 'x%.0s' $(seq 119))"
+	[ "${#id}" -eq 128 ]
+	write_record "$id" version=1 status=DONE
+	run jobreg-clear "$id"
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/$id" ]
+}
+
+@test "clear without a job or -a, or with an unknown option, is a usage error (64, one line)" {
+	done_record j
+	run --separate-stderr jobreg-clear
+	[ "$status" -eq 64 ]
+	one_line
+	run --separate-stderr jobreg-clear --bogus j
+	[ "$status" -eq 64 ]
+	one_line
+	[[ "$stderr" == "jobreg-clear: "* ]]
+	[ -e "$REG/j" ]
+}

@@ -1,0 +1,637 @@
+#!/usr/bin/env bats
+# jobreg-dispatch: SPEC.md §2 (owner=lock), §3 (transitions), §4, §5 jobreg-dispatch, §6.
+bats_require_minimum_version 1.5.0
+load helper
+
+# ---- local helpers -------------------------------------------------------
+
+BG_PIDS=()
+
+local_setup() {
+	T=$BATS_TEST_TMPDIR
+	HOST=$(uname -n)
+	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
+	# trapper SIG STARTED MARKER: on SIG write SIG to MARKER and exit 0;
+	# otherwise give up after ~10 s with exit 9.
+	cat >"$T/trapper" <<'EOF'
+#!/bin/sh
+trap 'echo "$1" >"$3"; exit 0' "$1"
+: >"$2"
+i=0
+while [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+exit 9
+EOF
+	chmod +x "$T/trapper"
+}
+
+teardown() {
+	: >"$BATS_TEST_TMPDIR/release"
+	local p
+	for p in "${BG_PIDS[@]}"; do kill_tree "$p" TERM; done
+	for p in "${BG_PIDS[@]}"; do
+		poll_until gone "$p" || kill_tree "$p" KILL
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# poll_until CMD...: retry CMD every 25 ms for at most 10 s.
+poll_until() {
+	local i=0
+	until "$@"; do
+		i=$((i + 1))
+		[ "$i" -lt 400 ] || return 1
+		sleep 0.025
+	done
+}
+
+# gone PID: the process no longer exists (or is a zombie).
+gone() {
+	[ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]
+}
+
+# kill_tree PID SIG: signal PID and its descendants, by id.
+kill_tree() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do kill_tree "$c" "$2"; done
+	kill "-$2" "$1" 2>/dev/null || true
+}
+
+# wait_bg PID: wait (at most 15 s) for a background process; its status in BG_RC.
+wait_bg() {
+	local i=0
+	while ! gone "$1"; do
+		i=$((i + 1))
+		if [ "$i" -ge 600 ]; then echo "process $1 did not end" >&2; return 1; fi
+		sleep 0.025
+	done
+	BG_RC=0
+	wait "$1" || BG_RC=$?
+}
+
+pid_start() {
+	sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20
+}
+
+dead_pid() {
+	sh -c 'exit 0' &
+	local p=$!
+	wait "$p"
+	echo "$p"
+}
+
+# stale_record JOB: RUNNING owned by a pid that is dead on this boot (in STALE_PID).
+stale_record() {
+	local t
+	t=$(now_rfc3339 -60)
+	STALE_PID=$(dead_pid)
+	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
+		"pid=$STALE_PID" pid_start=1 "boot_id=$BOOT_ID" "started=$t"
+}
+
+# live_record JOB: RUNNING owned by a live background sleep (its pid in LIVE_PID).
+live_record() {
+	local t
+	t=$(now_rfc3339 -60)
+	LIVE_SINCE=$t
+	sleep 30 3>&- >/dev/null 2>&1 &
+	LIVE_PID=$!
+	BG_PIDS+=("$LIVE_PID")
+	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
+		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" "started=$t"
+}
+
+# bg_dispatch JOB [OPTION...]: a dispatcher of JOB in the background whose command
+# waits for $T/release (at most ~10 s); returns once the command runs. Pid in BG_PID.
+bg_dispatch() {
+	local job=$1
+	shift
+	env --default-signal=INT,QUIT jobreg-dispatch "$@" "$job" sh -c \
+		': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
+		"$T/started.$job" "$T/release" 3>&- >"$T/bg.$job.out" 2>&1 &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+	poll_until test -e "$T/started.$job"
+}
+
+one_line() {
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+is_rfc3339() {
+	[[ "$1" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]
+}
+
+# keys FILE: the record's keys, space-separated, in file order.
+keys() {
+	sed 's/=.*//' "$1" | tr '\n' ' '
+}
+
+# forwarded SIG: SIG sent to the dispatcher reaches the command, which exits 0.
+forwarded() {
+	env --default-signal=INT,QUIT jobreg-dispatch j "$T/trapper" "$1" "$T/started" "$T/got" \
+		3>&- >"$T/out" 2>&1 &
+	local d=$!
+	BG_PIDS+=("$d")
+	poll_until test -e "$T/started"
+	kill "-$1" "$d"
+	wait_bg "$d"
+	[ "$BG_RC" -eq 0 ]
+	[ "$(cat "$T/got")" = "$1" ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 0 ]
+}
+
+# ---- running the command -------------------------------------------------
+
+@test "dispatch runs the command, passes its output through and exits 0" {
+	run --separate-stderr jobreg-dispatch j sh -c 'echo out; echo err >&2'
+	[ "$status" -eq 0 ]
+	[ "$output" = "out" ]
+	[ "$stderr" = "err" ]
+}
+
+@test "dispatch gives the command JOBREG_JOB and an absolute JOBREG_DIR" {
+	cd "$T"
+	export JOBREG_DIR=rel
+	run jobreg-dispatch nightly sh -c 'printf "%s|%s\n" "$JOBREG_JOB" "$JOBREG_DIR"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "nightly|$T/rel" ] || [ "$output" = "nightly|$(cd "$T/rel" && pwd -P)" ]
+	unset JOBREG_DIR
+	run jobreg-dispatch -d rel2 other sh -c 'printf "%s|%s\n" "$JOBREG_JOB" "$JOBREG_DIR"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "other|$T/rel2" ] || [ "$output" = "other|$(cd "$T/rel2" && pwd -P)" ]
+	[ -e "$T/rel2/other" ]
+}
+
+@test "dispatch creates a missing registry and its parents, and ls lists only the job" {
+	export JOBREG_DIR="$T/a/b/reg"
+	run jobreg-dispatch j true
+	[ "$status" -eq 0 ]
+	[ -d "$T/a/b/reg" ]
+	[ "$(ls "$T/a/b/reg")" = "j" ]
+}
+
+@test "during the run the job is RUNNING with owner=lock, host, the dispatcher's pid and started" {
+	run jobreg-dispatch j sh -c 'jobreg-get -l "$JOBREG_JOB" >"$0"; cat "$JOBREG_DIR/$JOBREG_JOB" >"$1"; echo $PPID >"$2"' \
+		"$T/get" "$T/rec" "$T/ppid"
+	[ "$status" -eq 0 ]
+	p=$(cat "$T/ppid")
+	since=$(sed -n 's/^since=//p' "$T/rec")
+	[ "$(cat "$T/get")" = "$(printf 'j\tRUNNING\t%s\tlock\t%s\t%s\t-\t-' "$since" "$HOST" "$p")" ]
+	[ "$(head -n 1 "$T/rec")" = "version=1" ]
+	[ "$(sed -n 's/^status=//p' "$T/rec")" = RUNNING ]
+	[ "$(sed -n 's/^owner=//p' "$T/rec")" = lock ]
+	[ "$(sed -n 's/^host=//p' "$T/rec")" = "$HOST" ]
+	[ "$(sed -n 's/^pid=//p' "$T/rec")" = "$p" ]
+	is_rfc3339 "$(sed -n 's/^started=//p' "$T/rec")"
+	is_rfc3339 "$since"
+	! grep -Eq '^(ended|exit|signal)=' "$T/rec"
+}
+
+@test "after the run the record is DONE with exit=0 and ended, keeping started, host and pid, dropping the owner" {
+	run jobreg-dispatch j sh -c 'cat "$JOBREG_DIR/$JOBREG_JOB" >"$0"' "$T/rec"
+	[ "$status" -eq 0 ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 0 ]
+	is_rfc3339 "$(field j ended)"
+	is_rfc3339 "$(field j since)"
+	[ "$(field j started)" = "$(sed -n 's/^started=//p' "$T/rec")" ]
+	[ "$(field j host)" = "$HOST" ]
+	[ "$(field j pid)" = "$(sed -n 's/^pid=//p' "$T/rec")" ]
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit " ]
+	run jobreg-get -l j
+	[ "$output" = "$(printf 'j\tDONE\t%s\t-\t%s\t%s\t0\t-' "$(field j since)" "$HOST" "$(field j pid)")" ]
+}
+
+@test "dispatch exits with the command's status and records it" {
+	for n in 3 42 255; do
+		run jobreg-dispatch j sh -c "exit $n"
+		[ "$status" -eq "$n" ]
+		[ "$(field j status)" = DONE ]
+		[ "$(field j exit)" = "$n" ]
+	done
+}
+
+@test "a command killed by a signal gives 128+N and is recorded as signal=TERM" {
+	run jobreg-dispatch j sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j signal)" = TERM ]
+	! grep -q '^exit=' "$REG/j"
+	run jobreg-get -l j
+	[ "$(printf '%s\n' "$output" | cut -f7)" = SIGTERM ]
+	run jobreg-dispatch j sh -c 'kill -KILL $$'
+	[ "$status" -eq 137 ]
+	[ "$(field j signal)" = KILL ]
+}
+
+@test "a missing command gives 127 and a non-executable one 126, both recorded as DONE with that exit" {
+	run -127 --separate-stderr jobreg-dispatch j "$T/no-such-command"
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "* ]]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 127 ]
+	run -127 jobreg-dispatch k no-such-command-jobreg-test
+	[ "$(field k exit)" = 127 ]
+	printf '#!/bin/sh\necho ran\n' >"$T/noexec"
+	chmod 644 "$T/noexec"
+	run --separate-stderr jobreg-dispatch n "$T/noexec"
+	[ "$status" -eq 126 ]
+	[ "$output" = "" ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: n: "* ]]
+	[ "$(field n status)" = DONE ]
+	[ "$(field n exit)" = 126 ]
+}
+
+@test "dispatch -m NOTE records the note" {
+	run jobreg-dispatch -m "nightly build #7" j sh -c 'cat "$JOBREG_DIR/$JOBREG_JOB" >"$0"' "$T/rec"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 's/^note=//p' "$T/rec")" = "nightly build #7" ]
+	[ "$(field j note)" = "nightly build #7" ]
+}
+
+# ---- conflicts -----------------------------------------------------------
+
+@test "a second dispatch while the first runs exits 75 with 'already running' and does not run" {
+	bg_dispatch j
+	cp "$REG/j" "$T/before"
+	since=$(field j since)
+	run --separate-stderr jobreg-dispatch j touch "$T/second"
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: j: already running (pid $BG_PID on $HOST since $since)" ]
+	[ ! -e "$T/second" ]
+	cmp "$T/before" "$REG/j"
+}
+
+@test "dispatch -E 3 changes the 'already running' exit code, and -q silences the message" {
+	bg_dispatch j
+	run --separate-stderr jobreg-dispatch -E 3 j touch "$T/second"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == "jobreg-dispatch: j: already running "* ]]
+	run --separate-stderr jobreg-dispatch -q j touch "$T/second"
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "" ]
+	[ "$output" = "" ]
+	[ ! -e "$T/second" ]
+}
+
+@test "dispatch will not run over an operator's ownerless RUNNING record or a live pid-owned run" {
+	t=$(now_rfc3339 -30)
+	write_record j version=1 status=RUNNING "since=$t" "started=$t"
+	run --separate-stderr jobreg-dispatch j touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: j: already running (since $t)" ]
+	live_record k
+	run --separate-stderr jobreg-dispatch k touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: k: already running (pid $LIVE_PID on $HOST since $LIVE_SINCE)" ]
+	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch --once on a DONE job exits 0 with 'already done' without running" {
+	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=3
+	cp "$REG/j" "$T/before"
+	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: j: already done" ]
+	[ ! -e "$T/ran" ]
+	cmp "$T/before" "$REG/j"
+	run --separate-stderr jobreg-dispatch --once -q j touch "$T/ran"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch --once runs a job with no record or a PENDING record; without --once a DONE job runs again" {
+	run jobreg-dispatch --once j sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+	[ "$(field j exit)" = 4 ]
+	write_record k version=1 status=PENDING "since=$(now_rfc3339)"
+	run jobreg-dispatch --once k touch "$T/ran"
+	[ "$status" -eq 0 ]
+	[ -e "$T/ran" ]
+	[ "$(field k status)" = DONE ]
+	run jobreg-dispatch j sh -c 'exit 0'
+	[ "$status" -eq 0 ]
+	[ "$(field j exit)" = 0 ]
+}
+
+# ---- --clear -------------------------------------------------------------
+
+@test "dispatch --clear removes the record after the run whatever the exit status or signal" {
+	run jobreg-dispatch --clear j sh -c 'cat "$JOBREG_DIR/$JOBREG_JOB" >"$0"' "$T/rec"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 's/^status=//p' "$T/rec")" = RUNNING ]
+	[ ! -e "$REG/j" ]
+	run jobreg-get j
+	[ "$output" = PENDING ]
+	write_record j version=1 status=DONE exit=0
+	run jobreg-dispatch --clear j sh -c 'exit 5'
+	[ "$status" -eq 5 ]
+	[ ! -e "$REG/j" ]
+	run jobreg-dispatch --clear j sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ]
+	[ ! -e "$REG/j" ]
+	run -127 jobreg-dispatch --clear j "$T/no-such-command"
+	[ ! -e "$REG/j" ]
+}
+
+# ---- --wait --------------------------------------------------------------
+
+@test "dispatch --wait waits for the running run to end, then runs" {
+	bg_dispatch j
+	jobreg-dispatch --wait j sh -c 'echo second; : >"$0"' "$T/second" 3>&- >"$T/w.out" 2>"$T/w.err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.3
+	[ ! -e "$T/second" ]
+	[ "$(jobreg-get j)" = RUNNING ]
+	: >"$T/release"
+	wait_bg "$BG_PID"
+	wait_bg "$w"
+	[ "$BG_RC" -eq 0 ]
+	[ "$(cat "$T/w.out")" = second ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j pid)" = "$w" ]
+}
+
+@test "dispatch --wait=0.5 on a long run times out with 75, or the -E code" {
+	bg_dispatch j
+	run jobreg-dispatch --wait=0.5 j touch "$T/second"
+	[ "$status" -eq 75 ]
+	[ ! -e "$T/second" ]
+	run jobreg-dispatch --wait=0.5 -E 9 j touch "$T/second"
+	[ "$status" -eq 9 ]
+	[ ! -e "$T/second" ]
+	[ "$(jobreg-get j)" = RUNNING ]
+	[ "$(field j pid)" = "$BG_PID" ]
+}
+
+@test "dispatch --wait on a pid-owned run runs once the owner dies" {
+	live_record j
+	jobreg-dispatch --wait=5 j sh -c 'echo ran' 3>&- >"$T/w.out" 2>"$T/w.err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.3
+	[ "$(cat "$T/w.out")" = "" ]
+	kill "$LIVE_PID"
+	wait "$LIVE_PID" || true
+	wait_bg "$w"
+	[ "$BG_RC" -eq 0 ]
+	[ "$(cat "$T/w.out")" = ran ]
+	[ "$(field j status)" = DONE ]
+}
+
+# ---- stale takeover ------------------------------------------------------
+
+@test "dispatch takes over a STALE pid-owned record with a message, and runs" {
+	stale_record j
+	run --separate-stderr jobreg-dispatch j sh -c 'cat "$JOBREG_DIR/$JOBREG_JOB" >"$0"' "$T/rec"
+	[ "$status" -eq 0 ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "*"$STALE_PID"* ]]
+	[ "$(sed -n 's/^owner=//p' "$T/rec")" = lock ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 0 ]
+	[ "$(field j pid)" != "$STALE_PID" ]
+}
+
+@test "dispatch takes over a lock-owned RUNNING record whose run lock nobody holds (-q: silently)" {
+	p=$(dead_pid)
+	t=$(now_rfc3339 -30)
+	write_record j version=1 status=RUNNING "since=$t" owner=lock "host=$HOST" "pid=$p" "started=$t"
+	run --separate-stderr jobreg-dispatch j touch "$T/ran"
+	[ "$status" -eq 0 ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "* ]]
+	[ -e "$T/ran" ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j pid)" != "$p" ]
+	write_record k version=1 status=RUNNING "since=$t" owner=lock "host=$HOST" "pid=$p" "started=$t"
+	run --separate-stderr jobreg-dispatch -q --once k touch "$T/ran.k"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ -e "$T/ran.k" ]
+}
+
+# ---- option parsing ------------------------------------------------------
+
+@test "dispatch passes options after '--' to the command" {
+	run --separate-stderr jobreg-dispatch j -- sh -c 'echo -l'
+	[ "$status" -eq 0 ]
+	[ "$output" = "-l" ]
+	run jobreg-dispatch j -- echo -- x
+	[ "$output" = "-- x" ]
+	run jobreg-dispatch -- j echo hi
+	[ "$output" = "hi" ]
+}
+
+@test "dispatch stops option parsing at the job, so 'dispatch job ls -l' gives -l to ls" {
+	mkdir "$T/dir"
+	: >"$T/dir/file"
+	want=$(ls -l "$T/dir")
+	run --separate-stderr jobreg-dispatch j ls -l "$T/dir"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$want" ]
+	run jobreg-dispatch j sh -c 'echo "$*"' sh -q --once -E 3 --clear
+	[ "$status" -eq 0 ]
+	[ "$output" = "-q --once -E 3 --clear" ]
+	[ "$(field j status)" = DONE ]
+}
+
+@test "dispatch without a COMMAND is a usage error (64) and creates nothing" {
+	for args in "j" "j --" ""; do
+		# shellcheck disable=SC2086
+		run --separate-stderr jobreg-dispatch $args
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-dispatch: "* ]]
+	done
+	[ ! -e "$REG" ]
+}
+
+@test "dispatch rejects unknown options, bad option values and bad job ids with 64, running and creating nothing" {
+	for opt in --bogus "-E 256" "-E -1" "-E x" "--wait=abc" "--wait=-1" "-w x" "-w -1"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr jobreg-dispatch $opt j touch "$T/ran"
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-dispatch: "* ]]
+	done
+	run --separate-stderr jobreg-dispatch -m $'two\nlines' j touch "$T/ran"
+	[ "$status" -eq 64 ]
+	for id in "a/b" ".." ".x" "a b" "é" "$(printf 'a%.0s' $(seq 129))"; do
+		run --separate-stderr jobreg-dispatch "$id" touch "$T/ran"
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-dispatch: "* ]]
+	done
+	run jobreg-dispatch -- "" touch "$T/ran"
+	[ "$status" -eq 64 ]
+	[ ! -e "$T/ran" ]
+	[ ! -e "$REG" ]
+}
+
+# ---- signals -------------------------------------------------------------
+
+@test "SIGTERM sent to the dispatcher reaches the command" {
+	forwarded TERM
+}
+
+@test "SIGINT sent to the dispatcher reaches the command" {
+	forwarded INT
+}
+
+@test "SIGHUP sent to the dispatcher reaches the command" {
+	forwarded HUP
+}
+
+@test "SIGUSR1 sent to the dispatcher reaches the command" {
+	forwarded USR1
+}
+
+@test "SIGQUIT and SIGUSR2 sent to the dispatcher reach the command" {
+	forwarded QUIT
+	rm -f "$T/started" "$T/got"
+	forwarded USR2
+}
+
+@test "a command killed by a forwarded SIGTERM gives dispatch exit 143 and signal=TERM" {
+	env --default-signal=INT,QUIT jobreg-dispatch j sh -c ': >"$0"; exec sleep 10' "$T/started" \
+		3>&- >"$T/out" 2>&1 &
+	d=$!
+	BG_PIDS+=("$d")
+	poll_until test -e "$T/started"
+	kill -TERM "$d"
+	wait_bg "$d"
+	[ "$BG_RC" -eq 143 ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j signal)" = TERM ]
+	! grep -q '^exit=' "$REG/j"
+}
+
+# ---- locks and descriptors -----------------------------------------------
+
+@test "the command holds the run lock while it runs and the job lock is free" {
+	run jobreg-dispatch j sh -c '
+		if flock -n "$JOBREG_DIR/.$JOBREG_JOB.run" true; then echo free; else echo held; fi
+		if flock -n "$JOBREG_DIR/.$JOBREG_JOB.lock" true; then echo free; else echo held; fi'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'held\nfree')" ]
+	run flock -n "$REG/.j.run" true
+	[ "$status" -eq 0 ]
+}
+
+@test "the command inherits only the test's descriptors plus the run lock" {
+	# (the glob's own directory descriptor is closed again by the time it is tested)
+	list='exec >"$0"; for f in /proc/$$/fd/*; do if [ -e "$f" ]; then printf "%s " "${f##*/}"; readlink "$f"; fi; done'
+	sh -c "$list" "$T/fds" </dev/null 2>/dev/null
+	mv "$T/fds" "$T/fds.base"
+	jobreg-dispatch j sh -c "$list" "$T/fds" </dev/null 2>/dev/null
+	regabs=$(cd "$REG" && pwd -P)
+	extra=$(comm -13 <(sort "$T/fds.base") <(sort "$T/fds"))
+	missing=$(comm -23 <(sort "$T/fds.base") <(sort "$T/fds"))
+	[ "$missing" = "" ]
+	[[ "$extra" =~ ^[0-9]+\ "$regabs/.j.run"$ ]]
+}
+
+@test "no descriptor of the command points at the job lock, the record or the registry directory" {
+	jobreg-dispatch j sh -c 'for f in /proc/$$/fd/*; do readlink "$f"; done >"$0"' "$T/links"
+	regabs=$(cd "$REG" && pwd -P)
+	[ "$(grep -c -x -F "$regabs/.j.run" "$T/links")" -eq 1 ]
+	! grep -q -x -F -e "$regabs" -e "$regabs/.j.lock" -e "$regabs/j" "$T/links"
+	! grep -q -F "$regabs/.j.tmp." "$T/links"
+}
+
+@test "a job lock or run lock held with flock(1) makes dispatch -w 0.2 exit 75, even with -E" {
+	mkdir -p "$REG"
+	flock "$REG/.j.lock" sleep 3 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.j.lock"
+	poll_until eval '! flock -n "$REG/.j.lock" true'
+	run --separate-stderr jobreg-dispatch -w 0.2 j touch "$T/ran"
+	[ "$status" -eq 75 ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "* ]]
+	run jobreg-dispatch -w 0.2 -E 3 j touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ ! -e "$T/ran" ]
+	[ ! -e "$REG/j" ]
+	flock "$REG/.k.run" sleep 3 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.k.run"
+	poll_until eval '! flock -n "$REG/.k.run" true'
+	run --separate-stderr jobreg-dispatch -w 0.2 k touch "$T/ran"
+	[ "$status" -eq 75 ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: k: "* ]]
+	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch refuses a symlinked record or run lock with 77 and runs nothing" {
+	mkdir -p "$REG"
+	printf 'version=1\nstatus=DONE\n' >"$T/target"
+	cp "$T/target" "$T/before"
+	ln -s "$T/target" "$REG/j"
+	run jobreg-dispatch j touch "$T/ran"
+	[ "$status" -eq 77 ]
+	cmp "$T/before" "$T/target"
+	ln -s "$T/victim" "$REG/.k.run"
+	run jobreg-dispatch k touch "$T/ran"
+	[ "$status" -eq 77 ]
+	[ ! -e "$T/victim" ]
+	[ ! -e "$T/ran" ]
+}
+
+# ---- the record changing during the run ----------------------------------
+
+@test "a record reset to PENDING during the run is left alone, with a message even under -q" {
+	run --separate-stderr jobreg-dispatch -q j sh -c 'jobreg-set "$JOBREG_JOB" PENDING; exit 4'
+	[ "$status" -eq 4 ]
+	[ "$(field j status)" = PENDING ]
+	! grep -Eq '^(exit|ended)=' "$REG/j"
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "* ]]
+}
+
+@test "a record reset (even under --clear) or taken over by an operator during the run is left alone" {
+	run --separate-stderr jobreg-dispatch --clear j sh -c 'jobreg-set "$JOBREG_JOB" PENDING'
+	[ "$status" -eq 0 ]
+	[ "$(field j status)" = PENDING ]
+	one_line
+	run --separate-stderr jobreg-dispatch k sh -c 'jobreg-set "$JOBREG_JOB" RUNNING'
+	[ "$status" -eq 0 ]
+	[ "$(field k status)" = RUNNING ]
+	! grep -q '^owner=' "$REG/k"
+	one_line
+}
+
+@test "a record cleared during the run is not brought back" {
+	run --separate-stderr jobreg-dispatch j sh -c 'jobreg-clear --force "$JOBREG_JOB"'
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/j" ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "* ]]
+}
+
+@test "dispatch on a corrupt record exits 65 naming it, and does not run the command" {
+	write_record j garbage
+	cp "$REG/j" "$T/before"
+	run --separate-stderr jobreg-dispatch j touch "$T/ran"
+	[ "$status" -eq 65 ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: j: "*"$REG/j"* ]]
+	[ ! -e "$T/ran" ]
+	cmp "$T/before" "$REG/j"
+}
+
+@test "a dispatcher killed with kill -9 leaves RUNNING until its command ends, then STALE" {
+	bg_dispatch j
+	kill -KILL "$BG_PID"
+	wait_bg "$BG_PID"
+	[ "$(jobreg-get j)" = RUNNING ]
+	: >"$T/release"
+	poll_until eval '[ "$(jobreg-get j)" = STALE ]'
+	[ "$(field j status)" = RUNNING ]
+}
