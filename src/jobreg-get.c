@@ -26,9 +26,15 @@ static const char help[] =
 
 enum format { PLAIN, LONG, JSON };
 
-static const char *or_dash(const char *s)
+/* One -l column: "-" when empty; a tab of a hand-written record would
+ * shift the columns, so it is shown as a space. */
+static void add_column(struct buf *line, const char *value, char end)
 {
-	return s && *s ? s : "-";
+	if (!value || !*value)
+		value = "-";
+	for (; *value; value++)
+		buf_addc(line, *value == '\t' ? ' ' : *value);
+	buf_addc(line, end);
 }
 
 static void print_long(struct buf *line, const char *job, const struct job_state *st)
@@ -41,14 +47,18 @@ static void print_long(struct buf *line, const char *job, const struct job_state
 	}
 	const char *exit_status = record_get(r, "exit");
 	const char *signal_name = record_get(r, "signal");
-	buf_addf(line, "%s\t%s\t%s\t%s\t%s\t%s\t", job, status,
-		 or_dash(record_get(r, "since")), or_dash(record_get(r, "owner")),
-		 or_dash(record_get(r, "host")), or_dash(record_get(r, "pid")));
-	if (signal_name)
-		buf_addf(line, "SIG%s", signal_name);
-	else
-		buf_adds(line, or_dash(exit_status));
-	buf_addf(line, "\t%s\n", or_dash(record_get(r, "note")));
+	buf_addf(line, "%s\t%s\t", job, status);
+	add_column(line, record_get(r, "since"), '\t');
+	add_column(line, record_get(r, "owner"), '\t');
+	add_column(line, record_get(r, "host"), '\t');
+	add_column(line, record_get(r, "pid"), '\t');
+	if (signal_name) {
+		buf_adds(line, "SIG");
+		add_column(line, signal_name, '\t');
+	} else {
+		add_column(line, exit_status, '\t');
+	}
+	add_column(line, record_get(r, "note"), '\n');
 }
 
 int main(int argc, char **argv)

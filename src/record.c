@@ -160,6 +160,11 @@ static long long days_from_civil(long long y, unsigned m, unsigned d)
 
 void time_format(time_t t, char out[21])
 {
+	/* The format has four digits of year: clamp to what it can say. */
+	if ((long long)t < -62167219200LL)   /* 0000-01-01T00:00:00Z */
+		t = (time_t)-62167219200LL;
+	if ((long long)t > 253402300799LL)   /* 9999-12-31T23:59:59Z */
+		t = (time_t)253402300799LL;
 	long long days = (long long)t / 86400, secs = (long long)t % 86400;
 	if (secs < 0)
 		secs += 86400, days--;
@@ -174,8 +179,6 @@ void time_format(time_t t, char out[21])
 	unsigned d = doy - (153 * mp + 2) / 5 + 1;
 	unsigned m = mp < 10 ? mp + 3 : mp - 9;
 	y += m <= 2;
-	if (y < 0 || y > 9999)
-		y = y < 0 ? 0 : 9999;
 	const unsigned vals[6] = { (unsigned)y, m, d, (unsigned)(secs / 3600),
 			     (unsigned)(secs / 60 % 60), (unsigned)(secs % 60) };
 	static const char layout[] = "0000-00-00T00:00:00Z";
@@ -367,8 +370,9 @@ static void canonical_order(const struct record *r, size_t *idx)
 			}
 }
 
-void record_format(const struct record *r, struct buf *out)
+int record_format(const struct record *r, struct buf *out)
 {
+	size_t start = out->len;
 	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
 	canonical_order(r, idx);
 	for (size_t i = 0; i < r->count; i++) {
@@ -378,6 +382,7 @@ void record_format(const struct record *r, struct buf *out)
 		buf_addc(out, '\n');
 	}
 	free(idx);
+	return out->len - start > RECORD_MAX ? -1 : 0;
 }
 
 void json_string(struct buf *out, const char *s)
@@ -402,6 +407,12 @@ void json_string(struct buf *out, const char *s)
 		}
 	}
 	buf_addc(out, '"');
+}
+
+static int json_reserved(const char *key)
+{
+	return strcmp(key, "job") == 0 || strcmp(key, "stale") == 0 ||
+	       strcmp(key, "corrupt") == 0;
 }
 
 static int json_number_key(const char *key)
@@ -430,6 +441,8 @@ void record_json(const char *job, const struct record *r, enum status status,
 	for (size_t i = 0; i < r->count; i++) {
 		const struct field *f = &r->fields[idx[i]];
 		const char *value = f->value;
+		if (json_reserved(f->key))
+			continue;
 		buf_adds(out, ", ");
 		json_string(out, f->key);
 		buf_adds(out, ": ");

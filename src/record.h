@@ -39,11 +39,15 @@ void record_drop(struct record *r, const char *key);
 /* The written status (PENDING, RUNNING or DONE) of a parsed record. */
 enum status record_status(const struct record *r);
 
-/* The canonical text: keys in SPEC order, unknown keys after them. */
-void record_format(const struct record *r, struct buf *out);
+/* The canonical text: keys in SPEC order, unknown keys after them.
+ * Returns -1 when it is larger than RECORD_MAX (it would read back as
+ * corrupt, so it must not be written), else 0. */
+int record_format(const struct record *r, struct buf *out);
 
 /* One JSON object for "jobreg-get -j": the job, the record's fields, the
- * derived STATUS; R may be NULL for a job with no record. */
+ * derived STATUS; R may be NULL for a job with no record.  Unknown keys
+ * named like the members the writer adds (job, stale, corrupt) are left
+ * out, so a record cannot pass for another job. */
 void record_json(const char *job, const struct record *r, enum status status,
 		 struct buf *out);
 void json_string(struct buf *out, const char *s);

@@ -336,6 +336,11 @@ int reg_replace(const struct registry *reg, const char *job, const char *data, s
 	int fd = -1, rc = 0, err;
 	char suffix[7];
 
+	if (len > RECORD_MAX) {
+		rc = fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
+			  len, RECORD_MAX, strerror(EFBIG));
+		goto out;
+	}
 	for (int tries = 0; tries < 100; tries++) {
 		random_suffix(suffix);
 		buf_reset(&tmp);

@@ -43,7 +43,8 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 void reg_unlock(int *fd);
 
 /* Replace JOB's record with DATA: temp file, fsync, renameat, fsync of
- * the directory.  Call with the job lock held. */
+ * the directory.  Call with the job lock held.  DATA over RECORD_MAX is
+ * refused (74, EFBIG): it would read back as corrupt. */
 int reg_replace(const struct registry *reg, const char *job, const char *data, size_t len);
 /* Remove JOB's record and fsync the directory.  Job lock held. */
 int reg_remove(const struct registry *reg, const char *job);

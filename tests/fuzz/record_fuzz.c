@@ -1,0 +1,1202 @@
+/* record_fuzz: a libFuzzer harness for the record parser, formatter, JSON
+ * writer and time functions of src/record.c (SPEC §3).
+ *
+ * Every input is fed to record_parse.  The harness then checks:
+ *
+ *   - record_parse agrees with an independent reference model of SPEC §3
+ *     (accept exactly what the model accepts, and keep every line, in order);
+ *   - on failure: *why is set and the record holds nothing;
+ *   - on success: record_format's text parses again and re-formats to the
+ *     identical bytes (round trip), and is a permutation of the input's lines
+ *     in canonical key order;
+ *   - record_json, for every status (and with no record), writes exactly one
+ *     line holding one well-formed JSON object: a small validating scanner
+ *     of our own (balanced strings, legal escapes only, no raw control bytes,
+ *     valid UTF-8, numbers per RFC 8259, unique member names) that also
+ *     decodes every member back and compares it with the record's fields;
+ *   - record_to_pending / record_to_running (no owner, lock, pid, and a
+ *     renewal by the record's own owner) / record_to_done, alone and
+ *     chained, leave a record whose text parses and holds what SPEC §3 says
+ *     the transition writes, keeps and drops;
+ *   - utf8_valid and note_valid agree with reference implementations.
+ *
+ * Inputs of exactly 20 bytes are also fed to time_parse (compared with a
+ * reference validator and glibc timegm), and time_format round trips; the
+ * first 8 bytes of an input are also used as a time_t for time_format.
+ *
+ * Any violated property calls abort().
+ *
+ * Built by tests/fuzz/run (clang -fsanitize=fuzzer,address,undefined), or
+ * with tests/fuzz/replay.c as a plain replay driver (run --replay).
+ *
+ * The regress-* seeds reproduce bugs this harness found (a record grown past
+ * 64 KiB by a transition, duplicate JSON members); they must keep passing. */
+#include "../../src/record.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Failing.                                                            */
+
+static void fail_at(const char *what, int line)
+{
+	fprintf(stderr, "record_fuzz: property violated (line %d): %s\n", line, what);
+	abort();
+}
+#define CHECK(cond) do { if (!(cond)) fail_at(#cond, __LINE__); } while (0)
+#define FAIL(msg) fail_at(msg, __LINE__)
+
+/* ------------------------------------------------------------------ */
+/* Reference UTF-8 (RFC 3629), written independently of utf8_valid.   */
+
+/* Length of the well-formed sequence at S (at most N bytes), 0 if none. */
+static size_t ref_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;   /* range of the second byte */
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c == 0xe0)
+		len = 3, lo = 0xa0;
+	else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
+		len = 3;
+	else if (c == 0xed)
+		len = 3, hi = 0x9f;           /* no surrogates */
+	else if (c == 0xf0)
+		len = 4, lo = 0x90;
+	else if (c >= 0xf1 && c <= 0xf3)
+		len = 4;
+	else if (c == 0xf4)
+		len = 4, hi = 0x8f;           /* up to U+10FFFF */
+	else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+static int ref_utf8_valid(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	for (size_t i = 0; i < n;) {
+		size_t k = ref_utf8_seq(s + i, n - i);
+		if (!k)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+static int ref_note_valid(const char *s, size_t n)
+{
+	if (n > NOTE_MAX || !ref_utf8_valid(s, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Time.                                                               */
+
+static int is_leap(unsigned y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Does S (NUL-terminated) have the shape and ranges time_parse accepts:
+ * YYYY-MM-DDTHH:MM:SSZ, a real date, 00-23, 00-59, 00-60 (a leap second)? */
+static int ref_time_valid(const char *s, unsigned v[6])
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+	if (strlen(s) != 20)
+		return 0;
+	for (int i = 0; i < 20; i++) {
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return 0;
+	}
+	static const int pos[6] = { 0, 5, 8, 11, 14, 17 };
+	for (int i = 0; i < 6; i++) {
+		int w = i == 0 ? 4 : 2;
+		v[i] = 0;
+		for (int k = 0; k < w; k++)
+			v[i] = v[i] * 10 + (unsigned)(s[pos[i] + k] - '0');
+	}
+	static const unsigned mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	if (v[1] < 1 || v[1] > 12 || v[2] < 1)
+		return 0;
+	unsigned dim = mdays[v[1] - 1] + (v[1] == 2 && is_leap(v[0]));
+	return v[2] <= dim && v[3] <= 23 && v[4] <= 59 && v[5] <= 60;
+}
+
+/* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z. */
+#define T_MIN (-62167219200LL)
+#define T_MAX (253402300799LL)
+
+static void check_time_format(time_t t)
+{
+	char out[21];
+	memset(out, 'X', sizeof out);
+	time_format(t, out);
+	CHECK(out[20] == '\0');
+	unsigned v[6];
+	/* Out of range the year is clamped; the text must still have the
+	 * shape (whether it is a real date is checked below, in range). */
+	for (int i = 0; i < 20; i++)
+		CHECK(out[i] != '\0');
+	if ((long long)t < T_MIN || (long long)t > T_MAX)
+		return;
+	CHECK(ref_time_valid(out, v));
+	CHECK(v[5] <= 59);
+	time_t back;
+	CHECK(time_parse(out, &back) == 0);
+	CHECK(back == t);
+	/* And against the C library. */
+	struct tm tm;
+	CHECK(gmtime_r(&t, &tm) != NULL);
+	CHECK((long long)tm.tm_year + 1900 == v[0] && (unsigned)tm.tm_mon + 1 == v[1] &&
+	      (unsigned)tm.tm_mday == v[2] && (unsigned)tm.tm_hour == v[3] &&
+	      (unsigned)tm.tm_min == v[4] && (unsigned)tm.tm_sec == v[5]);
+}
+
+static void check_time_text(const char *s)
+{
+	unsigned v[6];
+	time_t t = (time_t)0x5a5a5a5a;
+	int ok = time_parse(s, &t) == 0;
+	int ref = ref_time_valid(s, v);
+	if (ok != ref)
+		FAIL(ok ? "time_parse accepts a bad time" : "time_parse rejects a good time");
+	if (!ok)
+		return;
+	/* The value, against timegm (which also folds a :60 into the next
+	 * minute). */
+	struct tm tm = {0};
+	tm.tm_year = (int)v[0] - 1900;
+	tm.tm_mon = (int)v[1] - 1;
+	tm.tm_mday = (int)v[2];
+	tm.tm_hour = (int)v[3];
+	tm.tm_min = (int)v[4];
+	tm.tm_sec = (int)v[5];
+	time_t want = timegm(&tm);
+	CHECK(t == want);
+	/* Round trip: the text back, exactly, unless it named a leap second
+	 * (then the next second's text, which parses to the same time). */
+	char out[21];
+	time_format(t, out);
+	if (v[5] != 60) {
+		CHECK(strcmp(out, s) == 0);
+	} else if ((long long)t <= T_MAX) {
+		time_t again;
+		CHECK(time_parse(out, &again) == 0);
+		CHECK(again == t);
+	}
+	check_time_format(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* A reference model of the record format (SPEC §3 and record.h).      */
+
+struct ref_line {
+	const char *key;
+	size_t klen;
+	const char *value;
+	size_t vlen;
+};
+
+static int ref_key_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct ref_line *x = a, *y = b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int c = memcmp(x->key, y->key, n);
+	return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+static int ref_eq(const struct ref_line *l, const char *key)
+{
+	return l->klen == strlen(key) && memcmp(l->key, key, l->klen) == 0;
+}
+
+static int ref_decimal(const struct ref_line *l, size_t max)
+{
+	if (l->vlen == 0 || l->vlen > max)
+		return 0;
+	for (size_t i = 0; i < l->vlen; i++)
+		if (l->value[i] < '0' || l->value[i] > '9')
+			return 0;
+	return 1;
+}
+
+static const struct ref_line *ref_find(const struct ref_line *lines, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ref_eq(&lines[i], key))
+			return &lines[i];
+	return NULL;
+}
+
+/* Split DATA into lines (into *OUT, malloc'd; *N of them) and say whether
+ * it is a valid record.  The lines are only split when the bytes pass the
+ * whole-file checks. */
+static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (len == 0 || len > RECORD_MAX || memchr(data, '\0', len) || !ref_utf8_valid(data, len))
+		return 0;
+	size_t cap = 1;
+	for (size_t i = 0; i < len; i++)
+		cap += data[i] == '\n';
+	struct ref_line *lines = calloc(cap, sizeof *lines);
+	CHECK(lines != NULL);
+	*out = lines;
+	size_t start = 0;
+	while (start < len) {
+		size_t end = start;
+		while (end < len && data[end] != '\n')
+			end++;
+		const char *eq = memchr(data + start, '=', end - start);
+		if (!eq)
+			return 0;
+		struct ref_line *l = &lines[(*n)++];
+		l->key = data + start;
+		l->klen = (size_t)(eq - l->key);
+		l->value = eq + 1;
+		l->vlen = end - (start + l->klen + 1);
+		if (l->klen == 0)
+			return 0;
+		for (size_t i = 0; i < l->klen; i++)
+			if (!ref_key_char((unsigned char)l->key[i]))
+				return 0;
+		for (size_t i = 0; i < l->vlen; i++)
+			if ((unsigned char)l->value[i] < 0x20 && l->value[i] != '\t')
+				return 0;
+		start = end + 1;   /* past the '\n' (or past the end) */
+	}
+	/* Duplicate keys: sort a copy by key, compare neighbours. */
+	if (*n > 1) {
+		struct ref_line *sorted = xmalloc(*n * sizeof *sorted);
+		memcpy(sorted, lines, *n * sizeof *sorted);
+		qsort(sorted, *n, sizeof *sorted, cmp_line);
+		int dup = 0;
+		for (size_t i = 1; i < *n && !dup; i++)
+			dup = cmp_line(&sorted[i - 1], &sorted[i]) == 0;
+		free(sorted);
+		if (dup)
+			return 0;
+	}
+	if (!ref_eq(&lines[0], "version") || lines[0].vlen != 1 || lines[0].value[0] != '1')
+		return 0;
+	const struct ref_line *l = ref_find(lines, *n, "status");
+	if (!l)
+		return 0;
+	static const char *const written[] = { "PENDING", "RUNNING", "DONE" };
+	int good = 0;
+	for (int i = 0; i < 3; i++)
+		good |= l->vlen == strlen(written[i]) && strncasecmp(l->value, written[i], l->vlen) == 0;
+	if (!good)
+		return 0;
+	l = ref_find(lines, *n, "owner");
+	if (l && !(l->vlen == 4 && memcmp(l->value, "lock", 4) == 0) &&
+	    !(l->vlen == 3 && memcmp(l->value, "pid", 3) == 0))
+		return 0;
+	if (l && l->vlen == 3 && !ref_find(lines, *n, "pid"))
+		return 0;
+	if ((l = ref_find(lines, *n, "pid")) && !ref_decimal(l, 10))
+		return 0;
+	if ((l = ref_find(lines, *n, "pid_start")) && !ref_decimal(l, 20))
+		return 0;
+	if ((l = ref_find(lines, *n, "exit")) && !ref_decimal(l, 10))
+		return 0;
+	static const char *const times[] = { "since", "started", "ended", "expires" };
+	for (int i = 0; i < 4; i++) {
+		if ((l = ref_find(lines, *n, times[i]))) {
+			char buf[32];
+			unsigned v[6];
+			if (l->vlen != 20)
+				return 0;
+			memcpy(buf, l->value, 20);
+			buf[20] = '\0';
+			if (!ref_time_valid(buf, v))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Record helpers.                                                     */
+
+static const char *const spec_order[] = {
+	"version", "status", "since", "owner", "host", "pid", "pid_start",
+	"boot_id", "expires", "started", "ended", "exit", "signal", "note",
+};
+#define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
+
+static size_t rank(const char *key)
+{
+	for (size_t i = 0; i < SPEC_KEYS; i++)
+		if (strcmp(key, spec_order[i]) == 0)
+			return i;
+	return SPEC_KEYS;
+}
+
+/* The fields of a record sorted by key, for lookups in O(log n) (the
+ * record's own record_get is linear, and inputs can hold 30000 lines). */
+struct index {
+	const struct field **f;
+	size_t n;
+};
+
+static int cmp_field(const void *a, const void *b)
+{
+	const struct field *const *x = a, *const *y = b;
+	return strcmp((*x)->key, (*y)->key);
+}
+
+static void index_build(struct index *ix, const struct record *r)
+{
+	ix->n = r->count;
+	ix->f = xmalloc((r->count + 1) * sizeof *ix->f);
+	for (size_t i = 0; i < r->count; i++)
+		ix->f[i] = &r->fields[i];
+	qsort(ix->f, ix->n, sizeof *ix->f, cmp_field);
+}
+
+static const char *index_get(const struct index *ix, const char *key)
+{
+	struct field probe = { (char *)key, NULL };
+	const struct field *p = &probe;
+	const struct field **hit = bsearch(&p, ix->f, ix->n, sizeof *ix->f, cmp_field);
+	return hit ? (*hit)->value : NULL;
+}
+
+static void index_free(struct index *ix)
+{
+	free(ix->f);
+}
+
+/* Parse TEXT (LEN bytes), which must succeed, into R. */
+static void must_parse(struct record *r, const char *text, size_t len, const char *what)
+{
+	const char *why = NULL;
+	if (record_parse(r, text, len, &why) != 0) {
+		fprintf(stderr, "record_fuzz: %s does not parse (%s); %zu bytes:\n%.*s\n",
+			what, why ? why : "no reason", len, (int)(len > 2000 ? 2000 : len), text);
+		FAIL("the formatted record does not parse");
+	}
+	CHECK(r->count > 0);
+}
+
+static int same_opt(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* A deep copy of R. */
+static void copy_record(struct record *dst, const struct record *src)
+{
+	dst->count = dst->cap = src->count;
+	dst->fields = xmalloc((src->count + 1) * sizeof *dst->fields);
+	for (size_t i = 0; i < src->count; i++) {
+		dst->fields[i].key = xstrdup(src->fields[i].key);
+		dst->fields[i].value = xstrdup(src->fields[i].value);
+	}
+}
+
+/* R's fields are those of BEFORE, except the keys in CHANGED (a NULL-ended
+ * list), which may differ or come and go. */
+static void check_kept(const struct record *before, const struct record *r,
+		       const char *const *changed)
+{
+	struct index ib, ir;
+	index_build(&ib, before);
+	index_build(&ir, r);
+	for (size_t i = 0; i < before->count; i++) {
+		const char *k = before->fields[i].key;
+		int free_to_change = 0;
+		for (const char *const *c = changed; *c; c++)
+			free_to_change |= strcmp(*c, k) == 0;
+		if (!free_to_change && !same_opt(index_get(&ir, k), before->fields[i].value)) {
+			fprintf(stderr, "record_fuzz: key '%s' was not kept\n", k);
+			FAIL("a transition lost or changed a key it must keep");
+		}
+	}
+	for (size_t i = 0; i < r->count; i++) {
+		const char *k = r->fields[i].key;
+		int free_to_change = 0;
+		for (const char *const *c = changed; *c; c++)
+			free_to_change |= strcmp(*c, k) == 0;
+		if (!free_to_change && !index_get(&ib, k)) {
+			fprintf(stderr, "record_fuzz: key '%s' appeared\n", k);
+			FAIL("a transition added a key it must not write");
+		}
+	}
+	index_free(&ib);
+	index_free(&ir);
+}
+
+/* ------------------------------------------------------------------ */
+/* A small validating JSON scanner (RFC 8259), for one object.          */
+
+struct member {
+	char *name;
+	char *value;      /* decoded string, or the number / literal text */
+	int is_string;
+};
+
+struct scanner {
+	const char *p, *end;
+	struct member *m;
+	size_t n, cap;
+};
+
+static void js_ws(struct scanner *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int js_hex4(struct scanner *s, unsigned *v)
+{
+	if (s->end - s->p < 4)
+		return -1;
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(s->p[i]);
+		if (h < 0)
+			return -1;
+		*v = *v << 4 | (unsigned)h;
+	}
+	s->p += 4;
+	return 0;
+}
+
+static void put_utf8(struct buf *b, unsigned cp)
+{
+	char u[4];
+	if (cp < 0x80) {
+		buf_addc(b, (char)cp);
+		return;
+	}
+	if (cp < 0x800) {
+		u[0] = (char)(0xc0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		buf_add(b, u, 2);
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | cp >> 12);
+		u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		buf_add(b, u, 3);
+	} else {
+		u[0] = (char)(0xf0 | cp >> 18);
+		u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+		u[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		buf_add(b, u, 4);
+	}
+}
+
+/* A string at s->p (the opening quote); its decoded bytes into OUT. */
+static int js_string(struct scanner *s, struct buf *out)
+{
+	buf_reset(out);
+	buf_add(out, "", 0);
+	if (s->p >= s->end || *s->p != '"')
+		return -1;
+	s->p++;
+	for (;;) {
+		if (s->p >= s->end)
+			return -1;                      /* unterminated */
+		unsigned char c = (unsigned char)*s->p;
+		if (c == '"') {
+			s->p++;
+			return 0;
+		}
+		if (c < 0x20)
+			return -1;                      /* raw control byte */
+		if (c != '\\') {
+			/* A run of plain bytes at once. */
+			const char *run = s->p;
+			while (s->p < s->end && *s->p != '"' && *s->p != '\\' &&
+			       (unsigned char)*s->p >= 0x20) {
+				size_t k = ref_utf8_seq((const unsigned char *)s->p,
+							(size_t)(s->end - s->p));
+				if (!k)
+					return -1;      /* invalid UTF-8 */
+				s->p += k;
+			}
+			buf_add(out, run, (size_t)(s->p - run));
+			continue;
+		}
+		if (++s->p >= s->end)
+			return -1;
+		char e = *s->p++;
+		switch (e) {
+		case '"': buf_addc(out, '"'); break;
+		case '\\': buf_addc(out, '\\'); break;
+		case '/': buf_addc(out, '/'); break;
+		case 'b': buf_addc(out, '\b'); break;
+		case 'f': buf_addc(out, '\f'); break;
+		case 'n': buf_addc(out, '\n'); break;
+		case 'r': buf_addc(out, '\r'); break;
+		case 't': buf_addc(out, '\t'); break;
+		case 'u': {
+			unsigned cp, lo;
+			if (js_hex4(s, &cp) < 0)
+				return -1;
+			if (cp >= 0xdc00 && cp <= 0xdfff)
+				return -1;              /* lone low surrogate */
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				if (s->end - s->p < 2 || s->p[0] != '\\' || s->p[1] != 'u')
+					return -1;
+				s->p += 2;
+				if (js_hex4(s, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
+					return -1;
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			}
+			put_utf8(out, cp);
+			break;
+		}
+		default:
+			return -1;                      /* illegal escape */
+		}
+	}
+}
+
+static int js_digits(struct scanner *s)
+{
+	const char *start = s->p;
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		s->p++;
+	return s->p > start ? 0 : -1;
+}
+
+static int js_number(struct scanner *s)
+{
+	if (s->p < s->end && *s->p == '-')
+		s->p++;
+	if (s->p < s->end && *s->p == '0')
+		s->p++;                                 /* no leading zeros */
+	else if (js_digits(s) < 0)
+		return -1;
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		if (js_digits(s) < 0)
+			return -1;
+	}
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+			s->p++;
+		if (js_digits(s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int js_literal(struct scanner *s, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+		return -1;
+	s->p += n;
+	return 0;
+}
+
+/* One object holding scalars only (all record_json writes). */
+static int js_object(struct scanner *s)
+{
+	struct buf name = {0}, value = {0};
+	int rc = -1;
+	js_ws(s);
+	if (s->p >= s->end || *s->p++ != '{')
+		goto out;
+	js_ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		rc = 0;
+		goto out;
+	}
+	for (;;) {
+		js_ws(s);
+		if (js_string(s, &name) < 0)
+			goto out;
+		js_ws(s);
+		if (s->p >= s->end || *s->p++ != ':')
+			goto out;
+		js_ws(s);
+		int is_string = 0;
+		const char *vstart = s->p;
+		if (s->p < s->end && *s->p == '"') {
+			if (js_string(s, &value) < 0)
+				goto out;
+			is_string = 1;
+		} else {
+			int r;
+			if (s->p < s->end && *s->p == 't')
+				r = js_literal(s, "true");
+			else if (s->p < s->end && *s->p == 'f')
+				r = js_literal(s, "false");
+			else if (s->p < s->end && *s->p == 'n')
+				r = js_literal(s, "null");
+			else
+				r = js_number(s);
+			if (r < 0)
+				goto out;
+			buf_reset(&value);
+			buf_add(&value, vstart, (size_t)(s->p - vstart));
+		}
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 16;
+			s->m = xrealloc(s->m, s->cap * sizeof *s->m);
+		}
+		/* Names and values hold no NUL: record text has none. */
+		if (memchr(name.data, '\0', name.len) || memchr(value.data, '\0', value.len))
+			goto out;
+		s->m[s->n].name = xstrdup(name.data);
+		s->m[s->n].value = xstrdup(value.data);
+		s->m[s->n].is_string = is_string;
+		s->n++;
+		js_ws(s);
+		if (s->p >= s->end)
+			goto out;
+		if (*s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (*s->p++ != '}')
+			goto out;
+		rc = 0;
+		break;
+	}
+out:
+	buf_free(&name);
+	buf_free(&value);
+	return rc;
+}
+
+static void scanner_free(struct scanner *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->m[i].name);
+		free(s->m[i].value);
+	}
+	free(s->m);
+}
+
+static const struct member *member(const struct scanner *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->m[i].name, name) == 0)
+			return &s->m[i];
+	return NULL;
+}
+
+static int json_number_key(const char *k)
+{
+	return strcmp(k, "pid") == 0 || strcmp(k, "pid_start") == 0 || strcmp(k, "exit") == 0;
+}
+
+static int is_reserved_member(const char *k)
+{
+	return strcmp(k, "job") == 0 || strcmp(k, "stale") == 0 || strcmp(k, "corrupt") == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Check record_json(JOB, R, ST) (R may be NULL). */
+static void check_json(const char *job, const struct record *r, enum status st)
+{
+	struct buf out = {0};
+	record_json(job, r, st, &out);
+	CHECK(out.data != NULL && out.len > 0);
+	CHECK(strlen(out.data) == out.len);
+	/* JSON Lines: one line, ending in its only newline. */
+	CHECK(out.data[out.len - 1] == '\n');
+	CHECK(memchr(out.data, '\n', out.len - 1) == NULL);
+	CHECK(ref_utf8_valid(out.data, out.len));
+
+	struct scanner s = { out.data, out.data + out.len, NULL, 0, 0 };
+	if (js_object(&s) < 0) {
+		fprintf(stderr, "record_fuzz: malformed JSON near byte %zu: %s",
+			(size_t)(s.p - out.data), out.data);
+		FAIL("record_json wrote malformed JSON");
+	}
+	js_ws(&s);
+	CHECK(s.p == s.end);           /* nothing after the object */
+
+	/* Unique member names (RFC 8259 §4 "SHOULD"; a duplicate "job" or
+	 * "stale" would let a record's unknown key spoof the job's name or
+	 * its staleness for any reader that keeps the last one). */
+	{
+		const char **names = xmalloc((s.n + 1) * sizeof *names);
+		for (size_t i = 0; i < s.n; i++)
+			names[i] = s.m[i].name;
+		qsort(names, s.n, sizeof *names, cmp_str);
+		for (size_t i = 1; i < s.n; i++)
+			if (strcmp(names[i - 1], names[i]) == 0) {
+				fprintf(stderr, "record_fuzz: duplicate member \"%s\": %.2000s",
+					names[i], out.data);
+				FAIL("record_json wrote a duplicate member name");
+			}
+		free(names);
+	}
+
+	/* The contents. */
+	CHECK(s.n > 0 && strcmp(s.m[0].name, "job") == 0 && s.m[0].is_string &&
+	      strcmp(s.m[0].value, job) == 0);
+	if (st == ST_CORRUPT) {
+		CHECK(s.n == 2 && strcmp(s.m[1].name, "corrupt") == 0 &&
+		      strcmp(s.m[1].value, "true") == 0 && !s.m[1].is_string);
+		goto done;
+	}
+	const struct member *m = member(&s, "status");
+	CHECK(m && m->is_string && strcmp(m->value, status_word(st)) == 0);
+	if (!r || r->count == 0) {
+		CHECK(s.n == 2);
+		goto done;
+	}
+	/* Every field once, in canonical order, with its value (numbers for
+	 * pid, pid_start, exit), then "stale": true for STALE. */
+	/* Unknown keys named like the writer's own members (job, stale,
+	 * corrupt) are left out. */
+	size_t shown = 0;
+	for (size_t i = 0; i < r->count; i++)
+		shown += !is_reserved_member(r->fields[i].key);
+	CHECK(s.n == 1 + shown + (st == ST_STALE));
+	size_t last_rank = 0;
+	struct index ix;
+	index_build(&ix, r);
+	for (size_t i = 0; i < shown; i++) {
+		const struct member *mm = &s.m[1 + i];
+		const char *v = index_get(&ix, mm->name);
+		if (!v) {
+			fprintf(stderr, "record_fuzz: JSON member \"%s\" is not a field\n", mm->name);
+			FAIL("record_json wrote a member the record has not");
+		}
+		size_t rk = rank(mm->name);
+		CHECK(rk >= last_rank);
+		last_rank = rk;
+		if (strcmp(mm->name, "status") == 0)
+			continue;
+		if (json_number_key(mm->name)) {
+			CHECK(!mm->is_string);
+			/* The same decimal number, leading zeros dropped. */
+			while (v[0] == '0' && v[1])
+				v++;
+			CHECK(strcmp(mm->value, v) == 0);
+		} else {
+			CHECK(mm->is_string);
+			if (strcmp(mm->value, v) != 0) {
+				fprintf(stderr, "record_fuzz: \"%s\" decodes to '%s', field is '%s'\n",
+					mm->name, mm->value, v);
+				FAIL("a JSON string does not decode to the field's value");
+			}
+		}
+	}
+	index_free(&ix);
+	if (st == ST_STALE) {
+		const struct member *last = &s.m[s.n - 1];
+		CHECK(strcmp(last->name, "stale") == 0 && !last->is_string &&
+		      strcmp(last->value, "true") == 0);
+	}
+done:
+	scanner_free(&s);
+	buf_free(&out);
+}
+
+/* json_string on any valid UTF-8 without NUL: valid JSON that decodes back. */
+static void check_json_string(const char *str)
+{
+	struct buf out = {0}, dec = {0};
+	json_string(&out, str);
+	struct scanner s = { out.data, out.data + out.len, NULL, 0, 0 };
+	CHECK(js_string(&s, &dec) == 0);
+	CHECK(s.p == s.end);
+	CHECK(strcmp(dec.data, str) == 0);
+	CHECK(memchr(out.data, '\n', out.len) == NULL);
+	buf_free(&out);
+	buf_free(&dec);
+}
+
+/* ------------------------------------------------------------------ */
+/* Transitions.                                                        */
+
+static const char *const pending_changes[] = {
+	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
+	"expires", "ended", "exit", "signal", "started", NULL,
+};
+static const char *const running_changes[] = {
+	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
+	"expires", "ended", "exit", "signal", "started", NULL,
+};
+static const char *const done_changes[] = {
+	"status", "since", "note", "owner", "pid_start", "boot_id", "expires",
+	"ended", "exit", "signal", NULL,
+};
+
+/* Format R, parse it (must work), check it re-formats identically, and
+ * check the JSON of the result; returns nothing, frees nothing. */
+static void check_written(const struct record *r, const char *what)
+{
+	struct buf text = {0};
+	struct record again;
+	int fits = record_format(r, &text) == 0;
+	CHECK(text.data != NULL);
+	/* Too large to write: the writers refuse it (and it would not parse). */
+	CHECK(fits == (text.len <= RECORD_MAX));
+	if (!fits) {
+		buf_free(&text);
+		return;
+	}
+	must_parse(&again, text.data, text.len, what);
+	struct buf text2 = {0};
+	record_format(&again, &text2);
+	CHECK(text2.len == text.len && memcmp(text.data, text2.data, text.len) == 0);
+	buf_free(&text2);
+	record_free(&again);
+	buf_free(&text);
+}
+
+static void check_common(const struct record *before, const struct record *r,
+			 const char *status, time_t now, const char *note)
+{
+	(void)now;
+	CHECK(r->count > 0 && strcmp(r->fields[0].key, "version") == 0);
+	CHECK(same_opt(record_get(r, "version"), "1"));
+	CHECK(same_opt(record_get(r, "status"), status));
+	CHECK(same_opt(record_get(r, "note"), note ? note : record_get(before, "note")));
+}
+
+static void transitions(const struct record *parsed, const uint8_t *data, size_t size)
+{
+	/* A deterministic "now" and TTL from the input, within the years
+	 * time_format can write (a TTL is at most a century, see cli.c). */
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < size; i++)
+		h = (h ^ data[i]) * 1099511628211ULL;
+	time_t now = (time_t)(1700000000 + (int64_t)(h % 400000000));
+	time_t ttl = (time_t)(1 + (h >> 32) % 3200000000ULL);
+	if (h & 1)
+		now = (time_t)(h % (uint64_t)(T_MAX - 3200000001LL));
+	char when[21];
+	time_format(now, when);
+
+	const char *note = (h & 2) ? "résumé ✓ \"quoted\" \\ back\tslash" : NULL;
+	/* The record's own note as the new one, when it is a valid note. */
+	const char *own_note = record_get(parsed, "note");
+	if ((h & 4) && own_note && note_valid(own_note))
+		note = own_note;
+
+	/* The owners: none, a lock, a pid, and the record's own. */
+	struct owner owners[4];
+	memset(owners, 0, sizeof owners);
+	owners[0].kind = OWNER_NONE;
+	owners[1].kind = OWNER_LOCK;
+	owners[1].host = "build01";
+	owners[1].pid = 41213;
+	owners[2].kind = OWNER_PID;
+	owners[2].host = "build01.example.org";
+	owners[2].pid = 2147483647;
+	owners[2].pid_start = 18446744073709551615ULL;
+	owners[2].boot_id = (h & 8) ? NULL : "2fb9737d-c7c1-46e4-8990-aabd01a0259b";
+	const char *own = record_get(parsed, "owner"), *host = record_get(parsed, "host");
+	const char *pid = record_get(parsed, "pid");
+	owners[3].kind = !own ? OWNER_NONE : strcmp(own, "lock") == 0 ? OWNER_LOCK : OWNER_PID;
+	owners[3].host = host ? host : "";
+	owners[3].pid = pid ? atol(pid) : 0;
+	const char *ps = record_get(parsed, "pid_start");
+	owners[3].pid_start = ps ? strtoull(ps, NULL, 10) : 0;
+	owners[3].boot_id = record_get(parsed, "boot_id");
+
+	struct record r;
+
+	/* → PENDING */
+	copy_record(&r, parsed);
+	record_to_pending(&r, now, note);
+	check_common(parsed, &r, "PENDING", now, note);
+	CHECK(same_opt(record_get(&r, "since"), when));
+	for (const char *const *k = pending_changes + 3; *k; k++)
+		if (strcmp(*k, "note") != 0)
+			CHECK(record_get(&r, *k) == NULL);
+	check_kept(parsed, &r, pending_changes);
+	check_written(&r, "record_to_pending");
+	check_json("job", &r, record_status(&r));
+	record_free(&r);
+
+	/* → RUNNING, each owner, with and without a TTL */
+	for (int o = 0; o < 4; o++) {
+		const struct owner *ow = &owners[o];
+		time_t expires = (h >> (8 + o)) & 1 ? now + ttl : 0;
+		copy_record(&r, parsed);
+		int renewal = record_owned_by(&r, ow);
+		record_to_running(&r, now, ow, expires, note);
+		check_common(parsed, &r, "RUNNING", now, note);
+		/* Written for this owner (a pid owner without a boot id
+		 * never matches, see record_owned_by). */
+		if (ow->kind != OWNER_PID || ow->boot_id)
+			CHECK(record_owned_by(&r, ow));
+		if (renewal) {
+			const char *old = record_get(parsed, "since");
+			CHECK(same_opt(record_get(&r, "since"), old ? old : when));
+			old = record_get(parsed, "started");
+			CHECK(same_opt(record_get(&r, "started"), old ? old : when));
+		} else {
+			CHECK(same_opt(record_get(&r, "since"), when));
+			CHECK(same_opt(record_get(&r, "started"), when));
+		}
+		CHECK(!record_get(&r, "ended") && !record_get(&r, "exit") && !record_get(&r, "signal"));
+		if (ow->kind == OWNER_NONE) {
+			CHECK(!record_get(&r, "owner") && !record_get(&r, "host") && !record_get(&r, "pid"));
+		} else {
+			CHECK(same_opt(record_get(&r, "owner"), ow->kind == OWNER_LOCK ? "lock" : "pid"));
+			CHECK(same_opt(record_get(&r, "host"), ow->host));
+			const char *p = record_get(&r, "pid");
+			CHECK(p && atol(p) == ow->pid);
+		}
+		if (ow->kind == OWNER_PID) {
+			const char *p = record_get(&r, "pid_start");
+			CHECK(p && strtoull(p, NULL, 10) == ow->pid_start);
+			CHECK(same_opt(record_get(&r, "boot_id"), ow->boot_id));
+		} else {
+			CHECK(!record_get(&r, "pid_start") && !record_get(&r, "boot_id"));
+		}
+		if (expires) {
+			char e[21];
+			time_format(expires, e);
+			CHECK(same_opt(record_get(&r, "expires"), e));
+		} else {
+			CHECK(!record_get(&r, "expires"));
+		}
+		check_kept(parsed, &r, running_changes);
+		check_written(&r, "record_to_running");
+		check_json("job", &r, ST_RUNNING);
+		check_json("job", &r, ST_STALE);
+
+		/* … then → DONE: keeps started, host, pid. */
+		struct record run;
+		copy_record(&run, &r);
+		static const char *const sigs[] = { "TERM", "KILL", "SEGV" };
+		int exit_status = (int)((h >> (16 + 2 * o)) % 258) - 2;   /* -2..255 */
+		const char *sig = (h >> (40 + o)) & 1 ? sigs[o % 3] : NULL;
+		record_to_done(&r, now + 1, exit_status, sig, NULL);
+		char later[21];
+		time_format(now + 1, later);
+		check_common(&run, &r, "DONE", now + 1, NULL);
+		CHECK(same_opt(record_get(&r, "since"), later));
+		CHECK(same_opt(record_get(&r, "ended"), later));
+		CHECK(same_opt(record_get(&r, "started"), record_get(&run, "started")));
+		CHECK(same_opt(record_get(&r, "host"), record_get(&run, "host")));
+		CHECK(same_opt(record_get(&r, "pid"), record_get(&run, "pid")));
+		CHECK(!record_get(&r, "owner") && !record_get(&r, "pid_start") &&
+		      !record_get(&r, "boot_id") && !record_get(&r, "expires"));
+		if (sig) {
+			CHECK(same_opt(record_get(&r, "signal"), sig) && !record_get(&r, "exit"));
+		} else if (exit_status >= 0) {
+			const char *x = record_get(&r, "exit");
+			CHECK(x && atoi(x) == exit_status && !record_get(&r, "signal"));
+		} else {
+			CHECK(!record_get(&r, "exit") && !record_get(&r, "signal"));
+		}
+		check_kept(&run, &r, done_changes);
+		check_written(&r, "record_to_running then record_to_done");
+		check_json("job", &r, record_status(&r));
+		record_free(&run);
+		record_free(&r);
+	}
+
+	/* → DONE straight from the record as it was */
+	copy_record(&r, parsed);
+	record_to_done(&r, now, (int)(h % 256), NULL, note);
+	check_common(parsed, &r, "DONE", now, note);
+	CHECK(same_opt(record_get(&r, "ended"), when));
+	CHECK(same_opt(record_get(&r, "started"), record_get(parsed, "started")));
+	CHECK(same_opt(record_get(&r, "host"), record_get(parsed, "host")));
+	CHECK(same_opt(record_get(&r, "pid"), record_get(parsed, "pid")));
+	check_kept(parsed, &r, done_changes);
+	check_written(&r, "record_to_done");
+	/* … and back to PENDING. */
+	record_to_pending(&r, now + 2, NULL);
+	check_written(&r, "record_to_done then record_to_pending");
+	record_free(&r);
+}
+
+/* ------------------------------------------------------------------ */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+
+	/* utf8_valid / note_valid against the references. */
+	CHECK(!utf8_valid(text, size) == !ref_utf8_valid(text, size));
+	if (size <= NOTE_MAX + 1) {
+		char *s = xstrndup(text, size);
+		size_t n = strlen(s);
+		CHECK(!note_valid(s) == !ref_note_valid(s, n));
+		if (ref_utf8_valid(s, n))
+			check_json_string(s);
+		free(s);
+	}
+
+	/* Status words: the three written ones and STALE when allowed, in
+	 * any case, nothing else. */
+	if (size <= 8) {
+		static const char *const words[] = { "PENDING", "RUNNING", "STALE", "DONE" };
+		for (int allow = 0; allow <= 1; allow++) {
+			int want = -1;
+			for (int i = 0; i < 4; i++)
+				if ((i != ST_STALE || allow) && size == strlen(words[i]) &&
+				    strncasecmp(text, words[i], size) == 0 && !memchr(text, 0, size))
+					want = i;
+			CHECK(status_from_word(text, size, allow) == want);
+		}
+	}
+
+	/* Times: a 20-byte input is a time text; 8 bytes are a time_t. */
+	if (size == 20) {
+		char s[21];
+		memcpy(s, data, 20);
+		s[20] = '\0';
+		check_time_text(s);
+	}
+	if (size >= 8) {
+		int64_t t;
+		memcpy(&t, data, sizeof t);
+		check_time_format((time_t)t);
+		/* And within the years the format can write. */
+		long long span = T_MAX - T_MIN + 1;
+		long long in = (long long)(((uint64_t)t) % (uint64_t)span) + T_MIN;
+		check_time_format((time_t)in);
+	}
+
+	/* The record. */
+	struct record r;
+	struct ref_line *lines;
+	size_t nlines;
+	const char *why = (const char *)1;
+	r.fields = (struct field *)1;   /* garbage: record_parse must reset it */
+	r.count = r.cap = 12345;
+	int rc = record_parse(&r, text, size, &why);
+	int ref = ref_parse(text, size, &lines, &nlines);
+	if (rc != 0 && rc != -1)
+		FAIL("record_parse returned neither 0 nor -1");
+	if ((rc == 0) != ref) {
+		fprintf(stderr, "record_fuzz: record_parse says %s (%s), the reference says %s\n",
+			rc == 0 ? "valid" : "corrupt", rc == 0 ? "-" : why, ref ? "valid" : "corrupt");
+		FAIL("record_parse disagrees with SPEC §3");
+	}
+	if (rc < 0) {
+		CHECK(why != NULL && why != (const char *)1 && strlen(why) > 0);
+		CHECK(r.count == 0 && r.fields == NULL);
+		record_free(&r);   /* harmless on an empty record */
+		free(lines);
+		return 0;
+	}
+	CHECK(why == NULL);
+	CHECK(r.count == nlines && r.count <= r.cap);
+	for (size_t i = 0; i < r.count; i++) {
+		CHECK(strlen(r.fields[i].key) == lines[i].klen &&
+		      memcmp(r.fields[i].key, lines[i].key, lines[i].klen) == 0);
+		CHECK(strlen(r.fields[i].value) == lines[i].vlen &&
+		      memcmp(r.fields[i].value, lines[i].value, lines[i].vlen) == 0);
+		/* record_get finds each field (linear: only for small records). */
+		if (r.count <= 256)
+			CHECK(record_get(&r, r.fields[i].key) == r.fields[i].value);
+	}
+	free(lines);
+	enum status st = record_status(&r);
+	CHECK(st == ST_PENDING || st == ST_RUNNING || st == ST_DONE);
+	CHECK(strcasecmp(record_get(&r, "status"), status_word(st)) == 0);
+
+	/* Every 20-byte value is a time text too. */
+	for (size_t i = 0; i < r.count; i++)
+		if (strlen(r.fields[i].value) == 20)
+			check_time_text(r.fields[i].value);
+
+	/* Round trip: format, parse, format again — the same bytes. */
+	struct buf f1 = {0}, f2 = {0};
+	int fits = record_format(&r, &f1) == 0;
+	CHECK(fits == (f1.len <= RECORD_MAX));
+	CHECK(f1.data && f1.len > 0 && f1.data[f1.len - 1] == '\n');
+	/* The input's lines (a newline added at the end if missing), in the
+	 * canonical key order. */
+	CHECK(f1.len == size + (data[size - 1] != '\n'));
+	{
+		const char *p = f1.data;
+		size_t last = 0;
+		struct index ix;
+		index_build(&ix, &r);
+		for (size_t i = 0; i < r.count; i++) {
+			const char *eq = strchr(p, '='), *nl = strchr(p, '\n');
+			CHECK(eq && nl && eq < nl);
+			char *k = xstrndup(p, (size_t)(eq - p));
+			const char *v = index_get(&ix, k);
+			CHECK(v && strlen(v) == (size_t)(nl - eq - 1) && memcmp(v, eq + 1, strlen(v)) == 0);
+			size_t rk = rank(k);
+			CHECK(rk >= last && (rk > last || rk == SPEC_KEYS || i == 0));
+			last = rk;
+			free(k);
+			p = nl + 1;
+		}
+		CHECK(p == f1.data + f1.len);
+		index_free(&ix);
+	}
+	struct record r2;
+	if (!fits)
+		goto skip_round_trip;
+	must_parse(&r2, f1.data, f1.len, "record_format's text");
+	record_format(&r2, &f2);
+	if (f2.len != f1.len || memcmp(f1.data, f2.data, f1.len) != 0)
+		FAIL("format(parse(format(record))) differs from format(record)");
+	CHECK(r2.count == r.count);
+	record_free(&r2);
+skip_round_trip:
+
+	/* The JSON, for every status, and for no record. */
+	for (int s = ST_PENDING; s <= ST_CORRUPT; s++)
+		check_json("nightly.build-01@x+y", &r, (enum status)s);
+	check_json("nightly", NULL, ST_PENDING);
+
+	/* The transitions. */
+	transitions(&r, data, size);
+
+	buf_free(&f1);
+	buf_free(&f2);
+	record_free(&r);
+	return 0;
+}
