@@ -95,7 +95,8 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		buf_free(&who);
 		goto out;
 	}
-	if ((rc = reg_remove(reg, job)) != 0)
+	/* A sweep (-a) syncs the directory once, after all its removals. */
+	if ((rc = reg_remove(reg, job, l == NULL)) != 0)
 		goto out;
 	reg_sweep(reg, job, l);
 	/* With the run lock free too, no run and no writer can be using the
@@ -186,16 +187,18 @@ int main(int argc, char **argv)
 	int status = 0;
 	rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
 	free(path);
-	if (rc || reg.fd < 0)
+	if (rc || reg.fd < 0 || (all && (rc = reg_list(&reg, &listing)) != 0)) {
+		reg_close(&reg);
 		return rc;
+	}
 	if (all) {
-		if ((rc = reg_list(&reg, &listing)) != 0)
-			return rc;
 		jobs = listing.jobs;
 		njobs = listing.njobs;
 	}
 	for (size_t i = 0; i < njobs; i++)
 		keep_first(&status, clear_one(&reg, jobs[i], &f, !all, all ? &listing : NULL));
+	if (all && njobs)
+		keep_first(&status, reg_sync(&reg, NULL));
 	listing_free(&listing);
 	reg_close(&reg);
 	return status;

@@ -273,7 +273,7 @@ static int finish(const struct registry *reg, const struct request *req,
 		goto out;
 	}
 	if (req->clear_after) {
-		rc = reg_remove(reg, req->job);
+		rc = reg_remove(reg, req->job, 1);
 	} else {
 		record_to_done(&rec, now_seconds(), exit_status, signal_name_or_null, NULL);
 		record_format(&rec, &text);
@@ -382,11 +382,13 @@ int main(int argc, char **argv)
 	struct registry reg;
 	rc = reg_open(&reg, path, 1);
 	free(path);
-	if (rc)
-		return rc;
-	if (setenv("JOBREG_JOB", req.job, 1) < 0 || setenv("JOBREG_DIR", abs, 1) < 0)
-		return fail_errno(errno, req.job, "setenv");
+	if (!rc && (setenv("JOBREG_JOB", req.job, 1) < 0 || setenv("JOBREG_DIR", abs, 1) < 0))
+		rc = fail_errno(errno, req.job, "setenv");
 	free(abs);
+	if (rc) {
+		reg_close(&reg);
+		return rc;
+	}
 
 	char host[HOST_NAME_MAX + 1] = "";
 	gethostname(host, sizeof host - 1);

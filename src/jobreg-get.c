@@ -117,12 +117,15 @@ int main(int argc, char **argv)
 	struct registry reg;
 	struct listing listing = {0};
 	int status = 0;
-	if ((rc = reg_open(&reg, path, 0)) != 0)
-		return rc;
+	rc = reg_open(&reg, path, 0);
 	free(path);
+	if (rc)
+		return rc;
 	if (all) {
-		if ((rc = reg_list(&reg, &listing)) != 0)
+		if ((rc = reg_list(&reg, &listing)) != 0) {
+			reg_close(&reg);
 			return rc;
+		}
 		jobs = listing.jobs;
 		njobs = listing.njobs;
 	}

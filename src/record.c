@@ -20,15 +20,23 @@ void record_init(struct record *r)
 {
 	r->fields = NULL;
 	r->count = r->cap = 0;
+	r->text = NULL;
+}
+
+static void free_field(struct field *f)
+{
+	if (f->owned & OWN_KEY)
+		free(f->key);
+	if (f->owned & OWN_VALUE)
+		free(f->value);
 }
 
 void record_free(struct record *r)
 {
-	for (size_t i = 0; i < r->count; i++) {
-		free(r->fields[i].key);
-		free(r->fields[i].value);
-	}
+	for (size_t i = 0; i < r->count; i++)
+		free_field(&r->fields[i]);
 	free(r->fields);
+	free(r->text);
 	record_init(r);
 }
 
@@ -46,7 +54,7 @@ const char *record_get(const struct record *r, const char *key)
 	return f ? f->value : NULL;
 }
 
-static void append(struct record *r, char *key, char *value)
+static void append(struct record *r, char *key, char *value, unsigned char owned)
 {
 	if (r->count == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 16;
@@ -54,6 +62,7 @@ static void append(struct record *r, char *key, char *value)
 	}
 	r->fields[r->count].key = key;
 	r->fields[r->count].value = value;
+	r->fields[r->count].owned = owned;
 	r->count++;
 }
 
@@ -62,11 +71,13 @@ void record_put(struct record *r, const char *key, const char *value)
 	struct field *f = find(r, key);
 	if (f) {
 		char *copy = xstrdup(value);
-		free(f->value);
+		if (f->owned & OWN_VALUE)
+			free(f->value);
 		f->value = copy;
+		f->owned |= OWN_VALUE;
 		return;
 	}
-	append(r, xstrdup(key), xstrdup(value));
+	append(r, xstrdup(key), xstrdup(value), OWN_KEY | OWN_VALUE);
 }
 
 void record_drop(struct record *r, const char *key)
@@ -74,8 +85,7 @@ void record_drop(struct record *r, const char *key)
 	struct field *f = find(r, key);
 	if (!f)
 		return;
-	free(f->key);
-	free(f->value);
+	free_field(f);
 	size_t i = (size_t)(f - r->fields);
 	memmove(f, f + 1, (r->count - i - 1) * sizeof *f);
 	r->count--;
@@ -257,6 +267,14 @@ static int has_duplicate(const struct record *r)
 {
 	if (r->count < 2)
 		return 0;
+	/* A record has a dozen keys: compare pairs; sort only a big one. */
+	if (r->count <= 32) {
+		for (size_t i = 1; i < r->count; i++)
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(r->fields[i].key, r->fields[j].key) == 0)
+					return 1;
+		return 0;
+	}
 	const struct field **sorted = xmalloc(r->count * sizeof(const struct field *));
 	for (size_t i = 0; i < r->count; i++)
 		sorted[i] = &r->fields[i];
@@ -304,9 +322,12 @@ static const char *check_values(const struct record *r)
 
 int record_parse(struct record *r, const char *data, size_t len, const char **why)
 {
-	const char *p = data, *end = data + len;
-
 	record_init(r);
+	/* One copy of the text, split in place: keys and values point into
+	 * it ('=' and '\n' become NULs). */
+	r->text = xstrndup(data, len);
+	char *p = r->text, *end = r->text + len;
+
 	*why = NULL;
 	if (len > RECORD_MAX)
 		*why = "larger than 64 KiB";
@@ -317,9 +338,9 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 	else if (!utf8_valid(data, len))
 		*why = "invalid UTF-8";
 	while (!*why && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *eq = memchr(p, '=', (size_t)(eol - p));
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *eol = nl ? nl : end;
+		char *eq = memchr(p, '=', (size_t)(eol - p));
 		if (!eq) {
 			*why = "line without '='";
 			break;
@@ -335,7 +356,9 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 			}
 		if (*why)
 			break;
-		append(r, xstrndup(p, (size_t)(eq - p)), xstrndup(eq + 1, (size_t)(eol - eq - 1)));
+		*eq = '\0';
+		*eol = '\0';
+		append(r, p, eq + 1, 0);
 		p = nl ? nl + 1 : end;
 	}
 	if (!*why && has_duplicate(r))

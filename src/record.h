@@ -17,12 +17,15 @@ enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT };
 struct field {
 	char *key;
 	char *value;
+	unsigned char owned;    /* OWN_KEY | OWN_VALUE: malloc'd, not in text */
 };
+enum { OWN_KEY = 1, OWN_VALUE = 2 };
 
 struct record {
 	struct field *fields;
 	size_t count;
 	size_t cap;
+	char *text;             /* the parsed bytes, split in place */
 };
 
 void record_init(struct record *r);

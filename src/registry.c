@@ -72,27 +72,33 @@ static int make_dirs(char *path)
 
 int reg_open(struct registry *reg, const char *path, int create)
 {
+	int rc = 0;
 	reg->path = xstrdup(path);
 	reg->fd = open_dir(path);
-	if (reg->fd >= 0)
-		return 0;
-	if (errno == ENOENT && !create)
+	if (reg->fd >= 0 || (errno == ENOENT && !create))
 		return 0;
 	if (errno == ENOENT) {
 		char *copy = xstrdup(path);
-		int rc = make_dirs(copy);
+		int made = make_dirs(copy);
 		free(copy);
-		if (rc < 0)
-			return fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
-				    path, strerror(errno));
+		if (made < 0) {
+			rc = fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
+				  path, strerror(errno));
+			goto failed;
+		}
 		reg->fd = open_dir(path);
 		if (reg->fd >= 0)
 			return 0;
 	}
 	if (create && errno == ENOTDIR)
-		return fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
-			    path, strerror(errno));
-	return fail_errno(errno, NULL, "open registry %s", path);
+		rc = fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
+			  path, strerror(errno));
+	else
+		rc = fail_errno(errno, NULL, "open registry %s", path);
+failed:
+	free(reg->path);
+	reg->path = NULL;
+	return rc;
 }
 
 void reg_close(struct registry *reg)
@@ -111,7 +117,7 @@ static int not_regular(const struct registry *reg, const char *job, const char *
 
 /* openat relative to the registry; ELOOP means a symlink was refused. */
 static int open_entry(const struct registry *reg, const char *job, const char *name,
-		      int flags, int *fd)
+		      int flags, int *fd, off_t *size)
 {
 	struct stat st;
 	do
@@ -135,6 +141,8 @@ static int open_entry(const struct registry *reg, const char *job, const char *n
 		*fd = -1;
 		return not_regular(reg, job, name);
 	}
+	if (size)
+		*size = st.st_size;
 	return 0;
 }
 
@@ -145,7 +153,8 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
 	buf_reset(data);
 	if (reg->fd < 0)
 		return 0;
-	rc = open_entry(reg, job, job, O_RDONLY, &fd);
+	off_t size = 0;
+	rc = open_entry(reg, job, job, O_RDONLY, &fd, &size);
 	if (rc || fd < 0)
 		return rc;
 	/* One byte past the limit is enough to tell the record is too big. */
@@ -154,7 +163,17 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
 		data->data = xmalloc(RECORD_MAX + 2);
 		data->cap = RECORD_MAX + 2;
 	}
-	ssize_t n = read_full(fd, data->data, RECORD_MAX + 1);
+	/* Ask for one byte more than fstat saw: a regular file that returns
+	 * less is at its end, so one read(2) usually does. */
+	size_t want = size < RECORD_MAX ? (size_t)size + 1 : RECORD_MAX + 1;
+	ssize_t n;
+	do
+		n = read(fd, data->data, want);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)want && want < RECORD_MAX + 1) {
+		ssize_t more = read_full(fd, data->data + n, RECORD_MAX + 1 - want);
+		n = more < 0 ? -1 : n + more;
+	}
 	int err = errno;
 	close_fd(fd);
 	if (n < 0)
@@ -242,7 +261,8 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 		goto out;
 	for (;;) {
 		struct stat held, named;
-		rc = open_entry(reg, job, name, O_RDONLY | ((flags & LOCK_CREATE) ? O_CREAT : 0), fd);
+		rc = open_entry(reg, job, name, O_RDONLY | ((flags & LOCK_CREATE) ? O_CREAT : 0),
+				fd, NULL);
 		if (rc || *fd < 0)
 			break;
 		double left = wait < 0 ? -1 : deadline - now_mono();
@@ -272,13 +292,6 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 		    named.st_dev == held.st_dev && named.st_ino == held.st_ino)
 			break;
 		reg_unlock(fd);
-	}
-	if (!rc && *fd >= 0 && (flags & LOCK_INHERIT)) {
-		if (fcntl(*fd, F_SETFD, 0) < 0) {
-			int err = errno;
-			reg_unlock(fd);
-			rc = fail_errno(err, job, "fcntl %s", reg_path(reg, name));
-		}
 	}
 out:
 	free(name);
@@ -392,13 +405,18 @@ out:
 	return rc;
 }
 
-int reg_remove(const struct registry *reg, const char *job)
+int reg_remove(const struct registry *reg, const char *job, int sync)
 {
 	if (unlinkat(reg->fd, job, 0) < 0) {
 		if (errno == ENOENT)
 			return 0;
 		return fail_errno(errno, job, "remove %s", reg_path(reg, job));
 	}
+	return sync ? reg_sync(reg, job) : 0;
+}
+
+int reg_sync(const struct registry *reg, const char *job)
+{
 	return sync_dir(reg, job, "the record is removed but that may not be durable");
 }
 
@@ -440,6 +458,28 @@ static int is_temp_of(const char *name, const char *job)
 	return s[6] == '\0';
 }
 
+static void remove_leftover(const struct registry *reg, const char *job, const char *name)
+{
+	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
+}
+
+/* The registry as a DIR stream, on a descriptor of its own (readdir
+ * needs one); NULL with errno set after the error is printed. */
+static DIR *open_listing(const struct registry *reg, const char *job)
+{
+	int fd = openat(reg->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		int err = errno;
+		if (fd >= 0)
+			close_fd(fd);
+		fail_errno(err, job, "read registry %s", reg->path);
+		errno = err;
+	}
+	return dir;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -458,14 +498,9 @@ int reg_list(const struct registry *reg, struct listing *l)
 	memset(l, 0, sizeof *l);
 	if (reg->fd < 0)
 		return 0;
-	int fd = openat(reg->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		int err = errno;
-		if (fd >= 0)
-			close_fd(fd);
-		return fail_errno(err, NULL, "read registry %s", reg->path);
-	}
+	DIR *dir = open_listing(reg, NULL);
+	if (!dir)
+		return errno_exit(errno);
 	for (;;) {
 		errno = 0;
 		struct dirent *e = readdir(dir);
@@ -501,21 +536,28 @@ void listing_free(struct listing *l)
 
 int reg_sweep(const struct registry *reg, const char *job, const struct listing *l)
 {
-	struct listing own;
-	if (!l) {
-		int rc = reg_list(reg, &own);
-		if (rc != 0)
-			return rc;
-		l = &own;
+	if (l) {
+		for (size_t i = 0; i < l->ntemps; i++)
+			if (is_temp_of(l->temps[i], job))
+				remove_leftover(reg, job, l->temps[i]);
+		return 0;
 	}
-	for (size_t i = 0; i < l->ntemps; i++) {
-		if (!is_temp_of(l->temps[i], job))
-			continue;
-		if (unlinkat(reg->fd, l->temps[i], 0) < 0 && errno != ENOENT)
-			warn(job, "cannot remove leftover %s: %s",
-			     reg_path(reg, l->temps[i]), strerror(errno));
+	/* No listing at hand: read the directory, keeping nothing but the
+	 * matches, so a write costs little even in a large registry. */
+	DIR *dir = open_listing(reg, job);
+	if (!dir)
+		return errno_exit(errno);
+	for (;;) {
+		errno = 0;
+		struct dirent *e = readdir(dir);
+		if (!e)
+			break;
+		if (e->d_name[0] == '.' && is_temp_of(e->d_name, job))
+			remove_leftover(reg, job, e->d_name);
 	}
-	if (l == &own)
-		listing_free(&own);
+	int err = errno;
+	closedir(dir);
+	if (err)
+		return fail_errno(err, job, "read registry %s", reg->path);
 	return 0;
 }

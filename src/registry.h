@@ -19,8 +19,7 @@ enum lock_kind { JOB_LOCK, RUN_LOCK };
 /* Flags of reg_lock(). */
 enum {
 	LOCK_CREATE = 1,      /* create the lock file if missing */
-	LOCK_QUIET_BUSY = 2,  /* a busy lock returns 75 without a message */
-	LOCK_INHERIT = 4      /* leave the descriptor open across exec */
+	LOCK_QUIET_BUSY = 2   /* a busy lock returns 75 without a message */
 };
 
 /* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask). */
@@ -46,8 +45,11 @@ void reg_unlock(int *fd);
  * the directory.  Call with the job lock held.  DATA over RECORD_MAX is
  * refused (74, EFBIG): it would read back as corrupt. */
 int reg_replace(const struct registry *reg, const char *job, const char *data, size_t len);
-/* Remove JOB's record and fsync the directory.  Job lock held. */
-int reg_remove(const struct registry *reg, const char *job);
+/* Remove JOB's record and, with SYNC, fsync the directory.  Job lock
+ * held.  A sweep of many records removes them all, then calls reg_sync()
+ * once. */
+int reg_remove(const struct registry *reg, const char *job, int sync);
+int reg_sync(const struct registry *reg, const char *job);
 /* Remove JOB's two lock files.  Call holding both locks, the run lock
  * free of any run (taken with LOCK_EX). */
 int reg_remove_locks(const struct registry *reg, const char *job);
