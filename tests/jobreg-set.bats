@@ -5,60 +5,7 @@
 bats_require_minimum_version 1.5.0
 load helper
 
-BG=()
-
-# kill_tree PID: end a background process we started and its direct children
-# (flock(1) runs its command as a child that inherits the lock).
-kill_tree() {
-	local c
-	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill "$c" 2>/dev/null || true; done
-	kill "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
-
-teardown() {
-	local p
-	for p in "${BG[@]}"; do kill_tree "$p"; done
-	if [ -n "${PERMDIR:-}" ]; then rm -rf "$PERMDIR"; fi
-}
-
-pid_start() {
-	local s
-	s=$(cat "/proc/$1/stat") || return 1
-	s=${s##*) }
-	set -- $s
-	echo "${20}"
-}
-
-boot_id() { cat /proc/sys/kernel/random/boot_id; }
-
-start_sleeper() {
-	sleep 60 3>&- >/dev/null 2>&1 &
-	SLEEPER=$!
-	BG+=("$SLEEPER")
-}
-
-dead_pid() {
-	sleep 0 3>&- >/dev/null 2>&1 &
-	DEAD=$!
-	wait "$DEAD" || true
-}
-
-make_zombie() {
-	local f="$BATS_TEST_TMPDIR/zombie.pid" i z st
-	bash -c 'sleep 0 & echo $! > "$1"; exec sleep 60' _ "$f" 3>&- >/dev/null 2>&1 &
-	BG+=("$!")
-	for i in $(seq 100); do
-		if [ -s "$f" ]; then
-			z=$(cat "$f")
-			st=$(cat "/proc/$z/stat" 2>/dev/null) || st=
-			st=${st##*) }
-			if [ "${st%% *}" = Z ]; then ZOMBIE=$z; return 0; fi
-		fi
-		sleep 0.05
-	done
-	return 1
-}
+load owners
 
 # keys JOB: the record's keys in file order, space-separated.
 keys() { cut -d= -f1 "$REG/$1" | paste -sd' ' -; }
