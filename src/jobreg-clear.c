@@ -104,7 +104,7 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	 * Lockers re-check the inode after locking, so this is safe. */
 	int run = -1;
 	if (reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &run) == 0)
-		rc = reg_remove_locks(reg, job);
+		reg_remove_locks(reg, job);
 	reg_unlock(&run);
 out:
 	state_free(&st);

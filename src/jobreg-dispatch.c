@@ -125,6 +125,7 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 	int job_lock = -1, rc;
 
 	*go = 0;
+	double run_deadline = -1;   /* set once the run lock was found busy */
 	for (;;) {
 		rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
 		if (rc)
@@ -134,8 +135,41 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 			rc = state_corrupt(reg, req->job, &st);
 		if (rc)
 			goto out;
-		if (st.status != ST_RUNNING)
-			break;
+		if (st.status == ST_DONE && req->once) {
+			info(req->job, "already done");
+			goto out;
+		}
+		if (st.status != ST_RUNNING) {
+			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, 0,
+				      LOCK_CREATE | LOCK_QUIET_BUSY, run_lock);
+			if (rc != EXIT_BUSY)
+				break;
+			/* Not free although no live run is recorded: a reader's
+			 * probe, a run ending after a forced clear (it needs the
+			 * job lock to finish), or a leftover process of an old
+			 * run.  Wait for it without the job lock, at most -w in
+			 * all, and start over. */
+			reg_unlock(&job_lock);
+			state_free(&st);
+			if (run_deadline < 0)
+				run_deadline = now_mono() + req->lock_wait;
+			double left = run_deadline - now_mono();
+			int probe = -1;
+			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_SH, left > 0 ? left : 0,
+				      LOCK_QUIET_BUSY, &probe);
+			reg_unlock(&probe);
+			if (rc == EXIT_BUSY) {
+				struct buf name = {0};
+				buf_addf(&name, ".%s.run", req->job);
+				rc = fail(EXIT_BUSY, req->job, "lock busy: %s (waited %g s)",
+					  reg_path(reg, name.data), req->lock_wait);
+				buf_free(&name);
+				return rc;
+			}
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!req->wait) {
 			struct buf who = {0};
 			state_describe(&st.rec, &who);
@@ -154,13 +188,6 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 		if (rc)
 			return rc;
 	}
-	if (st.status == ST_DONE && req->once) {
-		info(req->job, "already done");
-		goto out;
-	}
-	/* A reader's probe may hold the run lock for an instant, and a
-	 * process of a previous run may still hold it: wait at most -w. */
-	rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, run_lock);
 	if (rc)
 		goto out;
 	if (st.status == ST_STALE) {

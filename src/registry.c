@@ -420,23 +420,19 @@ int reg_sync(const struct registry *reg, const char *job)
 	return sync_dir(reg, job, "the record is removed but that may not be durable");
 }
 
-int reg_remove_locks(const struct registry *reg, const char *job)
+void reg_remove_locks(const struct registry *reg, const char *job)
 {
 	static const char *const suffixes[] = { ".run", ".lock" };
 	/* Run lock first: its holder is us, and the job lock still keeps
-	 * every other writer out until both are gone. */
+	 * every other writer out until both are gone.  This is tidying: a
+	 * failure is reported, but the record is already removed. */
 	for (int i = 0; i < 2; i++) {
 		char *name = dot_name(job, suffixes[i]);
-		int rc = unlinkat(reg->fd, name, 0);
-		int err = errno;
-		if (rc < 0 && err != ENOENT) {
-			rc = fail_errno(err, job, "remove %s", reg_path(reg, name));
-			free(name);
-			return rc;
-		}
+		if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+			warn(job, "cannot remove %s: %s (the record is removed)",
+			     reg_path(reg, name), strerror(errno));
 		free(name);
 	}
-	return 0;
 }
 
 static int is_alnum(char c)

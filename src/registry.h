@@ -51,8 +51,8 @@ int reg_replace(const struct registry *reg, const char *job, const char *data, s
 int reg_remove(const struct registry *reg, const char *job, int sync);
 int reg_sync(const struct registry *reg, const char *job);
 /* Remove JOB's two lock files.  Call holding both locks, the run lock
- * free of any run (taken with LOCK_EX). */
-int reg_remove_locks(const struct registry *reg, const char *job);
+ * free of any run (taken with LOCK_EX).  A failure is only warned of. */
+void reg_remove_locks(const struct registry *reg, const char *job);
 
 /* The entries of the directory: jobs with a record (sorted) and names of
  * temp files. */

@@ -1,0 +1,647 @@
+#!/usr/bin/env bats
+# Fault injection and crash points on the write paths (SPEC §4, §6), with strace(1).
+#
+# Faults: ENOSPC, EIO, EDQUOT, EMFILE and EACCES injected into each openat, write,
+# fsync, close, rename, unlink and mkdir that jobreg-set, jobreg-clear and
+# jobreg-dispatch make on their way to a record; then the exit status, the one stderr
+# line, the record (byte for byte) and the temp files are checked.
+#
+# Crash points: SIGKILL at every system call of a run (strace's per-syscall "when="
+# counts, so `inject=all:when=N` would not stop at the Nth call: each call is aimed
+# at by its own name and number); then the record must be the old one or the new one,
+# whole, jobreg-get must not say CORRUPT, and the next writer must sweep the temps.
+#
+# Call numbers are read from a plain strace of the same run, so nothing here counts
+# system calls by hand (and a SANITIZE=1 build, with its many more calls, works too).
+# The cases run on $JOBREG_TEST_JOBS workers (default: the number of CPUs), each with
+# its own registry.
+load helper
+shopt -s extglob
+
+ERRNOS="ENOSPC EIO EDQUOT EMFILE EACCES"
+ABSENT=$'\1absent'      # what slurp says for a missing file
+
+local_setup() {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null true >/dev/null 2>&1 || skip "strace cannot trace here (ptrace not permitted)"
+	strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1 ||
+		skip "this strace cannot inject faults (strace >= 4.16 needed)"
+	# seccomp-bpf makes strace faster where the kernel has it (it says nothing then)
+	SECCOMP=()
+	[[ -z $(strace -f --seccomp-bpf -o /dev/null true 2>&1) ]] && SECCOMP=(-f --seccomp-bpf)
+	# LeakSanitizer cannot work under ptrace: with SANITIZE=1 builds, leaks are for the
+	# other tests to find
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	J=job1
+	T=$BATS_TEST_TMPDIR
+	ERR=$T/stderr
+	SNAP=$T/snap          # the dispatched command copies the RUNNING record here
+	FAILS=()
+	CASES=0
+	# the record planted before each run: an unknown key that writers must keep
+	OLD=$'version=1\nstatus=DONE\nsince=2026-01-02T03:04:05Z\nstarted=2026-01-02T03:00:00Z\nended=2026-01-02T03:04:05Z\nexit=0\nnote=old\nx-future=kept by writers\n'
+}
+
+# ---- small tools (no forks where it matters: these run thousands of times) ----
+
+# slurp VAR FILE: the exact bytes of FILE (or $ABSENT) into VAR.
+slurp() {
+	if [[ -e $2 ]]; then
+		IFS= read -r -d '' "$1" < "$2" || true
+	else
+		printf -v "$1" '%s' "$ABSENT"
+	fi
+}
+
+# norm VAR TEXT: TEXT with timestamps and pids masked, for records written just now.
+norm() {
+	local _n=$2
+	_n=${_n//[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z/TIME}
+	_n=${_n//$'\n'pid=+([0-9])$'\n'/$'\n'pid=PID$'\n'}
+	printf -v "$1" '%s' "$_n"
+}
+
+# strerror_of ERRNO: the message text glibc gives, into $ERRTEXT.
+strerror_of() {
+	case $1 in
+	ENOSPC) ERRTEXT="No space left on device" ;;
+	EIO) ERRTEXT="Input/output error" ;;
+	EDQUOT) ERRTEXT="Disk quota exceeded" ;;
+	EMFILE) ERRTEXT="Too many open files" ;;
+	EACCES) ERRTEXT="Permission denied" ;;
+	esac
+}
+
+# temps: set TEMPS to the leftover temp files of $J (empty when none).
+temps() {
+	local f
+	TEMPS=
+	for f in "$REG"/.$J.tmp.*; do
+		[[ -e $f ]] && TEMPS+=" ${f##*/}"
+	done
+	return 0
+}
+
+# note_fail MESSAGE: note a failed check (one line), to be reported at the end.
+note_fail() {
+	local m=$*
+	FAILS+=("${m//$'\n'/\\n}")
+}
+
+# untraced FUNCTION ARGS...: run FUNCTION in a subshell without bats' DEBUG trap, which
+# runs for every command and would make these loops several times slower.  Failures
+# are noted with note_fail and reported at the end.
+untraced() {
+	(
+		trap - DEBUG ERR
+		set +eET
+		"$@"
+		report
+	)
+}
+
+# spread FUNCTION ITEM...: FUNCTION ITEM for every ITEM, spread over $WORKERS workers that
+# each have their own directory (T, REG, ERR, SNAP), so that they never meet.  Adds
+# up CASES and KILLED and gathers FAILS from the workers.
+WORKERS=${JOBREG_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+((WORKERS >= 1 && WORKERS <= 8)) || WORKERS=2
+spread() {
+	local func=$1 base=$T w i c k line
+	shift
+	local items=("$@")
+	for ((w = 0; w < WORKERS; w++)); do
+		(
+			T=$base/w$w ERR=$base/w$w/stderr SNAP=$base/w$w/snap
+			mkdir -p "$T"
+			scenario "$SCEN"
+			FAILS=() CASES=0 KILLED=0
+			for ((i = w; i < ${#items[@]}; i += WORKERS)); do
+				"$func" "${items[i]}"
+			done
+			{
+				echo "$CASES $KILLED"
+				((${#FAILS[@]} == 0)) || printf '%s\n' "${FAILS[@]}"
+			} > "$base/result.$w"
+		) &
+	done
+	wait
+	for ((w = 0; w < WORKERS; w++)); do
+		{
+			read -r c k
+			CASES=$((CASES + c)) KILLED=$((KILLED + k))
+			while IFS= read -r line; do FAILS+=("$line"); done
+		} < "$base/result.$w"
+	done
+}
+
+# report: print every failure noted; fail when there is one.
+report() {
+	local f
+	((${#FAILS[@]} == 0)) && return 0
+	for f in "${FAILS[@]}"; do printf '%s\n' "$f"; done
+	echo "${#FAILS[@]} of $CASES cases failed"
+	return 1
+}
+
+# status_of: the status word jobreg-get prints for $J, into $GOT.
+status_of() {
+	GOT=$(jobreg-get "$J" 2>&1) || true
+}
+
+# site TRACE NAME_ERE LINE_ERE NTH: the NTH call whose name matches NAME_ERE and whose
+# strace line matches LINE_ERE, as "NAME WHEN" (WHEN counts that name's calls, as
+# strace's when= does); nothing when there is no such call.  NTH "<N": the last call
+# named NAME_ERE before the Nth line (of any call) that matches LINE_ERE.
+# @REG@ in LINE_ERE stands for the registry's path.
+site() {
+	NRE=$2 LRE=${3//@REG@/$REG} awk -v nth="$4" '
+		BEGIN { before = sub(/^</, "", nth) }
+		match($0, /^[a-z0-9_]+\(/) {
+			sc = substr($0, 1, RLENGTH - 1); count[sc]++
+			if (before) {
+				if ($0 ~ ENVIRON["LRE"] && ++hit == nth) { if (last) print last; exit }
+				if (sc ~ ENVIRON["NRE"]) last = sc " " count[sc]
+			} else if (sc ~ ENVIRON["NRE"] && $0 ~ ENVIRON["LRE"] && ++hit == nth) {
+				print sc, count[sc]; exit
+			}
+		}' "$1"
+}
+
+# every_call TRACE: "NAME WHEN" for every system call in TRACE but the first execve
+# (strace cannot stop the tracee before it exists).  The calls before the first one
+# that names the registry cannot touch it: when there are more than 40 of them (the
+# dynamic loader and a sanitizer's start-up, in a SANITIZE=1 build) only 40 of them,
+# evenly spread, are kept.  Sets CALLS_TOTAL.
+every_call() {
+	local out
+	out=$(REGPATH=$REG awk '
+		match($0, /^[a-z0-9_]+\(/) {
+			sc = substr($0, 1, RLENGTH - 1); count[sc]++
+			if (NR == 1) next
+			n++; call[n] = sc " " count[sc]
+			if (!first && index($0, ENVIRON["REGPATH"])) first = n
+		}
+		END {
+			print n
+			if (!first) first = 1
+			step = (first - 1 > 40) ? (first - 1) / 40 : 1
+			for (i = 1; i < first; i += step) { print call[int(i)]; last = int(i) }
+			if (last && last < first - 1) print call[first - 1]
+			for (i = first; i <= n; i++) print call[i]
+		}' "$1")
+	CALLS_TOTAL=${out%%$'\n'*}
+	printf '%s\n' "${out#*$'\n'}"
+}
+
+# ---- scenarios: prepare_X restores the state before the run; CMD is the run ----
+
+prepare_record() {           # the old record, nothing else but what earlier runs left
+	[[ -d $REG ]] || mkdir -p "$REG"
+	printf '%s' "$OLD" > "$REG/$J"
+	temps
+	[[ -z $TEMPS && ! -e $SNAP ]] || rm -f "$SNAP" "$REG"/.$J.tmp.*
+}
+prepare_leftover() {         # the old record and a temp file a crash left behind
+	prepare_record
+	printf 'version=1\nstatus=RUN' > "$REG/.$J.tmp.AbC123"
+}
+prepare_none() {             # no registry at all (nor its two parents)
+	[[ ! -e $T/p && ! -e $SNAP ]] || rm -rf "$T/p" "$SNAP"
+}
+
+# scenario NAME: set PREPARE, CMD (array) and the program name PROG for NAME.
+scenario() {
+	export REG=$T/reg JOBREG_DIR=$T/reg
+	case $1 in *-mkdir) export REG=$T/p/q/reg JOBREG_DIR=$T/p/q/reg ;; esac
+	PREPARE=prepare_record
+	case $1 in
+	set) CMD=(jobreg-set -m new "$J" RUNNING) ;;
+	set-leftover) CMD=(jobreg-set -m new "$J" RUNNING); PREPARE=prepare_leftover ;;
+	set-mkdir) CMD=(jobreg-set "$J" RUNNING); PREPARE=prepare_none ;;
+	clear) CMD=(jobreg-clear "$J") ;;
+	dispatch) CMD=(jobreg-dispatch -m new "$J" cp -- "$REG/$J" "$SNAP") ;;
+	dispatch-clear) CMD=(jobreg-dispatch --clear "$J" cp -- "$REG/$J" "$SNAP") ;;
+	dispatch-mkdir) CMD=(jobreg-dispatch "$J" cp -- "$REG/$J" "$SNAP"); PREPARE=prepare_none ;;
+	esac
+	PROG=${CMD[0]}
+}
+
+# plain_run TRACE: run the scenario once under a plain strace; NEW gets the record it
+# leaves, RUN the RUNNING record a dispatched command saw (both masked by norm).
+plain_run() {
+	$PREPARE
+	strace -o "$1" "${CMD[@]}" > /dev/null 2> "$ERR" || {
+		cat "$ERR"
+		echo "the plain run of ${CMD[*]} failed" >&2
+		return 1
+	}
+	local s
+	slurp s "$REG/$J"; norm NEW "$s"
+	slurp s "$SNAP"; norm RUN "$s"
+	$PREPARE
+}
+
+# strace_opts: set and clear do not fork, so seccomp-bpf (which needs -f) can speed
+# fault injection up; a dispatcher is traced alone, so that its command is never hit.
+# (Signal injection does not work with seccomp-bpf: crash points do without it.)
+strace_opts() {
+	case $PROG in
+	jobreg-dispatch) SOPTS=() ;;
+	*) SOPTS=("${SECCOMP[@]}") ;;
+	esac
+}
+
+# ---- faults ----
+
+# One fault case is "KIND<US>SYSCALL<US>WHEN<US>ERRNO<US>MSG_ERE<US>NOJOB" (US: the
+# unit separator, since the regular expressions use every other character).
+US=$'\x1f'
+
+# fault_one CASE: inject ERRNO into the WHEN-th SYSCALL of the scenario's run and check
+# the outcome KIND:
+#   pre      before the record changes: 74 (77 for EACCES), the old record byte for
+#            byte, no temp file, the command not run;
+#   mkdir    making the registry: 73, no record;
+#   dirsync  fsync of the directory after the change: 74 (whatever errno, SPEC §4),
+#            the new state in place, the message says it may not be durable;
+#   post     housekeeping after the change (sweeps, lock files): the new state is
+#            in place; exit 0 with a warning, or 74/77 with a message that says so;
+#   fin      dispatch, recording the end: 74/77, the command ran, the RUNNING record
+#            of the run is whole and reads STALE, no temp file.
+# One line on stderr, "PROG: JOB: " (NOJOB: "PROG: "), matching MSG_ERE, with the
+# path and strerror.
+fault_one() {
+	local kind sc when e msg nojob want st s n line what
+	IFS=$US read -r kind sc when e msg nojob <<< "$1"
+	what="$SCEN: $e into $sc #$when ($kind, /$msg/):"
+	CASES=$((CASES + 1))
+	$PREPARE
+	st=0
+	strace "${SOPTS[@]}" -o /dev/null -e trace="$sc" -e inject="$sc:error=$e:when=$when" \
+		"${CMD[@]}" > /dev/null 2> "$ERR" || st=$?
+	strerror_of "$e"
+	slurp s "$ERR"
+	n=0
+	while IFS= read -r line; do n=$((n + 1)); done <<< "${s%$'\n'}"
+	[[ -z $s ]] && n=0
+	line=${s%%$'\n'*}
+	case $kind in
+	pre | fin) want=74; [[ $e == EACCES ]] && want=77 ;;
+	mkdir) want=73 ;;
+	dirsync) want=74 ;;
+	post) want=0 ;;
+	esac
+	if [[ $kind == post && $st != 0 ]]; then
+		[[ $st == 74 || $st == 77 ]] || note_fail "$what exit $st, want 0, 74 or 77"
+		[[ $line =~ (in place|removed|cleared) ]] ||
+			note_fail "$what exit $st, but the message does not say the change is in place: $line"
+	elif [[ $st != "$want" ]]; then
+		note_fail "$what exit $st, want $want; stderr: $s"
+	fi
+	if [[ $kind != post || -n $s ]]; then
+		((n == 1)) || note_fail "$what $n lines on stderr, want 1: $s"
+		[[ $line =~ $msg ]] || note_fail "$what the message does not match /$msg/: $line"
+		[[ $line == *"$ERRTEXT"* ]] || note_fail "$what the message lacks \"$ERRTEXT\": $line"
+		[[ $line == *"$T/"* ]] || note_fail "$what the message lacks the path: $line"
+		if [[ -z $nojob ]]; then
+			[[ $line == "$PROG: $J: "* ]] || note_fail "$what the message does not start \"$PROG: $J: \": $line"
+		else
+			[[ $line == "$PROG: "* ]] || note_fail "$what the message does not start \"$PROG: \": $line"
+		fi
+	fi
+	slurp s "$REG/$J"
+	case $kind in
+	pre)
+		[[ $s == "$OLD" ]] || note_fail "$what the old record changed: ${s@Q}"
+		[[ -e $SNAP ]] && note_fail "$what the command ran" ;;
+	mkdir)
+		[[ $s == "$ABSENT" ]] || note_fail "$what a record was written: ${s@Q}"
+		[[ -e $SNAP ]] && note_fail "$what the command ran" ;;
+	dirsync | post)
+		norm s "$s"
+		[[ $s == "$NEW" ]] || note_fail "$what the new state is not in place: ${s@Q}" ;;
+	fin)
+		norm s "$s"
+		[[ $s == "$RUN" ]] || note_fail "$what the run's RUNNING record is not whole: ${s@Q}"
+		[[ -e $SNAP ]] || note_fail "$what the command did not run"
+		status_of
+		[[ $GOT == STALE ]] || note_fail "$what the job reads $GOT, want STALE" ;;
+	esac
+	temps
+	# a leftover whose removal was made to fail is still there, of course
+	[[ $kind == post ]] && TEMPS=${TEMPS/ .$J.tmp.AbC123/}
+	[[ -z $TEMPS || $kind == mkdir ]] || note_fail "$what temp files left:$TEMPS"
+	return 0
+}
+
+# faults SCENARIO: trace the scenario once, then for each line read from stdin,
+#   KIND :: NAME_ERE :: LINE_ERE :: NTH :: MSG_ERE [:: nojob]
+# find that call (see site) and inject each of $ERRNOS into it (see fault_one).
+faults() {
+	local line f where e cases=() before=$CASES
+	SCEN=$1
+	scenario "$1"
+	strace_opts
+	TRACE=$T/trace.$1
+	plain_run "$TRACE" || { note_fail "$SCEN: plain run failed"; return; }
+	while IFS= read -r line; do
+		[[ -z $line || $line == \#* ]] && continue
+		f=()
+		while [[ $line == *" :: "* ]]; do
+			f+=("${line%% :: *}")
+			line=${line#* :: }
+		done
+		f+=("$line")
+		where=$(site "$TRACE" "${f[1]}" "${f[2]}" "${f[3]}")
+		if [[ -z $where ]]; then
+			note_fail "$SCEN: no call ${f[1]} #${f[3]} matching /${f[2]}/ in the plain trace"
+			continue
+		fi
+		for e in $ERRNOS; do
+			cases+=("${f[0]}$US${where% *}$US${where#* }$US$e$US${f[4]}$US${f[5]:-}")
+		done
+	done
+	spread fault_one "${cases[@]}"
+	echo "# fault cases: $SCEN: $((CASES - before))" >&3
+}
+
+OPENAT='^open(at)?$'
+RENAME='^rename(at2?)?$'
+UNLINK='^unlink(at)?$'
+MKDIR='^mkdir(at)?$'
+A='[A-Za-z0-9]'
+TMP="\\.job1\\.tmp\\.$A$A$A$A$A$A"
+
+@test "faults: jobreg-set keeps the old record whole on every failed call of its write path" {
+	untraced faults set <<-EOF
+	pre :: $OPENAT :: "@REG@" :: 1 :: open registry :: nojob
+	pre :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
+	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
+	pre :: $OPENAT :: $TMP :: 1 :: (create|open) .*/$TMP
+	pre :: ^write$ :: "version=1 :: 1 :: write .*/$TMP
+	pre :: ^fsync$ :: . :: 1 :: fsync .*/$TMP
+	pre :: ^close$ :: ^rename :: <1 :: close .*/$TMP
+	pre :: $RENAME :: $TMP :: 1 :: rename .*/$TMP
+	dirsync :: ^fsync$ :: . :: 2 :: fsync .*new record is in place.*may not be durable
+	EOF
+}
+
+@test "faults: jobreg-set into a missing registry: a failed mkdir is 73 and writes nothing" {
+	untraced faults set-mkdir <<-EOF
+	mkdir :: $MKDIR :: . :: 1 :: (mkdir|create registry) :: nojob
+	mkdir :: $MKDIR :: . :: 2 :: (mkdir|create registry) :: nojob
+	mkdir :: $MKDIR :: /reg" :: 2 :: (mkdir|create registry) :: nojob
+	EOF
+}
+
+@test "faults: jobreg-set: a failed removal of a leftover temp file does not harm the new record" {
+	untraced faults set-leftover <<-EOF
+	post :: $UNLINK :: \.job1\.tmp\.AbC123 :: 1 :: (remove|unlink) .*/\.job1\.tmp\.AbC123
+	EOF
+}
+
+@test "faults: jobreg-clear keeps the record whole unless it is removed" {
+	untraced faults clear <<-EOF
+	pre :: $OPENAT :: "@REG@" :: 1 :: open registry :: nojob
+	pre :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
+	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
+	pre :: $UNLINK :: "job1" :: 1 :: (remove|unlink) .*/job1:
+	dirsync :: ^fsync$ :: . :: 1 :: fsync .*(removed|in place).*may not be durable
+	post :: $OPENAT :: "\.job1\.run" :: 1 :: open .*/\.job1\.run
+	EOF
+}
+
+@test "faults: jobreg-clear: a failed removal of the lock files after the record is gone says the record is gone" {
+	# SPEC §6: 74 means "the previous record is intact"; here it is not, so either the
+	# clear succeeds (the lock files are housekeeping) or its message says so.
+	untraced faults clear <<-EOF
+	post :: $UNLINK :: "\.job1\.run" :: 1 :: (remove|unlink) .*/\.job1\.run
+	post :: $UNLINK :: "\.job1\.lock" :: 1 :: (remove|unlink) .*/\.job1\.lock
+	EOF
+}
+
+# sweep_listing: a failed listing of the registry, for the sweep of leftover temp
+# files, by set, dispatch and clear: its message names the job (SPEC §6: "PROGRAM:
+# JOB: what went wrong"); before the write nothing changes, after a clear the record
+# stays removed.
+sweep_listing() {
+	local scen
+	for scen in set dispatch clear; do
+		T=$BATS_TEST_TMPDIR/$scen ERR=$BATS_TEST_TMPDIR/$scen/stderr SNAP=$BATS_TEST_TMPDIR/$scen/snap
+		mkdir -p "$T"
+		if [[ $scen == clear ]]; then
+			faults "$scen" <<< "post :: $OPENAT :: \"\\.\", O_RDONLY :: 1 :: (open|read)"
+		else
+			faults "$scen" <<< "pre :: $OPENAT :: \"\\.\", O_RDONLY :: 1 :: (open|read)"
+		fi
+	done
+}
+
+@test "faults: a failed listing of the registry (the sweep of temp files) names the job" {
+	untraced sweep_listing
+}
+
+@test "faults: jobreg-dispatch: a failed call before RUNNING runs nothing; one after the run keeps its record whole" {
+	untraced faults dispatch <<-EOF
+	# claim: steps 1-4
+	pre :: $OPENAT :: "@REG@" :: 1 :: open registry :: nojob
+	pre :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
+	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
+	pre :: $OPENAT :: "\.job1\.run" :: 1 :: open .*/\.job1\.run
+	pre :: $OPENAT :: $TMP :: 1 :: (create|open) .*/$TMP
+	pre :: ^write$ :: "version=1 :: 1 :: write .*/$TMP
+	pre :: ^fsync$ :: . :: 1 :: fsync .*/$TMP
+	pre :: ^close$ :: ^rename :: <1 :: close .*/$TMP
+	pre :: $RENAME :: $TMP :: 1 :: rename .*/$TMP
+	# end of the run: step 6
+	fin :: $OPENAT :: "\.job1\.lock" :: 2 :: open .*/\.job1\.lock
+	fin :: $OPENAT :: "job1", O_RDONLY :: 2 :: (open|read) .*/job1
+	fin :: $OPENAT :: $TMP :: 2 :: (create|open) .*/$TMP
+	fin :: ^write$ :: "version=1 :: 2 :: write .*/$TMP
+	fin :: ^fsync$ :: . :: 3 :: fsync .*/$TMP
+	fin :: ^close$ :: ^rename :: <2 :: close .*/$TMP
+	fin :: $RENAME :: $TMP :: 2 :: rename .*/$TMP
+	dirsync :: ^fsync$ :: . :: 4 :: fsync .*new record is in place.*may not be durable
+	EOF
+}
+
+# claim_dirsync_one ERRNO: the documented case of SPEC §4 at dispatch's step 4: the
+# directory fsync after RUNNING is in place fails; 74 and the message, then no
+# RUNNING record may outlive the dispatcher, and no temp file is left.
+claim_dirsync_one() {
+	local e=$1 st s
+	CASES=$((CASES + 1))
+	$PREPARE
+	st=0
+	strace -o /dev/null -e trace=fsync -e inject="fsync:error=$e:when=2" "${CMD[@]}" 2> "$ERR" || st=$?
+	slurp s "$ERR"
+	[[ $st == 74 ]] || note_fail "$e into fsync #2: exit $st, want 74: $s"
+	[[ $s =~ ^"jobreg-dispatch: $J: fsync ".*"in place".*"may not be durable"[^$'\n']*$'\n'$ ]] ||
+		note_fail "$e into fsync #2: want one line saying the record is in place but may not be durable: $s"
+	status_of
+	[[ $GOT == STALE || $GOT == DONE ]] || note_fail "$e into fsync #2: the job reads $GOT, want STALE or DONE"
+	temps
+	[[ -z $TEMPS ]] || note_fail "$e into fsync #2: temp files left:$TEMPS"
+}
+claim_dirsync() {
+	SCEN=dispatch
+	scenario dispatch
+	spread claim_dirsync_one $ERRNOS
+	echo "# fault cases: dispatch: $CASES" >&3
+}
+
+@test "faults: jobreg-dispatch: a failed fsync of the directory after writing RUNNING" {
+	untraced claim_dirsync
+}
+
+@test "faults: jobreg-dispatch --clear: a failed removal at the end keeps the run's record whole" {
+	untraced faults dispatch-clear <<-EOF
+	fin :: $UNLINK :: "job1" :: 1 :: (remove|unlink) .*/job1:
+	dirsync :: ^fsync$ :: . :: 3 :: fsync .*(removed|in place).*may not be durable
+	EOF
+}
+
+@test "faults: jobreg-dispatch into a missing registry: a failed mkdir is 73 and runs nothing" {
+	untraced faults dispatch-mkdir <<-EOF
+	mkdir :: $MKDIR :: . :: 1 :: (mkdir|create registry) :: nojob
+	mkdir :: $MKDIR :: /reg" :: 2 :: (mkdir|create registry) :: nojob
+	EOF
+}
+
+@test "faults: a failed write whose temp file cannot be removed either: 74, and the next writer sweeps it" {
+	local st s
+	scenario set
+	$PREPARE
+	st=0
+	strace "${SECCOMP[@]}" -o /dev/null -e trace=write,unlinkat,unlink \
+		-e inject=write:error=ENOSPC:when=1 -e inject=unlink,unlinkat:error=EIO:when=1 \
+		"${CMD[@]}" 2> "$ERR" || st=$?
+	slurp s "$ERR"
+	[ "$st" -eq 74 ]
+	[[ ${s%%$'\n'*} == "jobreg-set: $J: write $REG/.$J.tmp."??????": No space left on device" ]]
+	slurp s "$REG/$J"
+	[[ $s == "$OLD" ]]
+	temps
+	[ -n "$TEMPS" ]                        # it could not be removed ...
+	[ "$(jobreg-get "$J")" = DONE ]        # ... and readers ignore it
+	jobreg-set -m next "$J" PENDING
+	temps
+	[ -z "$TEMPS" ]                        # the next writer of the job removed it
+	[ "$(field "$J" note)" = next ]
+}
+
+@test "faults: a failed fsync is never followed by a rename" {
+	local cmd e n
+	# set's first fsync is its temp file's; dispatch's 1st and 3rd are the RUNNING and
+	# DONE records' temp files.
+	for cmd in "set 1" "dispatch 1" "dispatch 3"; do
+		scenario "${cmd% *}"
+		for e in EIO ENOSPC; do
+			$PREPARE
+			n=${cmd#* }
+			strace -o "$T/fsync.trace" -e trace=fsync,rename,renameat,renameat2 \
+				-e inject="fsync:error=$e:when=$n" "${CMD[@]}" 2> "$ERR" || true
+			# the injected fsync is there, and no rename after it
+			grep -q "^fsync(.*(INJECTED)" "$T/fsync.trace"
+			run awk '/^fsync\(.*\(INJECTED\)/ { bad = 1; next } bad && /^rename/ { print; found = 1 } END { exit found }' "$T/fsync.trace"
+			[ "$status" -eq 0 ] || { echo "${CMD[*]}: rename after the failed fsync #$n: $output"; return 1; }
+			slurp s "$REG/$J"
+			if [ "$n" = 1 ]; then [[ $s == "$OLD" ]]; fi
+			temps
+			[ -z "$TEMPS" ]
+		done
+	done
+}
+
+# ---- crash points ----
+
+# after_crash WHAT: the checks after a run was killed (or ended): the record is the old
+# one or the new one, whole; jobreg-get does not say CORRUPT; the next writer leaves
+# no temp file.  A dispatched job must not read RUNNING once its command is gone, and
+# the next dispatch must run.
+after_crash() {
+	local what=$1 s n i
+	if [[ $PROG == jobreg-dispatch ]]; then
+		# the command (cp) may outlive a killed dispatcher for a moment
+		for ((i = 0; i < 200; i++)); do
+			status_of
+			[[ $GOT == RUNNING ]] || break
+			sleep 0.05
+		done
+	else
+		status_of
+	fi
+	slurp s "$REG/$J"
+	norm n "$s"
+	case $SCEN in
+	set)
+		[[ $s == "$OLD" || $n == "$NEW" ]] || note_fail "$what the record is neither the old nor the new one: ${s@Q}"
+		[[ $GOT == DONE || $GOT == RUNNING ]] || note_fail "$what the job reads $GOT" ;;
+	clear)
+		[[ $s == "$OLD" || $s == "$ABSENT" ]] || note_fail "$what the record is neither the old one nor gone: ${s@Q}"
+		[[ $GOT == DONE || $GOT == PENDING ]] || note_fail "$what the job reads $GOT" ;;
+	dispatch)
+		[[ $s == "$OLD" || $n == "$RUN" || $n == "$NEW" ]] ||
+			note_fail "$what the record is neither the old one, the run's RUNNING one nor its DONE one: ${s@Q}"
+		[[ $GOT == DONE || $GOT == STALE ]] || note_fail "$what the job reads $GOT once its command is gone" ;;
+	esac
+	# Killed before it changed anything (the old record, no temp file, the command never
+	# started): the registry is as prepared, from which the plain run is known to work.
+	temps
+	[[ $s == "$OLD" && -z $TEMPS && ! -e $SNAP ]] && return 0
+	if [[ $PROG == jobreg-dispatch ]]; then
+		jobreg-dispatch -q "$J" true > /dev/null 2> "$ERR" || note_fail "$what the next dispatch failed: $(<"$ERR")"
+		status_of
+		[[ $GOT == DONE && $(field "$J" exit) == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+	else
+		jobreg-set "$J" PENDING 2> "$ERR" || note_fail "$what the next set failed: $(<"$ERR")"
+	fi
+	temps
+	[[ -z $TEMPS ]] || note_fail "$what the next writer left temp files:$TEMPS"
+}
+
+# crash_one "SYSCALL WHEN": kill the run at that call, then check (after_crash).
+crash_one() {
+	local sc=${1% *} when=${1#* } st
+	CASES=$((CASES + 1))
+	$PREPARE
+	st=0
+	strace -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=$when" \
+		"${CMD[@]}" > /dev/null 2>&1 || st=$?
+	((st == 137)) && KILLED=$((KILLED + 1))
+	after_crash "$SCEN: killed at $sc #$when:"
+}
+
+# crash SCENARIO: kill the scenario's run with SIGKILL at each of its system calls in
+# turn (a dispatcher's command is not traced, so it is never hit).
+crash() {
+	local calls
+	SCEN=$1
+	scenario "$1"
+	plain_run "$T/trace.$1" || { note_fail "$SCEN: plain run failed"; return; }
+	every_call "$T/trace.$1" > "$T/calls.$1"
+	mapfile -t calls < "$T/calls.$1"
+	KILLED=0
+	spread crash_one "${calls[@]}"
+	# Every run must have been killed (the last call is exit_group), but for a few
+	# calls whose number varies from run to run: a dispatcher's wait loop makes one
+	# wait4 and one rt_sigtimedwait fewer when its command is done before it looks.
+	((KILLED >= ${#calls[@]} - 3)) || note_fail "$SCEN: only $KILLED of ${#calls[@]} runs were killed"
+	if ((${#calls[@]} == CALLS_TOTAL)); then
+		echo "# crash points: ${CMD[0]}: $KILLED killed of ${#calls[@]} (every system call of the run)" >&3
+	else
+		echo "# crash points: ${CMD[0]}: $KILLED killed of ${#calls[@]} (of its $CALLS_TOTAL system calls: start-up sampled)" >&3
+	fi
+}
+
+@test "crash points: jobreg-set killed at every system call leaves the old record or the new one" {
+	untraced crash set
+}
+
+@test "crash points: jobreg-clear killed at every system call leaves the old record or none" {
+	untraced crash clear
+}
+
+@test "crash points: jobreg-dispatch killed at every system call: never torn, never RUNNING forever, the next dispatch runs" {
+	untraced crash dispatch
+}
