@@ -33,7 +33,7 @@ static void add_column(struct buf *line, const char *value, char end)
 	if (!value || !*value)
 		value = "-";
 	for (; *value; value++)
-		buf_addc(line, *value == '\t' ? ' ' : *value);
+		buf_addc(line, (char)(*value == '\t' ? ' ' : *value));
 	buf_addc(line, end);
 }
 

@@ -489,12 +489,11 @@ static void push(char ***list, size_t *count, const char *name)
 	(*list)[(*count)++] = xstrdup(name);
 }
 
-int reg_list(const struct registry *reg, struct listing *l)
+/* Call VISIT for every entry of the registry; returns an exit status. */
+static int scan_dir(const struct registry *reg, const char *job,
+		    void (*visit)(const char *name, void *ctx), void *ctx)
 {
-	memset(l, 0, sizeof *l);
-	if (reg->fd < 0)
-		return 0;
-	DIR *dir = open_listing(reg, NULL);
+	DIR *dir = open_listing(reg, job);
 	if (!dir)
 		return errno_exit(errno);
 	for (;;) {
@@ -502,21 +501,35 @@ int reg_list(const struct registry *reg, struct listing *l)
 		struct dirent *e = readdir(dir);
 		if (!e)
 			break;
-		const char *name = e->d_name;
-		if (name[0] == '.') {
-			if (strstr(name, ".tmp."))
-				push(&l->temps, &l->ntemps, name);
-		} else if (valid_job_id(name)) {
-			push(&l->jobs, &l->njobs, name);
-		}
+		visit(e->d_name, ctx);
 	}
 	int err = errno;
 	closedir(dir);
 	if (err)
-		return fail_errno(err, NULL, "read registry %s", reg->path);
-	if (l->njobs > 1)
-		qsort(l->jobs, l->njobs, sizeof *l->jobs, cmp_names);
+		return fail_errno(err, job, "read registry %s", reg->path);
 	return 0;
+}
+
+static void add_to_listing(const char *name, void *ctx)
+{
+	struct listing *l = ctx;
+	if (name[0] == '.') {
+		if (strstr(name, ".tmp."))
+			push(&l->temps, &l->ntemps, name);
+	} else if (valid_job_id(name)) {
+		push(&l->jobs, &l->njobs, name);
+	}
+}
+
+int reg_list(const struct registry *reg, struct listing *l)
+{
+	memset(l, 0, sizeof *l);
+	if (reg->fd < 0)
+		return 0;
+	int rc = scan_dir(reg, NULL, add_to_listing, l);
+	if (!rc && l->njobs > 1)
+		qsort(l->jobs, l->njobs, sizeof *l->jobs, cmp_names);
+	return rc;
 }
 
 void listing_free(struct listing *l)
@@ -530,30 +543,27 @@ void listing_free(struct listing *l)
 	memset(l, 0, sizeof *l);
 }
 
+struct sweep {
+	const struct registry *reg;
+	const char *job;
+};
+
+static void sweep_entry(const char *name, void *ctx)
+{
+	const struct sweep *sw = ctx;
+	if (is_temp_of(name, sw->job))
+		remove_leftover(sw->reg, sw->job, name);
+}
+
 int reg_sweep(const struct registry *reg, const char *job, const struct listing *l)
 {
+	struct sweep sw = { reg, job };
 	if (l) {
 		for (size_t i = 0; i < l->ntemps; i++)
-			if (is_temp_of(l->temps[i], job))
-				remove_leftover(reg, job, l->temps[i]);
+			sweep_entry(l->temps[i], &sw);
 		return 0;
 	}
 	/* No listing at hand: read the directory, keeping nothing but the
 	 * matches, so a write costs little even in a large registry. */
-	DIR *dir = open_listing(reg, job);
-	if (!dir)
-		return errno_exit(errno);
-	for (;;) {
-		errno = 0;
-		struct dirent *e = readdir(dir);
-		if (!e)
-			break;
-		if (e->d_name[0] == '.' && is_temp_of(e->d_name, job))
-			remove_leftover(reg, job, e->d_name);
-	}
-	int err = errno;
-	closedir(dir);
-	if (err)
-		return fail_errno(err, job, "read registry %s", reg->path);
-	return 0;
+	return scan_dir(reg, job, sweep_entry, &sw);
 }
