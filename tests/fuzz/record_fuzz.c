@@ -417,10 +417,12 @@ static int same_opt(const char *a, const char *b)
 static void copy_record(struct record *dst, const struct record *src)
 {
 	dst->count = dst->cap = src->count;
+	dst->text = NULL;
 	dst->fields = xmalloc((src->count + 1) * sizeof *dst->fields);
 	for (size_t i = 0; i < src->count; i++) {
 		dst->fields[i].key = xstrdup(src->fields[i].key);
 		dst->fields[i].value = xstrdup(src->fields[i].value);
+		dst->fields[i].owned = OWN_KEY | OWN_VALUE;
 	}
 }
 
