@@ -155,17 +155,8 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 				run_deadline = now_mono() + req->lock_wait;
 			double left = run_deadline - now_mono();
 			int probe = -1;
-			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_SH, left > 0 ? left : 0,
-				      LOCK_QUIET_BUSY, &probe);
+			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_SH, left > 0 ? left : 0, 0, &probe);
 			reg_unlock(&probe);
-			if (rc == EXIT_BUSY) {
-				struct buf name = {0};
-				buf_addf(&name, ".%s.run", req->job);
-				rc = fail(EXIT_BUSY, req->job, "lock busy: %s (waited %g s)",
-					  reg_path(reg, name.data), req->lock_wait);
-				buf_free(&name);
-				return rc;
-			}
 			if (rc)
 				return rc;
 			continue;
