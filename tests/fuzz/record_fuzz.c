@@ -385,7 +385,7 @@ static void index_build(struct index *ix, const struct record *r)
 
 static const char *index_get(const struct index *ix, const char *key)
 {
-	struct field probe = { (char *)key, NULL };
+	struct field probe = { (char *)key, NULL, 0 };
 	const struct field *p = &probe;
 	const struct field **hit = bsearch(&p, ix->f, ix->n, sizeof *ix->f, cmp_field);
 	return hit ? (*hit)->value : NULL;
