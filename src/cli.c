@@ -24,8 +24,6 @@ void cli_init(const char *name, struct common *c)
 static void emit(const char *job, int err, const char *fmt, va_list ap)
 {
 	struct buf line = {0};
-	char small[512];
-	va_list copy;
 
 	buf_adds(&line, prog_name);
 	buf_adds(&line, ": ");
@@ -33,17 +31,7 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		buf_adds(&line, job);
 		buf_adds(&line, ": ");
 	}
-	va_copy(copy, ap);
-	int n = vsnprintf(small, sizeof small, fmt, copy);
-	va_end(copy);
-	if (n >= 0 && (size_t)n < sizeof small) {
-		buf_add(&line, small, (size_t)n);
-	} else if (n >= 0) {
-		char *big = xmalloc((size_t)n + 1);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		buf_add(&line, big, (size_t)n);
-		free(big);
-	}
+	buf_vaddf(&line, fmt, ap);
 	if (err) {
 		buf_adds(&line, ": ");
 		buf_adds(&line, strerror(err));
@@ -97,16 +85,10 @@ void info(const char *job, const char *fmt, ...)
 int usage_error(const char *usage, const char *fmt, ...)
 {
 	struct buf text = {0};
-	char small[512];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
+	buf_vaddf(&text, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof small)
-		n = sizeof small - 1;
-	buf_add(&text, small, (size_t)n);
 	buf_adds(&text, "; usage: ");
 	buf_adds(&text, usage);
 	int code = fail(EXIT_USAGE, NULL, "%s", text.data);

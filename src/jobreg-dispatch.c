@@ -193,12 +193,8 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 	struct buf text = {0};
 	time_t now = now_seconds();
 	record_to_running(&st.rec, now, me, 0, req->note);
-	time_format(now, started);
-	/* The record may have kept an older start (a renewal cannot happen
-	 * for a new pid, but be exact). */
-	const char *kept = record_get(&st.rec, "started");
-	if (kept)
-		memcpy(started, kept, 21);
+	/* What step 6 compares to tell the record is still this run's. */
+	memcpy(started, record_get(&st.rec, "started"), 21);
 	record_format(&st.rec, &text);
 	rc = reg_sweep(reg, req->job, NULL);
 	if (!rc)

@@ -35,6 +35,7 @@ struct set_request {
 	enum status status;
 	unsigned if_mask;      /* 0: unconditional */
 	long owner_pid;        /* 0: none */
+	unsigned long long owner_start;   /* its start time, read once */
 	double ttl;            /* 0: none */
 	const char *note;
 	long exit_status;      /* -1: none */
@@ -78,11 +79,8 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 			o.kind = OWNER_PID;
 			o.host = host;
 			o.pid = req->owner_pid;
+			o.pid_start = req->owner_start;
 			o.boot_id = boot_id();
-			if (pid_start_time(o.pid, &o.pid_start) <= 0) {
-				rc = fail(EXIT_USAGE, req->job, "no such process: %ld", o.pid);
-				goto out;
-			}
 		}
 		if (req->ttl > 0) {
 			/* Rounded up, so the record never expires early. */
@@ -172,12 +170,8 @@ int main(int argc, char **argv)
 		return fail(EXIT_USAGE, req.job, "--ttl is for RUNNING only");
 	if (req.exit_status >= 0 && req.status != ST_DONE)
 		return fail(EXIT_USAGE, req.job, "--exit is for DONE only");
-	if (req.owner_pid) {
-		unsigned long long start;
-		int live = pid_start_time(req.owner_pid, &start);
-		if (live == 0)
-			return fail(EXIT_USAGE, req.job, "no such process: %ld", req.owner_pid);
-	}
+	if (req.owner_pid && pid_start_time(req.owner_pid, &req.owner_start) <= 0)
+		return fail(EXIT_USAGE, req.job, "no such process: %ld", req.owner_pid);
 
 	char *path = registry_path(common.dir);
 	if (!path)

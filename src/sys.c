@@ -78,14 +78,14 @@ void buf_addc(struct buf *b, char c)
 	buf_add(b, &c, 1);
 }
 
-void buf_addf(struct buf *b, const char *fmt, ...)
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 {
 	char small[256];
-	va_list ap;
-	va_start(ap, fmt);
-	/* clang-analyzer 14 misreads the va_start just above as missing. */
-	int n = vsnprintf(small, sizeof small, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
-	va_end(ap);
+	va_list copy;
+	va_copy(copy, ap);
+	/* clang-analyzer 14 misreads the va_copy just above as missing. */
+	int n = vsnprintf(small, sizeof small, fmt, copy); // NOLINT(clang-analyzer-valist.Uninitialized)
+	va_end(copy);
 	if (n < 0)
 		return;
 	if ((size_t)n < sizeof small) {
@@ -93,10 +93,16 @@ void buf_addf(struct buf *b, const char *fmt, ...)
 		return;
 	}
 	buf_grow(b, (size_t)n);
-	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	b->len += (size_t)n;
+}
+
+void buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(b, fmt, ap);
+	va_end(ap);
 }
 
 void buf_reset(struct buf *b)

@@ -4,6 +4,7 @@
 #ifndef JOBREG_SYS_H
 #define JOBREG_SYS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -25,6 +26,8 @@ void buf_adds(struct buf *b, const char *s);
 void buf_addc(struct buf *b, char c);
 void buf_addf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 
