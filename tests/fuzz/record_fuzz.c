@@ -247,6 +247,22 @@ static int ref_decimal(const struct ref_line *l, size_t max)
 	return 1;
 }
 
+/* DIGITS[.DIGITS]: 1-12 digits, then 1-9 after a point. */
+static int ref_seconds(const struct ref_line *l)
+{
+	size_t i = 0, whole, frac = 0;
+	while (i < l->vlen && l->value[i] >= '0' && l->value[i] <= '9')
+		i++;
+	whole = i;
+	if (i < l->vlen && l->value[i] == '.') {
+		for (i++; i < l->vlen && l->value[i] >= '0' && l->value[i] <= '9'; i++)
+			frac++;
+		if (frac == 0 || frac > 9)
+			return 0;
+	}
+	return whole >= 1 && whole <= 12 && i == l->vlen;
+}
+
 static const struct ref_line *ref_find(const struct ref_line *lines, size_t n, const char *key)
 {
 	for (size_t i = 0; i < n; i++)
@@ -328,8 +344,19 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 		return 0;
 	if ((l = ref_find(lines, *n, "exit")) && !ref_decimal(l, 10))
 		return 0;
-	static const char *const times[] = { "since", "started", "ended", "expires" };
-	for (int i = 0; i < 4; i++) {
+	/* The 0.2 numbers: counters and inodes, plain decimals (at most 20
+	 * digits, as pid_start); timeout a number of seconds, a fraction
+	 * allowed (at most 12 digits, then at most 9 after the point). */
+	static const char *const counts[] = {
+		"pid_ns", "time_ns", "run_lock", "runs", "failures", "timed_out",
+	};
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		if ((l = ref_find(lines, *n, counts[i])) && !ref_decimal(l, 20))
+			return 0;
+	if ((l = ref_find(lines, *n, "timeout")) && !ref_seconds(l))
+		return 0;
+	static const char *const times[] = { "since", "started", "ended", "expires", "last_success" };
+	for (int i = 0; i < 5; i++) {
 		if ((l = ref_find(lines, *n, times[i]))) {
 			char buf[32];
 			unsigned v[6];
@@ -349,9 +376,19 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 
 static const char *const spec_order[] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
-	"boot_id", "expires", "started", "ended", "exit", "signal", "note",
+	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
+	"started", "ended", "exit", "signal", "timed_out", "runs", "failures",
+	"last_success", "note",
 };
 #define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
+
+static size_t rank_n(const char *key, size_t len)
+{
+	for (size_t i = 0; i < SPEC_KEYS; i++)
+		if (strlen(spec_order[i]) == len && memcmp(key, spec_order[i], len) == 0)
+			return i;
+	return SPEC_KEYS;
+}
 
 static size_t rank(const char *key)
 {
@@ -413,16 +450,24 @@ static int same_opt(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* A deep copy of R. */
+/* A deep copy of R, laid out as record_parse lays out a record: the
+ * strings in one text block the fields point into (two allocations, not
+ * two per field: allocation under ASan is most of a harness's cost). */
 static void copy_record(struct record *dst, const struct record *src)
 {
+	size_t size = 1;
+	for (size_t i = 0; i < src->count; i++)
+		size += strlen(src->fields[i].key) + strlen(src->fields[i].value) + 2;
 	dst->count = dst->cap = src->count;
-	dst->text = NULL;
+	dst->text = xmalloc(size);
 	dst->fields = xmalloc((src->count + 1) * sizeof *dst->fields);
+	char *p = dst->text;
 	for (size_t i = 0; i < src->count; i++) {
-		dst->fields[i].key = xstrdup(src->fields[i].key);
-		dst->fields[i].value = xstrdup(src->fields[i].value);
-		dst->fields[i].owned = OWN_KEY | OWN_VALUE;
+		size_t k = strlen(src->fields[i].key) + 1, v = strlen(src->fields[i].value) + 1;
+		dst->fields[i].key = memcpy(p, src->fields[i].key, k);
+		dst->fields[i].value = memcpy(p + k, src->fields[i].value, v);
+		dst->fields[i].owned = 0;
+		p += k + v;
 	}
 }
 
@@ -465,6 +510,7 @@ struct member {
 	char *name;
 	char *value;      /* decoded string, or the number / literal text */
 	int is_string;
+	size_t name_at, value_at;   /* in the arena, while it may move */
 };
 
 struct scanner {
@@ -472,6 +518,11 @@ struct scanner {
 	struct member *m;
 	size_t n, cap;
 };
+
+/* Every member name and value of the object scanned last, NUL-terminated
+ * (one growing buffer for the whole run, not two allocations a member:
+ * allocation under ASan is much of a harness's cost). */
+static struct buf arena;
 
 static void js_ws(struct scanner *s)
 {
@@ -642,6 +693,7 @@ static int js_object(struct scanner *s)
 {
 	struct buf name = {0}, value = {0};
 	int rc = -1;
+	buf_reset(&arena);
 	js_ws(s);
 	if (s->p >= s->end || *s->p++ != '{')
 		goto out;
@@ -687,8 +739,12 @@ static int js_object(struct scanner *s)
 		/* Names and values hold no NUL: record text has none. */
 		if (memchr(name.data, '\0', name.len) || memchr(value.data, '\0', value.len))
 			goto out;
-		s->m[s->n].name = xstrdup(name.data);
-		s->m[s->n].value = xstrdup(value.data);
+		s->m[s->n].name_at = arena.len;
+		buf_add(&arena, name.data, name.len);
+		buf_addc(&arena, '\0');
+		s->m[s->n].value_at = arena.len;
+		buf_add(&arena, value.data, value.len);
+		buf_addc(&arena, '\0');
 		s->m[s->n].is_string = is_string;
 		s->n++;
 		js_ws(s);
@@ -704,6 +760,10 @@ static int js_object(struct scanner *s)
 		break;
 	}
 out:
+	for (size_t i = 0; i < s->n; i++) {
+		s->m[i].name = arena.data + s->m[i].name_at;
+		s->m[i].value = arena.data + s->m[i].value_at;
+	}
 	buf_free(&name);
 	buf_free(&value);
 	return rc;
@@ -711,10 +771,6 @@ out:
 
 static void scanner_free(struct scanner *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->m[i].name);
-		free(s->m[i].value);
-	}
 	free(s->m);
 }
 
@@ -859,21 +915,45 @@ static void check_json_string(const char *str)
 /* ------------------------------------------------------------------ */
 /* Transitions.                                                        */
 
+/* What each transition may write or drop (SPEC §3); every other key,
+ * unknown ones and the history (runs, failures, last_success) included,
+ * must come through unchanged unless the checks below say how it moves. */
 static const char *const pending_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
-	"expires", "ended", "exit", "signal", "started", NULL,
+	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
+	"signal", "timed_out", "started", NULL,
 };
 static const char *const running_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
-	"expires", "ended", "exit", "signal", "started", NULL,
+	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
+	"signal", "timed_out", "started", "runs", NULL,
 };
 static const char *const done_changes[] = {
-	"status", "since", "note", "owner", "pid_start", "boot_id", "expires",
-	"ended", "exit", "signal", NULL,
+	"status", "since", "note", "owner", "pid_start", "boot_id", "pid_ns",
+	"time_ns", "run_lock", "expires", "ended", "exit", "signal", "timed_out",
+	"failures", "last_success", NULL,
 };
 
-/* Format R, parse it (must work), check it re-formats identically, and
- * check the JSON of the result; returns nothing, frees nothing. */
+/* The keys of a formatted record (TEXT, LEN bytes of "k=v\n" lines) are in
+ * canonical order: SPEC §3's keys in its order, then the unknown ones. */
+static void check_canonical(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t last = 0;
+	while (p < end) {
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		CHECK(eq && nl && eq < nl);
+		size_t rk = rank_n(p, (size_t)(eq - p));
+		/* Known keys strictly ascending (each once); unknown ones after. */
+		CHECK(rk > last || (rk == last && (rk == SPEC_KEYS || p == text)));
+		last = rk;
+		p = nl + 1;
+	}
+}
+
+/* Format R, parse it (must work), check it re-formats identically and
+ * in canonical key order; returns nothing, frees nothing. */
 static void check_written(const struct record *r, const char *what)
 {
 	struct buf text = {0};
@@ -882,6 +962,7 @@ static void check_written(const struct record *r, const char *what)
 	CHECK(text.data != NULL);
 	/* Too large to write: the writers refuse it (and it would not parse). */
 	CHECK(fits == (text.len <= RECORD_MAX));
+	check_canonical(text.data, text.len);
 	if (!fits) {
 		buf_free(&text);
 		return;
@@ -896,13 +977,279 @@ static void check_written(const struct record *r, const char *what)
 }
 
 static void check_common(const struct record *before, const struct record *r,
-			 const char *status, time_t now, const char *note)
+			 const char *status, const char *note)
 {
-	(void)now;
 	CHECK(r->count > 0 && strcmp(r->fields[0].key, "version") == 0);
 	CHECK(same_opt(record_get(r, "version"), "1"));
 	CHECK(same_opt(record_get(r, "status"), status));
 	CHECK(same_opt(record_get(r, "note"), note ? note : record_get(before, "note")));
+}
+
+/* Decimal strings (as the parser checked: digits, leading zeros allowed)
+ * compared as numbers, of any size. */
+static int dec_cmp(const char *a, const char *b)
+{
+	while (*a == '0' && a[1])
+		a++;
+	while (*b == '0' && b[1])
+		b++;
+	size_t la = strlen(a), lb = strlen(b);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	int c = memcmp(a, b, la);
+	return (c > 0) - (c < 0);
+}
+
+/* Is the decimal A, plus one, the decimal B?  (A plain "no counter yet"
+ * is NULL, i.e. 0.) */
+static int dec_is_next(const char *a, const char *b)
+{
+	struct buf want = {0};
+	const char *digits = a ? a : "0";
+	while (*digits == '0' && digits[1])
+		digits++;
+	buf_adds(&want, digits);
+	size_t i = want.len;
+	for (;;) {
+		if (i == 0) {           /* 999 + 1: one more digit */
+			buf_reset(&want);
+			buf_addc(&want, '1');
+			for (size_t k = 0; k < strlen(digits); k++)
+				buf_addc(&want, '0');
+			break;
+		}
+		i--;
+		if (want.data[i] != '9') {
+			want.data[i]++;
+			break;
+		}
+		want.data[i] = '0';
+	}
+	int same = b && dec_cmp(want.data, b) == 0;
+	buf_free(&want);
+	return same;
+}
+
+/* runs only grows: by exactly one when a new run starts (as far as an
+ * unsigned long long goes: a counter already at its maximum stays
+ * there), else not at all. */
+static void check_runs(const struct record *before, const struct record *r, int new_run)
+{
+	const char *was = record_get(before, "runs"), *now = record_get(r, "runs");
+	if (!new_run) {
+		CHECK(same_opt(now, was));
+		return;
+	}
+	CHECK(now != NULL);
+	if (was && dec_cmp(was, "18446744073709551615") >= 0) {
+		if (dec_cmp(now, was) < 0)
+			FAIL("runs went down at its maximum (wrapped around?)");
+		return;
+	}
+	if (!dec_is_next(was, now)) {
+		fprintf(stderr, "record_fuzz: runs was %s, is %s\n", was ? was : "(none)", now);
+		FAIL("a new run did not count runs up by one");
+	}
+}
+
+/* A decimal value's number is not zero. */
+static int dec_nonzero(const char *v)
+{
+	return v && strspn(v, "0") != strlen(v);
+}
+
+/* The outcome of a DONE record by SPEC §2: FAILED for a signal, a time
+ * limit or an exit status other than 0; OK for exit 0; else unknown. */
+static enum outcome ref_outcome(const struct record *r)
+{
+	const char *x = record_get(r, "exit");
+	if (record_get(r, "signal") || dec_nonzero(record_get(r, "timed_out")))
+		return OUTCOME_FAILED;
+	if (!x)
+		return OUTCOME_UNKNOWN;
+	return dec_nonzero(x) ? OUTCOME_FAILED : OUTCOME_OK;
+}
+
+/* status_in against the SPEC's status lists, for masks drawn from H. */
+static void check_status_in(const struct record *r, uint64_t h)
+{
+	static const unsigned all = STATUS_BIT(ST_PENDING) | STATUS_BIT(ST_RUNNING) |
+				    STATUS_BIT(ST_STALE) | STATUS_BIT(ST_DONE) |
+				    STATUS_BIT(ST_CORRUPT) | STATUS_BIT(ST_UNREADABLE) |
+				    STATUS_OK_BIT | STATUS_FAILED_BIT;
+	enum outcome o = r ? ref_outcome(r) : OUTCOME_UNKNOWN;
+	const unsigned masks[] = {
+		STATUS_OK_BIT, STATUS_FAILED_BIT, STATUS_OK_BIT | STATUS_FAILED_BIT,
+		(unsigned)h & all, (unsigned)(h >> 16) & all,
+	};
+	for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++) {
+		for (int st = ST_PENDING; st <= ST_UNREADABLE; st++) {
+			unsigned mask = masks[m];
+			int want = (mask & STATUS_BIT(st)) != 0 ||
+				   (st == ST_DONE && r &&
+				    ((o == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
+				     (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT))));
+			if (!status_in(mask, (enum status)st, r) != !want) {
+				fprintf(stderr, "record_fuzz: status_in(%#x, %s) is %d\n", mask,
+					status_word((enum status)st), !want);
+				FAIL("status_in disagrees with SPEC's status lists");
+			}
+		}
+		CHECK(!status_in(masks[m], ST_DONE, NULL) == !(masks[m] & STATUS_BIT(ST_DONE)));
+	}
+}
+
+/* A run's limit as record_to_running is given it: none, or a duration
+ * parse_duration accepts (up to 3.2e9 seconds, fractions allowed). */
+static double pick_timeout(uint64_t x)
+{
+	switch (x % 6) {
+	case 0: return 0;                                            /* none */
+	case 1: return -1;                                           /* inf */
+	case 2: return (double)((x >> 8) & 0xffff) / 8;              /* n/8 s */
+	case 3: return (double)((x >> 8) % 86400 + 1);               /* a day */
+	case 4: return (double)((x >> 8) % 3200000000ULL + 1);       /* a century */
+	default: return (double)((x >> 8) % 3200000000000ULL) / 1000; /* ms */
+	}
+}
+
+/* R's timeout says TIMEOUT seconds (none when <= 0), to the nanosecond
+ * (9 digits after the point at most, as the parser wants). */
+static void check_timeout(const struct record *r, double timeout)
+{
+	const char *t = record_get(r, "timeout");
+	if (timeout <= 0) {
+		CHECK(t == NULL);
+		return;
+	}
+	CHECK(t != NULL);
+	char *end;
+	double v = strtod(t, &end);
+	CHECK(*end == '\0');
+	double d = v > timeout ? v - timeout : timeout - v;
+	if (d > 1e-9 + timeout * 1e-15) {
+		fprintf(stderr, "record_fuzz: timeout %.17g written as %s\n", timeout, t);
+		FAIL("the record's timeout is not the run's limit");
+	}
+}
+
+/* The owner fields of a RUNNING record R, as written for O. */
+static void check_owner_fields(const struct record *r, const struct owner *o)
+{
+	int any = o->kind != OWNER_NONE;
+	if (!any) {
+		static const char *const none[] = {
+			"owner", "host", "pid", "pid_start", "boot_id", "pid_ns", "time_ns",
+			"run_lock", NULL,
+		};
+		for (const char *const *k = none; *k; k++)
+			CHECK(record_get(r, *k) == NULL);
+		return;
+	}
+	CHECK(same_opt(record_get(r, "owner"), o->kind == OWNER_LOCK ? "lock" : "pid"));
+	CHECK(same_opt(record_get(r, "host"), o->host));
+	const char *p = record_get(r, "pid");
+	CHECK(p && atol(p) == o->pid);
+	/* 0 / NULL: absent, not written. */
+	const struct { const char *key; unsigned long long v; } nums[] = {
+		{ "pid_start", o->pid_start }, { "pid_ns", o->pid_ns }, { "time_ns", o->time_ns },
+		{ "run_lock", o->kind == OWNER_LOCK ? o->run_lock : 0 },
+	};
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		const char *v = record_get(r, nums[i].key);
+		if (!nums[i].v) {
+			CHECK(v == NULL);
+		} else {
+			CHECK(v && strtoull(v, NULL, 10) == nums[i].v);
+		}
+	}
+	CHECK(same_opt(record_get(r, "boot_id"), o->boot_id));
+}
+
+/* The ends of a run (SPEC §5 step 6) the DONE transition is given. */
+static struct run_end pick_end(uint64_t x, int which)
+{
+	static const char *const sigs[] = { "TERM", "KILL", "SEGV", "RTMIN+3", "RTMAX-2" };
+	struct run_end e;
+	e.exit_status = (int)(x % 258) - 2;              /* -2..255; < 0 unknown */
+	e.signal_name = (x >> 9) % 3 == 0 ? sigs[(size_t)which % 5] : NULL;
+	e.timed_out = (x >> 11) % 4 == 0;
+	return e;
+}
+
+/* R is BEFORE after record_to_done(END) at NOW: SPEC §3 → DONE. */
+static void check_done(const struct record *before, const struct record *r, time_t now,
+		       const struct run_end *end, const char *note)
+{
+	char when[21];
+	time_format(now, when);
+	check_common(before, r, "DONE", note);
+	CHECK(same_opt(record_get(r, "since"), when));
+	CHECK(same_opt(record_get(r, "ended"), when));
+	/* Who ran it and its limit are kept. */
+	static const char *const kept[] = { "started", "host", "pid", "timeout", NULL };
+	for (const char *const *k = kept; *k; k++)
+		CHECK(same_opt(record_get(r, *k), record_get(before, *k)));
+	static const char *const dropped[] = {
+		"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
+	};
+	for (const char *const *k = dropped; *k; k++)
+		CHECK(record_get(r, *k) == NULL);
+	if (end->signal_name) {
+		CHECK(same_opt(record_get(r, "signal"), end->signal_name) && !record_get(r, "exit"));
+	} else if (end->exit_status >= 0) {
+		const char *x = record_get(r, "exit");
+		CHECK(x && atoi(x) == end->exit_status && !record_get(r, "signal"));
+	} else {
+		CHECK(!record_get(r, "exit") && !record_get(r, "signal"));
+	}
+	CHECK(same_opt(record_get(r, "timed_out"), end->timed_out ? "1" : NULL));
+	/* The outcome, and the history it moves. */
+	enum outcome want = end->signal_name || end->timed_out ? OUTCOME_FAILED :
+			    end->exit_status < 0 ? OUTCOME_UNKNOWN :
+			    end->exit_status == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+	CHECK(record_outcome(r) == want);
+	CHECK(ref_outcome(r) == want);
+	check_runs(before, r, 0);
+	const char *f0 = record_get(before, "failures"), *f1 = record_get(r, "failures");
+	if (want == OUTCOME_FAILED) {
+		if (f0 && dec_cmp(f0, "18446744073709551615") >= 0) {
+			CHECK(f1 && dec_cmp(f1, f0) >= 0);
+		} else if (!dec_is_next(f0, f1)) {
+			fprintf(stderr, "record_fuzz: failures was %s, is %s\n", f0 ? f0 : "(none)",
+				f1 ? f1 : "(none)");
+			FAIL("a FAILED run did not count failures up by one");
+		}
+	} else {
+		CHECK(same_opt(f1, f0));
+	}
+	CHECK(same_opt(record_get(r, "last_success"),
+		       want == OUTCOME_OK ? when : record_get(before, "last_success")));
+	check_kept(before, r, done_changes);
+	check_status_in(r, (uint64_t)now * 0x9e3779b97f4a7c15ULL);
+}
+
+/* The owner the record itself names (for a renewal). */
+static struct owner own_owner(const struct record *parsed)
+{
+	struct owner o;
+	memset(&o, 0, sizeof o);
+	const char *own = record_get(parsed, "owner"), *v;
+	o.kind = !own ? OWNER_NONE : strcmp(own, "lock") == 0 ? OWNER_LOCK : OWNER_PID;
+	v = record_get(parsed, "host");
+	o.host = v ? v : "";
+	v = record_get(parsed, "pid");
+	o.pid = v ? atol(v) : 0;
+	v = record_get(parsed, "pid_start");
+	o.pid_start = v ? strtoull(v, NULL, 10) : 0;
+	o.boot_id = record_get(parsed, "boot_id");
+	v = record_get(parsed, "pid_ns");
+	o.pid_ns = v ? strtoull(v, NULL, 10) : 0;
+	v = record_get(parsed, "time_ns");
+	o.time_ns = v ? strtoull(v, NULL, 10) : 0;
+	v = record_get(parsed, "run_lock");
+	o.run_lock = v ? strtoull(v, NULL, 10) : 0;
+	return o;
 }
 
 static void transitions(const struct record *parsed, const uint8_t *data, size_t size)
@@ -912,6 +1259,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	uint64_t h = 1469598103934665603ULL;
 	for (size_t i = 0; i < size; i++)
 		h = (h ^ data[i]) * 1099511628211ULL;
+	uint64_t h2 = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
 	time_t now = (time_t)(1700000000 + (int64_t)(h % 400000000));
 	time_t ttl = (time_t)(1 + (h >> 32) % 3200000000ULL);
 	if (h & 1)
@@ -925,53 +1273,55 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	if ((h & 4) && own_note && note_valid(own_note))
 		note = own_note;
 
-	/* The owners: none, a lock, a pid, and the record's own. */
+	/* The owners: none, a dispatcher (lock), a pid, and the record's own. */
 	struct owner owners[4];
 	memset(owners, 0, sizeof owners);
 	owners[0].kind = OWNER_NONE;
 	owners[1].kind = OWNER_LOCK;
 	owners[1].host = "build01";
 	owners[1].pid = 41213;
+	owners[1].pid_start = (h2 & 1) ? 0 : 8812345;
+	owners[1].boot_id = (h2 & 2) ? NULL : "2fb9737d-c7c1-46e4-8990-aabd01a0259b";
+	owners[1].pid_ns = (h2 & 4) ? 0 : 4026531836ULL;
+	owners[1].time_ns = (h2 & 8) ? 0 : 4026531834ULL;
+	owners[1].run_lock = (h2 & 16) ? 0 : 1234567;
 	owners[2].kind = OWNER_PID;
 	owners[2].host = "build01.example.org";
 	owners[2].pid = 2147483647;
 	owners[2].pid_start = 18446744073709551615ULL;
 	owners[2].boot_id = (h & 8) ? NULL : "2fb9737d-c7c1-46e4-8990-aabd01a0259b";
-	const char *own = record_get(parsed, "owner"), *host = record_get(parsed, "host");
-	const char *pid = record_get(parsed, "pid");
-	owners[3].kind = !own ? OWNER_NONE : strcmp(own, "lock") == 0 ? OWNER_LOCK : OWNER_PID;
-	owners[3].host = host ? host : "";
-	owners[3].pid = pid ? atol(pid) : 0;
-	const char *ps = record_get(parsed, "pid_start");
-	owners[3].pid_start = ps ? strtoull(ps, NULL, 10) : 0;
-	owners[3].boot_id = record_get(parsed, "boot_id");
+	owners[2].pid_ns = (h2 & 32) ? 0 : 18446744073709551615ULL;
+	owners[2].time_ns = (h2 & 64) ? 0 : 1;
+	owners[2].run_lock = 99;   /* not written for a pid owner */
+	owners[3] = own_owner(parsed);
 
 	struct record r;
 
 	/* → PENDING */
 	copy_record(&r, parsed);
 	record_to_pending(&r, now, note);
-	check_common(parsed, &r, "PENDING", now, note);
+	check_common(parsed, &r, "PENDING", note);
 	CHECK(same_opt(record_get(&r, "since"), when));
 	for (const char *const *k = pending_changes + 3; *k; k++)
-		if (strcmp(*k, "note") != 0)
-			CHECK(record_get(&r, *k) == NULL);
+		CHECK(record_get(&r, *k) == NULL);
 	check_kept(parsed, &r, pending_changes);
+	check_runs(parsed, &r, 0);
 	check_written(&r, "record_to_pending");
 	check_json("job", &r, record_status(&r));
 	record_free(&r);
 
-	/* → RUNNING, each owner, with and without a TTL */
+	/* → RUNNING, each owner, with and without a TTL and a time limit */
 	for (int o = 0; o < 4; o++) {
 		const struct owner *ow = &owners[o];
 		time_t expires = (h >> (8 + o)) & 1 ? now + ttl : 0;
+		double timeout = pick_timeout(h2 >> (8 + 8 * o));
 		copy_record(&r, parsed);
 		int renewal = record_owned_by(&r, ow);
-		record_to_running(&r, now, ow, expires, note);
-		check_common(parsed, &r, "RUNNING", now, note);
-		/* Written for this owner (a pid owner without a boot id
-		 * never matches, see record_owned_by). */
-		if (ow->kind != OWNER_PID || ow->boot_id)
+		record_to_running(&r, now, ow, expires, timeout, note);
+		check_common(parsed, &r, "RUNNING", note);
+		/* Written for this owner (a pid owner without a boot id or a
+		 * start time never matches, see record_owned_by). */
+		if (ow->kind != OWNER_PID || (ow->boot_id && ow->pid_start))
 			CHECK(record_owned_by(&r, ow));
 		if (renewal) {
 			const char *old = record_get(parsed, "since");
@@ -982,22 +1332,10 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 			CHECK(same_opt(record_get(&r, "since"), when));
 			CHECK(same_opt(record_get(&r, "started"), when));
 		}
-		CHECK(!record_get(&r, "ended") && !record_get(&r, "exit") && !record_get(&r, "signal"));
-		if (ow->kind == OWNER_NONE) {
-			CHECK(!record_get(&r, "owner") && !record_get(&r, "host") && !record_get(&r, "pid"));
-		} else {
-			CHECK(same_opt(record_get(&r, "owner"), ow->kind == OWNER_LOCK ? "lock" : "pid"));
-			CHECK(same_opt(record_get(&r, "host"), ow->host));
-			const char *p = record_get(&r, "pid");
-			CHECK(p && atol(p) == ow->pid);
-		}
-		if (ow->kind == OWNER_PID) {
-			const char *p = record_get(&r, "pid_start");
-			CHECK(p && strtoull(p, NULL, 10) == ow->pid_start);
-			CHECK(same_opt(record_get(&r, "boot_id"), ow->boot_id));
-		} else {
-			CHECK(!record_get(&r, "pid_start") && !record_get(&r, "boot_id"));
-		}
+		check_runs(parsed, &r, !renewal);
+		CHECK(!record_get(&r, "ended") && !record_get(&r, "exit") &&
+		      !record_get(&r, "signal") && !record_get(&r, "timed_out"));
+		check_owner_fields(&r, ow);
 		if (expires) {
 			char e[21];
 			time_format(expires, e);
@@ -1005,56 +1343,56 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		} else {
 			CHECK(!record_get(&r, "expires"));
 		}
+		check_timeout(&r, timeout);
 		check_kept(parsed, &r, running_changes);
 		check_written(&r, "record_to_running");
+		check_status_in(&r, h2 >> o);
 		check_json("job", &r, ST_RUNNING);
 		check_json("job", &r, ST_STALE);
 
-		/* … then → DONE: keeps started, host, pid. */
+		/* … then → DONE: keeps started, host, pid, timeout. */
 		struct record run;
 		copy_record(&run, &r);
-		static const char *const sigs[] = { "TERM", "KILL", "SEGV" };
-		int exit_status = (int)((h >> (16 + 2 * o)) % 258) - 2;   /* -2..255 */
-		const char *sig = (h >> (40 + o)) & 1 ? sigs[o % 3] : NULL;
-		record_to_done(&r, now + 1, exit_status, sig, NULL);
-		char later[21];
-		time_format(now + 1, later);
-		check_common(&run, &r, "DONE", now + 1, NULL);
-		CHECK(same_opt(record_get(&r, "since"), later));
-		CHECK(same_opt(record_get(&r, "ended"), later));
-		CHECK(same_opt(record_get(&r, "started"), record_get(&run, "started")));
-		CHECK(same_opt(record_get(&r, "host"), record_get(&run, "host")));
-		CHECK(same_opt(record_get(&r, "pid"), record_get(&run, "pid")));
-		CHECK(!record_get(&r, "owner") && !record_get(&r, "pid_start") &&
-		      !record_get(&r, "boot_id") && !record_get(&r, "expires"));
-		if (sig) {
-			CHECK(same_opt(record_get(&r, "signal"), sig) && !record_get(&r, "exit"));
-		} else if (exit_status >= 0) {
-			const char *x = record_get(&r, "exit");
-			CHECK(x && atoi(x) == exit_status && !record_get(&r, "signal"));
-		} else {
-			CHECK(!record_get(&r, "exit") && !record_get(&r, "signal"));
-		}
-		check_kept(&run, &r, done_changes);
+		struct run_end end = pick_end(h >> (16 + 8 * o), o);
+		record_to_done(&r, now + 1, &end, NULL);
+		check_done(&run, &r, now + 1, &end, NULL);
+		check_timeout(&r, timeout);
 		check_written(&r, "record_to_running then record_to_done");
 		check_json("job", &r, record_status(&r));
+
+		/* … and a renewal of the run, by its owner: not a new run. */
+		if (o == (int)(h2 >> 60) % 4 && ow->kind != OWNER_PID) {
+			record_free(&r);
+			copy_record(&r, &run);
+			CHECK(record_owned_by(&r, ow));
+			record_to_running(&r, now + 2, ow, 0, timeout, NULL);
+			check_runs(&run, &r, 0);
+			CHECK(same_opt(record_get(&r, "started"), record_get(&run, "started")));
+			CHECK(same_opt(record_get(&r, "since"), record_get(&run, "since")));
+			check_kept(&run, &r, running_changes);
+			check_written(&r, "a renewal");
+		}
 		record_free(&run);
 		record_free(&r);
 	}
 
-	/* → DONE straight from the record as it was */
+	/* → DONE straight from the record as it was (a record that was
+	 * RUNNING, or any other: set DONE), … */
+	struct run_end end = pick_end(h2 >> 40, 4);
 	copy_record(&r, parsed);
-	record_to_done(&r, now, (int)(h % 256), NULL, note);
-	check_common(parsed, &r, "DONE", now, note);
-	CHECK(same_opt(record_get(&r, "ended"), when));
-	CHECK(same_opt(record_get(&r, "started"), record_get(parsed, "started")));
-	CHECK(same_opt(record_get(&r, "host"), record_get(parsed, "host")));
-	CHECK(same_opt(record_get(&r, "pid"), record_get(parsed, "pid")));
-	check_kept(parsed, &r, done_changes);
+	record_to_done(&r, now, &end, note);
+	check_done(parsed, &r, now, &end, note);
 	check_written(&r, "record_to_done");
-	/* … and back to PENDING. */
+	/* … and back to PENDING: the history stays. */
+	struct record done;
+	copy_record(&done, &r);
 	record_to_pending(&r, now + 2, NULL);
+	check_runs(&done, &r, 0);
+	static const char *const history[] = { "failures", "last_success", NULL };
+	for (const char *const *k = history; *k; k++)
+		CHECK(same_opt(record_get(&r, *k), record_get(&done, *k)));
 	check_written(&r, "record_to_done then record_to_pending");
+	record_free(&done);
 	record_free(&r);
 }
 
@@ -1193,6 +1531,11 @@ skip_round_trip:
 	for (int s = ST_PENDING; s <= ST_CORRUPT; s++)
 		check_json("nightly.build-01@x+y", &r, (enum status)s);
 	check_json("nightly", NULL, ST_PENDING);
+
+	/* The outcome of the record as it is, and the status lists. */
+	CHECK(record_outcome(&r) == ref_outcome(&r));
+	check_status_in(&r, (uint64_t)size * 0x9e3779b97f4a7c15ULL);
+	check_status_in(NULL, (uint64_t)size);
 
 	/* The transitions. */
 	transitions(&r, data, size);
