@@ -63,8 +63,8 @@ check: all
 stress: all
 	tests/stress/run
 
-# Coverage-guided fuzzing of the record parser and JSON writer with
-# libFuzzer (clang): make fuzz FUZZ_SECONDS=600
+# Coverage-guided fuzzing with libFuzzer (clang) of every tests/fuzz/*_fuzz.c
+# target, FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS = 60
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)

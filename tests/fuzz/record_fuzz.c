@@ -14,10 +14,19 @@
  *     of our own (balanced strings, legal escapes only, no raw control bytes,
  *     valid UTF-8, numbers per RFC 8259, unique member names) that also
  *     decodes every member back and compares it with the record's fields;
- *   - record_to_pending / record_to_running (no owner, lock, pid, and a
- *     renewal by the record's own owner) / record_to_done, alone and
- *     chained, leave a record whose text parses and holds what SPEC §3 says
- *     the transition writes, keeps and drops;
+ *   - record_to_pending / record_to_running (no owner, a dispatcher's lock,
+ *     a pid, and a renewal by the record's own owner; with and without a
+ *     TTL and a time limit) / record_to_done (exit statuses, signals, time
+ *     limits), alone and chained, leave a record whose text parses, whose
+ *     keys are in canonical order, and which holds what SPEC §3 says the
+ *     transition writes, keeps and drops: the owner's fields, pid_ns,
+ *     time_ns and run_lock as given (absent when 0), timeout to the
+ *     nanosecond, and the history surviving every transition — runs only
+ *     grows (by one for a new run, not for a renewal; never wrapping),
+ *     failures counts the FAILED ends, last_success is the last OK one's
+ *     ended;
+ *   - record_outcome and status_in agree with SPEC §2's OK / FAILED and
+ *     status lists, for the input and every record a transition makes;
  *   - utf8_valid and note_valid agree with reference implementations.
  *
  * Inputs of exactly 20 bytes are also fed to time_parse (compared with a
@@ -30,7 +39,12 @@
  * with tests/fuzz/replay.c as a plain replay driver (run --replay).
  *
  * The regress-* seeds reproduce bugs this harness found (a record grown past
- * 64 KiB by a transition, duplicate JSON members); they must keep passing. */
+ * 64 KiB by a transition, duplicate JSON members, counters wrapping to 0,
+ * timed_out=00 taken for a time limit); they must keep passing.
+ *
+ * Speed matters (a fuzzer finds what it executes): allocations under ASan
+ * are much of the cost, so the harness keeps its own few (record copies in
+ * one block, one arena for the JSON scanner's members). */
 #include "../../src/record.h"
 
 #include <stdint.h>
