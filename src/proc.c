@@ -105,7 +105,29 @@ static int cmp_pids(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Does process PID (a /proc entry) have DEV, INO open? */
+/* Does the descriptor FD of PID hold a lock?  Its fdinfo lists the
+ * locks held through it ("lock:" lines, Linux 3.8+); a descriptor merely
+ * open, like a waiter's, has none.  Where fdinfo cannot be read, an open
+ * descriptor is all we can tell: 1. */
+static int fd_locks(const char *pid, const char *fd)
+{
+	struct buf path = {0};
+	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
+	int in = open(path.data, O_RDONLY | O_CLOEXEC);
+	buf_free(&path);
+	if (in < 0)
+		return 1;
+	char text[4096];
+	ssize_t n = read_full(in, text, sizeof text - 1);
+	close_fd(in);
+	if (n <= 0)
+		return 1;
+	text[n] = '\0';
+	return strncmp(text, "lock:", 5) == 0 || strstr(text, "\nlock:") != NULL;
+}
+
+/* Does process PID (a /proc entry) hold a lock on DEV, INO through a
+ * descriptor it has open? */
 static int holds(const char *pid, dev_t dev, ino_t ino)
 {
 	struct buf path = {0};
@@ -125,7 +147,8 @@ static int holds(const char *pid, dev_t dev, ino_t ino)
 		path.len = base;
 		buf_addf(&path, "/%s", e->d_name);
 		/* stat follows the magic link to the open file itself. */
-		found = stat(path.data, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino;
+		found = stat(path.data, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino &&
+			fd_locks(pid, e->d_name);
 	}
 	closedir(fds);
 	buf_free(&path);
