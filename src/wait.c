@@ -211,17 +211,21 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	long pid = pid_field ? strtol(pid_field, NULL, 10) : 0;
 	time_t until;
 
-	if (st->status != ST_RUNNING || !owner) {
+	if (st->status != ST_RUNNING) {
 		unwatch_pid(j);   /* only a file change can change it */
 		return 0;
 	}
-	j->lock_run = strcmp(owner, "lock") == 0;
 	if (expires && time_parse(expires, &until) == 0) {
 		/* STALE once the clock is past it; if it is not yet (whole
 		 * seconds), look again no sooner than a poll would. */
 		double at = now + ((double)until - now_real()) + 0.01;
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
+	if (!owner) {
+		unwatch_pid(j);
+		return 0;
+	}
+	j->lock_run = strcmp(owner, "lock") == 0;
 	if (j->lock_run && run_lock_current(w, j, record_get(r, "run_lock"))) {
 		unwatch_pid(j);   /* the run lock's close tells */
 		return 0;
