@@ -75,7 +75,7 @@ static int job_is(void *ctx, size_t index, const struct job_state *st)
 {
 	struct is_wait *w = ctx;
 	w->seen[index] = st->status;
-	w->met[index] = (w->mask & (1u << st->status)) != 0;
+	w->met[index] = status_in(w->mask, st->status, st->found ? &st->rec : NULL) != 0;
 	return w->met[index];
 }
 
@@ -92,16 +92,6 @@ static int wait_is(const struct registry *reg, char **jobs, size_t njobs, unsign
 	free(w.seen);
 	free(w.met);
 	return rc;
-}
-
-/* A duration, or inf: no limit (-1). */
-static int parse_wait(const char *s, double *seconds)
-{
-	if (strcmp(s, "inf") == 0) {
-		*seconds = -1;
-		return 0;
-	}
-	return parse_duration(s, seconds);
 }
 
 int main(int argc, char **argv)
@@ -142,7 +132,7 @@ int main(int argc, char **argv)
 			break;
 		case 'W':
 			wait_arg = optarg;
-			if (parse_wait(optarg, &wait_limit) < 0)
+			if (parse_limit(optarg, &wait_limit) < 0)
 				return usage_error(usage, "bad --wait duration '%s'", optarg);
 			break;
 		default:
@@ -200,7 +190,7 @@ int main(int argc, char **argv)
 		}
 		buf_reset(&line);
 		if (is_arg) {
-			if (!rc && !(is_mask & (1u << st.status)))
+			if (!rc && !status_in(is_mask, st.status, &st.rec))
 				keep_first(&status, EXIT_FALSE);
 		} else if (format == JSON) {
 			record_json(jobs[i], st.found ? &st.rec : NULL, st.status, &line);
