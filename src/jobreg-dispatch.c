@@ -6,6 +6,7 @@
 #include "registry.h"
 #include "signame.h"
 #include "state.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -143,13 +144,14 @@ static int replay(const struct request *req, const struct record *r)
 
 /* ---- leftovers of a run (step 7) ----------------------------------------- */
 
-/* The pids other than ours that hold the run lock DEV/INO, as
- * "pid 4242" or "pids 4242, 4243"; 0 when none is found. */
-static int holders_text(dev_t dev, ino_t ino, struct buf *out)
+/* The pids other than ours that hold the run lock DEV/INO (the lock
+ * LOCKER took, unless 0), as "pid 4242" or "pids 4242, 4243"; 0 when
+ * none is found. */
+static int holders_text(dev_t dev, ino_t ino, long locker, struct buf *out)
 {
 	long *pids = NULL;
 	size_t count = 0, shown = 0;
-	if (lock_holders(dev, ino, 64, &pids, &count) < 0)
+	if (lock_sharers(dev, ino, locker, 64, &pids, &count) < 0)
 		return 0;
 	for (size_t i = 0; i < count; i++) {
 		if (pids[i] == (long)getpid())
@@ -168,18 +170,22 @@ static int holders_text(dev_t dev, ino_t ino, struct buf *out)
 }
 
 /* The run lock stayed busy for -w although no live run is recorded:
- * say who holds it.  AFTER_RUN: the record tells of an ended run, so
- * the holders are what it left behind. */
-static int busy_run_lock(const struct registry *reg, const char *job, int after_run)
+ * say who holds it.  EARLIER: the pid of the dispatcher of the record's
+ * ended run (0: none); holders sharing the lock it took are what that
+ * run left behind. */
+static int busy_run_lock(const struct registry *reg, const char *job, long earlier)
 {
 	struct buf name = {0}, who = {0};
 	struct stat st;
-	int rc;
+	int rc, found = 0, left = 0;
 	buf_addf(&name, ".%s.run", job);
-	if (fstatat(reg->fd, name.data, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    holders_text(st.st_dev, st.st_ino, &who))
+	if (fstatat(reg->fd, name.data, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who);
+		found = left || holders_text(st.st_dev, st.st_ino, 0, &who);
+	}
+	if (found)
 		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name.data),
-			  who.data, after_run ? " (left behind by an earlier run)" : "");
+			  who.data, left ? " (left behind by an earlier run)" : "");
 	else
 		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name.data));
 	buf_free(&name);
@@ -188,7 +194,9 @@ static int busy_run_lock(const struct registry *reg, const char *job, int after_
 }
 
 /* After DONE: release the run lock *FD and, if processes of the run
- * still hold it, name them. */
+ * still hold it, name them.  A probe tells cheaply that nobody does;
+ * when it is busy, only the sharers of our own lock are named, not a
+ * next run that took it meanwhile. */
 static void release_run_lock(const struct registry *reg, const char *job, int *fd)
 {
 	struct stat held;
@@ -199,56 +207,10 @@ static void release_run_lock(const struct registry *reg, const char *job, int *f
 		return;
 	}
 	struct buf who = {0};
-	if (holders_text(held.st_dev, held.st_ino, &who))
+	if (holders_text(held.st_dev, held.st_ino, (long)getpid(), &who))
 		warn(job, "the run lock is still held by %s (a process the command left behind);"
 		     " the next run waits for it", who.data);
 	buf_free(&who);
-}
-
-/* The shared wait of get --wait and dispatch (until src/wait.c lands):
- * returns 0 once COND holds for every job, EXIT_BUSY at DEADLINE
- * (now_mono() based, < 0: none), or an error.  A lock-owned run is
- * waited for in a shared flock on its run lock; every round sleeps at
- * least 100 ms, so it never spins. */
-typedef int (*wait_cond)(void *ctx, size_t index, const struct job_state *st);
-static int wait_until(const struct registry *reg, char *const *jobs, size_t njobs,
-		      wait_cond cond, void *ctx, double deadline)
-{
-	for (;;) {
-		double round = now_mono();
-		size_t i;
-		for (i = 0; i < njobs; i++) {
-			struct job_state st;
-			int rc = state_load(reg, jobs[i], &st);
-			int holds = cond(ctx, i, &st);
-			const char *owner = record_get(&st.rec, "owner");
-			int locked = st.status == ST_RUNNING && owner && strcmp(owner, "lock") == 0;
-			state_free(&st);
-			if (rc && rc != EXIT_CORRUPT)
-				return rc;
-			if (holds)
-				continue;
-			if (deadline >= 0 && now_mono() >= deadline)
-				return EXIT_BUSY;
-			if (locked) {
-				double left = deadline < 0 ? -1 : deadline - now_mono();
-				int fd = -1;
-				rc = reg_lock(reg, jobs[i], RUN_LOCK, LOCK_SH, left < 0 && deadline >= 0 ? 0 : left,
-					      LOCK_QUIET_BUSY, &fd);
-				reg_unlock(&fd);
-				if (rc && rc != EXIT_BUSY)
-					return rc;
-			}
-			break;
-		}
-		if (i == njobs)
-			return 0;
-		double nap = round + 0.1 - now_mono();
-		if (deadline >= 0 && deadline - now_mono() < nap)
-			nap = deadline - now_mono();
-		if (nap > 0)
-			sleep_seconds(nap);
-	}
 }
 
 /* ---- steps 1-4 ------------------------------------------------------------ */
@@ -317,7 +279,8 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 		 * flock.  Wait for it without the job lock, blocked in an
 		 * exclusive flock (a shared holder must not let us through
 		 * and spin), at most -w in all, and start over. */
-		int after_run = st.status == ST_DONE;
+		const char *pid = st.status == ST_DONE ? record_get(&st.rec, "pid") : NULL;
+		long earlier = pid ? strtol(pid, NULL, 10) : 0;
 		reg_unlock(&job_lock);
 		state_free(&st);
 		if (run_deadline < 0)
@@ -328,7 +291,7 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 			      LOCK_CREATE | LOCK_QUIET_BUSY, &wait_fd);
 		reg_unlock(&wait_fd);
 		if (rc == EXIT_BUSY)
-			return busy_run_lock(reg, req->job, after_run);
+			return busy_run_lock(reg, req->job, earlier);
 		if (rc)
 			return rc;
 	}

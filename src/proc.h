@@ -25,5 +25,9 @@ unsigned long long ns_inode(const char *kind);
  * descriptor counts), in ascending order, at most MAX of them, into a malloc'd array.
  * Returns 0, or -1 with errno set when /proc cannot be read. */
 int lock_holders(dev_t dev, ino_t ino, size_t max, long **pids, size_t *count);
+/* The same, but only those that share the lock process LOCKER took (a
+ * flock is shared by every descriptor of one open, so fork's children
+ * hold it too): the leftovers of LOCKER's run, not a new holder. */
+int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count);
 
 #endif

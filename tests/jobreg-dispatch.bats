@@ -807,6 +807,22 @@ cpu_seconds() {
 	[ "$stderr" = "" ]
 }
 
+@test "someone else's flock on the run lock of a DONE job is named, not called a leftover of its run" {
+	run jobreg-dispatch j true
+	[ "$status" -eq 0 ]
+	flock -s "$REG/.j.run" sleep 6 3>&- >/dev/null 2>&1 &
+	holder=$!
+	BG_PIDS+=("$holder")
+	poll_until eval '! flock -n -x "$REG/.j.run" true'
+	run --separate-stderr jobreg-dispatch -w 0.3 j touch "$T/ran"
+	[ "$status" -eq 75 ]
+	re='^jobreg-dispatch: j: lock busy: .* held by pids? [0-9, ]+$'
+	[[ "$stderr" =~ $re ]]
+	[[ "$stderr" == "jobreg-dispatch: j: lock busy: $REG/.j.run held by "* ]]
+	[[ "$stderr" == *"$holder"* ]]
+	[ ! -e "$T/ran" ]
+}
+
 @test "a command that leaves nothing behind gets no message about the run lock" {
 	run --separate-stderr jobreg-dispatch j sh -c 'sleep 0.1 & wait'
 	[ "$status" -eq 0 ]
