@@ -1,6 +1,7 @@
 /* jobreg-dispatch: run a command as the one live run of a job (see
  * jobreg-dispatch(1)). */
 #include "cli.h"
+#include "leftover.h"
 #include "proc.h"
 #include "record.h"
 #include "registry.h"
@@ -142,77 +143,6 @@ static int replay(const struct request *req, const struct record *r)
 	return end_status(&end);
 }
 
-/* ---- leftovers of a run (step 7) ----------------------------------------- */
-
-/* The pids other than ours that hold the run lock DEV/INO (the lock
- * LOCKER took, unless 0), as "pid 4242" or "pids 4242, 4243"; 0 when
- * none is found. */
-static int holders_text(dev_t dev, ino_t ino, long locker, struct buf *out)
-{
-	long *pids = NULL;
-	size_t count = 0, shown = 0;
-	if (lock_sharers(dev, ino, locker, 64, &pids, &count) < 0)
-		return 0;
-	for (size_t i = 0; i < count; i++) {
-		if (pids[i] == (long)getpid())
-			continue;
-		buf_addf(out, "%s%ld", shown ? ", " : "", pids[i]);
-		shown++;
-	}
-	free(pids);
-	if (shown) {
-		struct buf text = {0};
-		buf_addf(&text, "%s %s", shown > 1 ? "pids" : "pid", out->data);
-		buf_free(out);
-		*out = text;
-	}
-	return shown > 0;
-}
-
-/* The run lock stayed busy for -w although no live run is recorded:
- * say who holds it.  EARLIER: the pid of the dispatcher of the record's
- * ended run (0: none); holders sharing the lock it took are what that
- * run left behind. */
-static int busy_run_lock(const struct registry *reg, const char *job, long earlier)
-{
-	struct buf name = {0}, who = {0};
-	struct stat st;
-	int rc, found = 0, left = 0;
-	buf_addf(&name, ".%s.run", job);
-	if (fstatat(reg->fd, name.data, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who);
-		found = left || holders_text(st.st_dev, st.st_ino, 0, &who);
-	}
-	if (found)
-		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name.data),
-			  who.data, left ? " (left behind by an earlier run)" : "");
-	else
-		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name.data));
-	buf_free(&name);
-	buf_free(&who);
-	return rc;
-}
-
-/* After DONE: release the run lock *FD and, if processes of the run
- * still hold it, name them.  A probe tells cheaply that nobody does;
- * when it is busy, only the sharers of our own lock are named, not a
- * next run that took it meanwhile. */
-static void release_run_lock(const struct registry *reg, const char *job, int *fd)
-{
-	struct stat held;
-	int have = fstat(*fd, &held) == 0, probe = -1;
-	reg_unlock(fd);
-	if (!have || reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &probe) != EXIT_BUSY) {
-		reg_unlock(&probe);
-		return;
-	}
-	struct buf who = {0};
-	if (holders_text(held.st_dev, held.st_ino, (long)getpid(), &who))
-		warn(job, "the run lock is still held by %s (a process the command left behind);"
-		     " the next run waits for it", who.data);
-	buf_free(&who);
-}
-
 /* ---- steps 1-4 ------------------------------------------------------------ */
 
 static int not_running(void *ctx, size_t index, const struct job_state *st)
@@ -291,7 +221,7 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 			      LOCK_CREATE | LOCK_QUIET_BUSY, &wait_fd);
 		reg_unlock(&wait_fd);
 		if (rc == EXIT_BUSY)
-			return busy_run_lock(reg, req->job, earlier);
+			return run_lock_busy(reg, req->job, earlier);
 		if (rc)
 			return rc;
 	}
@@ -595,7 +525,7 @@ int main(int argc, char **argv)
 	}
 
 	rc = finish(&reg, &req, &me, started, &end);
-	release_run_lock(&reg, req.job, &run_lock);
+	run_lock_release(&reg, req.job, &run_lock);
 	reg_close(&reg);
 	/* A result that could not be recorded is still the run's: a failed
 	 * run exits with its status, a good one with the error's. */
