@@ -105,6 +105,20 @@ static int cmp_pids(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The pid in a fdinfo lock line after "lock:" — "\t1: FLOCK  ADVISORY
+ * WRITE 4242 fe:00:123 0 EOF", the fifth field; -1 if none. */
+static long lock_pid(const char *p)
+{
+	for (int field = 0; field < 4; field++) {
+		p += strspn(p, " \t");
+		p += strcspn(p, " \t\n");
+	}
+	p += strspn(p, " \t");
+	char *end;
+	long pid = strtol(p, &end, 10);
+	return end > p && (*end == ' ' || *end == '\t') ? pid : -1;
+}
+
 /* Does the descriptor FD of PID hold a lock, taken by process LOCKER
  * unless that is 0?  Its fdinfo lists the locks held through it, with the
  * pid that took each ("lock:\t1: FLOCK  ADVISORY  WRITE 4242 ...", Linux
@@ -127,9 +141,7 @@ static int fd_locks(const char *pid, const char *fd, long locker)
 	for (char *line = text; line; line = strchr(line, '\n')) {
 		if (*line == '\n')
 			line++;
-		long by;
-		if (strncmp(line, "lock:", 5) == 0 &&
-		    (!locker || (sscanf(line + 5, "%*s %*s %*s %*s %ld", &by) == 1 && by == locker)))
+		if (strncmp(line, "lock:", 5) == 0 && (!locker || lock_pid(line + 5) == locker))
 			return 1;
 	}
 	return 0;
