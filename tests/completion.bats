@@ -152,7 +152,7 @@ two_registries() {
 		is gamma
 		bcomp "$mode" jobreg-get -l alpha ""
 		is gamma
-		JOBREG_DIR= XDG_STATE_HOME=$T/xdg bcomp "$mode" jobreg-clear ""
+		JOBREG_DIR='' XDG_STATE_HOME=$T/xdg bcomp "$mode" jobreg-clear ""
 		is delta
 		bcomp "$mode" jobreg-get -d "$T/none" ""
 		is ""
@@ -272,7 +272,7 @@ two_registries() {
 	is beta
 	zcomp "jobreg-dispatch -q "
 	is gamma
-	JOBREG_DIR= XDG_STATE_HOME=$T/xdg zcomp "jobreg-clear "
+	JOBREG_DIR='' XDG_STATE_HOME=$T/xdg zcomp "jobreg-clear "
 	is delta
 }
 

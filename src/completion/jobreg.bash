@@ -7,6 +7,7 @@
 # -d DIR already on the line), never read from the registry here.  Uses
 # bash-completion's _filedir, _pids and _command_offset when they are
 # loaded, plain compgen otherwise.
+# shellcheck disable=SC2207  # compgen's words are split on purpose
 
 declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
@@ -36,9 +37,9 @@ _jobreg_value() {
 	local last
 	case $1 in
 	dir) if declare -F _filedir >/dev/null; then _filedir -d; else
-		compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); fi ;;
+		local IFS=$'\n'; compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); fi ;;
 	file) if declare -F _filedir >/dev/null; then _filedir; else
-		compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+		local IFS=$'\n'; compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
 	status) # a comma-separated list: complete its last word
 		last=${cur##*,}
 		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED' -- "${last^^}")) ;;
@@ -95,9 +96,10 @@ _jobreg() {
 		[[ $word == -d* || $word == --dir* ]] && [[ $kind == dir ]] && dir=$v
 		((i++))
 	done
-	[[ $dir == '~/'* ]] && dir=$HOME/${dir#'~/'}
+	[[ $dir == \~/* ]] && dir=$HOME/${dir#\~/}
 	# The operands: N is the one being completed.
-	local n=$((cw - first)) ops=(${_jobreg_operands[$cmd]})
+	local n=$((cw - first)) ops
+	read -ra ops <<<"${_jobreg_operands[$cmd]}"
 	case ${ops[n]:-${ops[-1]}} in
 	jobs | job) _jobreg_jobs "$get" "$dir" ;;
 	setstatus) ((n == 1)) && _jobreg_value setstatus ;;
@@ -111,7 +113,7 @@ _jobreg() {
 		elif ((cw == start)); then
 			COMPREPLY=($(compgen -c -- "$cur"))
 		else
-			compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+			local IFS=$'\n'; compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
 		fi ;;
 	esac
 }
