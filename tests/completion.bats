@@ -141,6 +141,7 @@ two_registries() {
 @test "bash completion offers the job ids of the registry named by -d, else \$JOBREG_DIR, else the default" {
 	two_registries
 	jobreg-set -d "$T/xdg/jobreg" delta DONE
+	jobreg-set -d "$T/a b" spaced DONE
 	for mode in "${MODES[@]}"; do
 		bcomp "$mode" jobreg-get -d "$T/a" ""
 		is alpha beta
@@ -157,6 +158,13 @@ two_registries() {
 		bcomp "$mode" jobreg-get -d "$T/none" ""
 		is ""
 		[ ! -e "$T/none" ]
+		# DIR as typed: quoted, escaped, or under ~.
+		bcomp "$mode" jobreg-get -d "'$T/a b'" ""
+		is spaced
+		bcomp "$mode" jobreg-get -d "$(printf %q "$T/a b")" ""
+		is spaced
+		HOME=$T bcomp "$mode" jobreg-get -d "~/a" ""
+		is alpha beta
 	done
 	at_end_skip_without_bash_completion
 }
@@ -274,6 +282,13 @@ two_registries() {
 	is gamma
 	JOBREG_DIR='' XDG_STATE_HOME=$T/xdg zcomp "jobreg-clear "
 	is delta
+	jobreg-set -d "$T/a b" spaced DONE
+	zcomp "jobreg-get -d '$T/a b' "
+	is spaced
+	zcomp "jobreg-get -d $(printf %q "$T/a b") "
+	is spaced
+	HOME=$T zcomp "jobreg-get --dir=~/a "
+	is alpha beta
 }
 
 @test "zsh completion offers signals after --signal, inf after --wait, and the command after JOB or --" {

@@ -96,6 +96,11 @@ _jobreg() {
 		[[ $word == -d* || $word == --dir* ]] && [[ $kind == dir ]] && dir=$v
 		((i++))
 	done
+	# The word as typed: undo its quoting, and ~/.
+	case $dir in
+	\'*\' | \"*\") dir=${dir:1:${#dir}-2} ;;
+	*) dir=${dir//\\/} ;;
+	esac
 	[[ $dir == \~/* ]] && dir=$HOME/${dir#\~/}
 	# The operands: N is the one being completed.
 	local n=$((cw - first)) ops
