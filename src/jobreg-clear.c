@@ -16,7 +16,8 @@ static const char usage[] =
 	" [--older-than DURATION] [--force] [-n] [-v] [-a | JOB...]";
 static const char help[] =
 	"Remove the records of jobs: they read PENDING again.\n"
-	"      --if S[,S]    only records whose status is one of S\n"
+	"      --if S[,S]    only records whose status is one of S (PENDING RUNNING\n"
+	"                    STALE DONE, or OK FAILED: DONE with exit 0, or not)\n"
 	"      --stale       only STALE records\n"
 	"      --older-than DURATION  only records whose since is older (units s m h d)\n"
 	"      --force       also clear a live run, or a corrupt record\n"

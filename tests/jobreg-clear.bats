@@ -617,6 +617,10 @@ dry_then_real() {
 	mixed_registry
 	dry_then_real 65 "$(printf '%s\n' a-old b-fail f-manual h-pend)" --older-than 1h -a
 	mixed_registry
+	dry_then_real 65 b-fail --if FAILED -a
+	mixed_registry
+	dry_then_real 65 "$(printf '%s\n' a-old c-new d-stale)" --if ok,STALE -a
+	mixed_registry
 	# Filters with --force: a live run goes, a corrupt record is left alone.
 	dry_then_real 77 "$(printf '%s\n' d-stale e-live f-manual)" --force --if RUNNING,STALE --older-than 30s -a -q
 }
@@ -628,6 +632,8 @@ dry_then_real() {
 	dry_then_real 1 a-old --if DONE h-pend a-old
 	mixed_registry
 	dry_then_real 0 d-stale --stale d-stale x-none
+	mixed_registry
+	dry_then_real 1 a-old --if OK --older-than 1d a-old b-fail c-new
 	mixed_registry
 	dry_then_real 65 "" g-corrupt
 	mixed_registry
