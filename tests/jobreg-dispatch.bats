@@ -329,6 +329,27 @@ forwarded() {
 	[ "$(field j pid)" = "$BG_PID" ]
 }
 
+@test "dispatch --once --retry-failed that waited for a run replays its failure rather than run again" {
+	jobreg-dispatch j sh -c ': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 3' \
+		"$T/started.j" "$T/release" 3>&- >/dev/null 2>&1 &
+	first=$!
+	BG_PIDS+=("$first")
+	poll_until test -e "$T/started.j"
+	jobreg-dispatch --once --retry-failed j touch "$T/second" 3>&- >/dev/null 2>"$T/w.err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.5
+	! gone "$w"
+	: >"$T/release"
+	wait_bg "$first"
+	[ "$BG_RC" -eq 3 ]
+	wait_bg "$w"
+	[ "$BG_RC" -eq 3 ]
+	[[ "$(cat "$T/w.err")" == "jobreg-dispatch: j: already done: failed (exit 3, ended "* ]]
+	[ ! -e "$T/second" ]
+	[ "$(field j runs)" = 1 ]
+}
+
 @test "dispatch --once --wait 0.5 on a long run gives up with 75 and 'still running after --wait 0.5'" {
 	bg_dispatch j
 	run --separate-stderr jobreg-dispatch --once --wait 0.5 j touch "$T/second"
