@@ -130,6 +130,7 @@ cpu_ticks() {
 		t0=$EPOCHREALTIME
 		kill_tree "$RUN_PID" KILL
 		poll_until ended "$BATS_TEST_TMPDIR/out"
+		wait "$RUN_PID" 2>/dev/null || true
 		[ "$RC" = 0 ]
 		lat+=("$(elapsed "$t0" "$END")")
 		[ "$(jobreg-get job)" = STALE ]
