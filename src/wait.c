@@ -316,8 +316,10 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 				w->followup = now + POLL_EVERY;
 			} else if (!ours) {
 				/* A read-only holder's last close, or a reader's probe:
-				 * no more often than a poll would. */
-				want(w, w->last_check + POLL_EVERY);
+				 * no more often than a poll would, and soon again. */
+				double at = w->last_check + POLL_EVERY;
+				want(w, at > now ? at : now);
+				w->followup = (at > now ? at : now) + POLL_EVERY;
 			}
 		}
 	}

@@ -142,6 +142,50 @@ cpu_ticks() {
 	[ "${sorted[4]}" -lt 500 ]
 }
 
+# hold_run_lock JOB MODE: a background process holding JOB's run lock
+# exclusively on a descriptor opened read-only (MODE "<") or read-write
+# ("<>"), and a lock-owned RUNNING record naming it; its pid in HOLDER.
+hold_run_lock() {
+	mkdir -p "$REG"
+	: >>"$REG/.$1.run"
+	if [ "$2" = "<>" ]; then
+		( exec 9<>"$REG/.$1.run"; flock -x 9; exec sleep 100 ) 3>&- &
+	else
+		( exec 9<"$REG/.$1.run"; flock -x 9; exec sleep 100 ) 3>&- &
+	fi
+	HOLDER=$!
+	BG_PIDS+=("$HOLDER")
+	poll_until lock_held "$REG/.$1.run"
+	local t
+	t=$(now_rfc3339)
+	write_record "$1" version=1 status=RUNNING "since=$t" owner=lock "host=$(uname -n)" \
+		"pid=$HOLDER" "run_lock=$(stat -c %i "$REG/.$1.run")" "started=$t" runs=1
+}
+
+lock_held() {
+	! flock -n -s "$1" true
+}
+
+@test "the kill -9 of a run lock's holder is noticed whether it opened the lock read-only or read-write" {
+	for mode in "<" "<>"; do
+		rm -f "$BATS_TEST_TMPDIR/out"
+		hold_run_lock job "$mode"
+		[ "$(jobreg-get job)" = RUNNING ]
+		start_wait "$BATS_TEST_TMPDIR/out" --is STALE --wait 20 job
+		poll_until asleep "$WAIT_PID"
+		still_waiting "$BATS_TEST_TMPDIR/out" 0.2
+		t0=$EPOCHREALTIME
+		kill -KILL "$HOLDER"
+		poll_until ended "$BATS_TEST_TMPDIR/out"
+		wait "$HOLDER" 2>/dev/null || true
+		[ "$RC" = 0 ]
+		ms=$(elapsed "$t0" "$END")
+		echo "holder opened with $mode: noticed after $ms ms"
+		[ "$ms" -lt 500 ]
+		jobreg-clear job
+	done
+}
+
 @test "a clear is noticed at once by --is PENDING" {
 	jobreg-set job RUNNING
 	start_wait "$BATS_TEST_TMPDIR/out" --is PENDING --wait 20 job
