@@ -10,7 +10,7 @@
 
 static const char usage[] =
 	"jobreg-get [-q] [-d DIR] [-l | -j] [-a | JOB...]"
-	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [--wait DURATION] [-a | JOB...]";
+	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"

@@ -215,9 +215,11 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		unwatch_pid(j);   /* only a file change can change it */
 		return 0;
 	}
-	if (expires && time_parse(expires, &until) == 0) {
-		/* STALE once the clock is past it; if it is not yet (whole
-		 * seconds), look again no sooner than a poll would. */
+	j->lock_run = owner && strcmp(owner, "lock") == 0;
+	if (!j->lock_run && expires && time_parse(expires, &until) == 0) {
+		/* STALE once the clock is past it (a lock-owned record is judged
+		 * by its lock alone); if not yet, look again no sooner than a
+		 * poll would. */
 		double at = now + ((double)until - now_real()) + 0.01;
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
@@ -225,7 +227,6 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		unwatch_pid(j);
 		return 0;
 	}
-	j->lock_run = strcmp(owner, "lock") == 0;
 	if (j->lock_run && run_lock_current(w, j, record_get(r, "run_lock"))) {
 		unwatch_pid(j);   /* the run lock's close tells */
 		return 0;
@@ -316,8 +317,10 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 				w->followup = now + POLL_EVERY;
 			} else if (!ours) {
 				/* A read-only holder's last close, or a reader's probe:
-				 * no more often than a poll would. */
-				want(w, w->last_check + POLL_EVERY);
+				 * no more often than a poll would, and soon again. */
+				double at = w->last_check + POLL_EVERY;
+				want(w, at > now ? at : now);
+				w->followup = (at > now ? at : now) + POLL_EVERY;
 			}
 		}
 	}

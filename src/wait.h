@@ -11,10 +11,11 @@
  *   for a holder that opened it read-write, as jobreg-dispatch does;
  *   IN_CLOSE_NOWRITE for a read-only holder — but also for every reader's
  *   probe, ours included, so that one re-checks at most every 100 ms and
- *   ignores the probes of its own check);
+ *   ignores the closes that come while it checks, its own probes among
+ *   them — a read-only holder dying in those microseconds is missed);
  * - a pidfd of a RUNNING record's pid, where pidfd_open(2) works;
  * - timers: the deadline, a record's `expires`, a follow-up 100 ms after a
- *   run lock's close (the kernel queues the event just before it drops the
+ *   run lock's close (__fput() queues the event just before it drops the
  *   lock), and 100 ms polls where nothing else will do: a pid owner with no
  *   pidfd, a registry that does not exist yet and whose parent cannot be
  *   watched, no inotify (ENOSYS, EMFILE, ENOSPC), or a network filesystem
