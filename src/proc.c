@@ -189,10 +189,10 @@ int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, siz
 	if (!proc)
 		return -1;
 	size_t cap = 0;
-	struct dirent *e;
 	for (;;) {
 		errno = 0;
-		if (!(e = readdir(proc)))
+		const struct dirent *e = readdir(proc);
+		if (!e)
 			break;
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
 		    strspn(e->d_name, "0123456789") != strlen(e->d_name))
