@@ -187,7 +187,7 @@ out:
 /* Step 5: run the command (supervise.h); returns dispatch's exit status
  * and fills END for the record. */
 static int run(const struct request *req, int run_lock, const sigset_t *hold,
-	       const sigset_t *old_mask, struct run_end *end, char signame[16])
+	       const sigset_t *old_mask, struct run_end *end, char signame[SIGNAME_MAX])
 {
 	struct supervise how = { req->command, run_lock, req->timeout, req->kill_after,
 				 req->timeout_signal };
@@ -380,7 +380,7 @@ int main(int argc, char **argv)
 	}
 
 	struct run_end end;
-	char signame[16];
+	char signame[SIGNAME_MAX];
 	int exit_status = run(&req, run_lock, &hold, &old_mask, &end, signame);
 	rc = finish(&reg, &req, &me, started, &end);
 	reg_unlock(&run_lock);

@@ -177,7 +177,8 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 	wait_command(s, pid, started, start, held, end);
 }
 
-int supervise_outcome(const struct supervise_end *end, struct run_end *out, char name[16])
+int supervise_outcome(const struct supervise_end *end, struct run_end *out,
+		      char name[SIGNAME_MAX])
 {
 	int code;
 

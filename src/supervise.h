@@ -31,6 +31,8 @@
 #ifndef JOBREG_SUPERVISE_H
 #define JOBREG_SUPERVISE_H
 
+#include "signame.h"
+
 #include <signal.h>
 
 struct run_end;
@@ -55,6 +57,7 @@ void supervise_signals(sigset_t *held, sigset_t *old);
 void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,
 		   struct supervise_end *end);
 /* Fill OUT (its signal name in NAME) and return dispatch's exit status. */
-int supervise_outcome(const struct supervise_end *end, struct run_end *out, char name[16]);
+int supervise_outcome(const struct supervise_end *end, struct run_end *out,
+		      char name[SIGNAME_MAX]);
 
 #endif
