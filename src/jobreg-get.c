@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 		}
 		buf_reset(&line);
 		if (is_arg) {
-			if (!rc && !(is_mask & (1u << st.status)))
+			if (!rc && !status_in(is_mask, st.status, &st.rec))
 				keep_first(&status, EXIT_FALSE);
 		} else if (format == JSON) {
 			record_json(jobs[i], st.found ? &st.rec : NULL, st.status, &line);
