@@ -482,11 +482,13 @@ int reg_replace(const struct registry *reg, const char *job, const char *data, s
 			rc = not_regular(reg, job, tmp);
 			break;
 		}
-		int again = stale_again(&tries);
+		/* The create was tried again already, as every open is. */
+		int created = strcmp(what, "create") != 0;
+		int again = created && stale_again(&tries);
 		if (!again)
 			rc = fail_errno(err, job, "%s %s", what, reg_path(reg, tmp));
 		/* Any failure before the rename leaves the old record as it was. */
-		if (strcmp(what, "create") != 0)
+		if (created)
 			remove_leftover(reg, job, tmp);
 		if (!again)
 			break;

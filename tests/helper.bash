@@ -26,3 +26,9 @@ now_rfc3339() {
 field() {
 	sed -n "s/^$2=//p" "$REG/$1"
 }
+
+# make_socket PATH: a Unix socket at PATH (skips the test without python3).
+make_socket() {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to make a socket"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
+}
