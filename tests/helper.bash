@@ -32,3 +32,9 @@ make_socket() {
 	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to make a socket"
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
 }
+
+# traced ARGS...: strace ARGS..., with LeakSanitizer off in a SANITIZE=1 build (it
+# cannot work under ptrace).
+traced() {
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace "$@"
+}

@@ -610,7 +610,7 @@ set_refuses_corrupt() {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	mkdir -p "$REG"
 	: > "$REG/.job.tmp"
-	strace -f -o "$BATS_TEST_TMPDIR/trace" -e trace=getdents,getdents64 jobreg-set job RUNNING
+	traced -f -o "$BATS_TEST_TMPDIR/trace" -e trace=getdents,getdents64 jobreg-set job RUNNING
 	[ "$(field job status)" = RUNNING ]
 	[ ! -e "$REG/.job.tmp" ]
 	! grep -q getdents "$BATS_TEST_TMPDIR/trace"

@@ -143,9 +143,9 @@ sticky_registry() {
 
 @test "locks taken exclusively are opened read-write, shared probes read-only" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
-	strace -f -o "$BATS_TEST_TMPDIR/set" -e trace=openat jobreg-set job RUNNING
+	traced -f -o "$BATS_TEST_TMPDIR/set" -e trace=openat jobreg-set job RUNNING
 	grep -q '"\.job\.lock", O_RDWR|' "$BATS_TEST_TMPDIR/set"
-	strace -f -o "$BATS_TEST_TMPDIR/dispatch" -e trace=openat jobreg-dispatch run sh -c 'jobreg-get run > "$0"' "$BATS_TEST_TMPDIR/seen"
+	traced -f -o "$BATS_TEST_TMPDIR/dispatch" -e trace=openat jobreg-dispatch run sh -c 'jobreg-get run > "$0"' "$BATS_TEST_TMPDIR/seen"
 	[ "$(cat "$BATS_TEST_TMPDIR/seen")" = RUNNING ]
 	grep -q '"\.run\.lock", O_RDWR|' "$BATS_TEST_TMPDIR/dispatch"
 	grep -q '"\.run\.run", O_RDWR|' "$BATS_TEST_TMPDIR/dispatch"
@@ -159,7 +159,7 @@ sticky_registry() {
 	jobreg-set job DONE
 	jobreg-dispatch run true
 	chmod 0444 "$JOBREG_DIR/.job.lock" "$JOBREG_DIR/.run.lock" "$JOBREG_DIR/.run.run"
-	run --separate-stderr strace -f -o "$BATS_TEST_TMPDIR/trace" -e trace=openat \
+	run --separate-stderr traced -f -o "$BATS_TEST_TMPDIR/trace" -e trace=openat \
 		setpriv --reuid="$U1" --regid="$G" --init-groups env PATH="$PATH" JOBREG_DIR="$JOBREG_DIR" \
 		jobreg-set job RUNNING
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
