@@ -546,17 +546,7 @@ older_sweep() {
 }
 
 @test "clear refused for a FIFO, directory or symlink planted as the record leaves no lock file behind" {
-	mkdir -p "$REG/dir"
-	mkfifo "$REG/fifo"
-	ln -s "$T/target" "$REG/link"
-	local job
-	for job in fifo dir link; do
-		run --separate-stderr timeout 5 jobreg-clear "$job"
-		[ "$status" -eq 77 ]
-		[ "$stderr" = "jobreg-clear: $job: not a regular file: $REG/$job" ]
-		[ ! -e "$REG/.$job.lock" ]
-	done
-	[ "$(ls -A "$REG")" = $'dir\nfifo\nlink' ]
+	refused_without_lock jobreg-clear JOB
 }
 
 @test "clear exits 77 when a directory or a socket sits where the job lock belongs" {

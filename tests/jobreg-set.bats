@@ -731,17 +731,7 @@ set_refuses_corrupt() {
 # --- non-regular entries and registries that cannot be made (issue 8) -------------
 
 @test "set refused for a FIFO, directory or symlink planted as the record leaves no lock file behind" {
-	mkdir -p "$REG/dir"
-	mkfifo "$REG/fifo"
-	ln -s "$BATS_TEST_TMPDIR/target" "$REG/link"
-	local job
-	for job in fifo dir link; do
-		run --separate-stderr timeout 5 jobreg-set "$job" RUNNING
-		[ "$status" -eq 77 ]
-		[ "$stderr" = "jobreg-set: $job: not a regular file: $REG/$job" ]
-		[ ! -e "$REG/.$job.lock" ]
-	done
-	[ "$(ls -A "$REG")" = $'dir\nfifo\nlink' ]
+	refused_without_lock jobreg-set JOB RUNNING
 }
 
 @test "set exits 77 when a directory or a socket sits where the job lock belongs" {
