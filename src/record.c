@@ -1,4 +1,5 @@
 #include "record.h"
+#include "signame.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -673,6 +674,31 @@ enum outcome record_outcome(const struct record *r)
 	if (!exit_status)
 		return OUTCOME_UNKNOWN;
 	return strtoul(exit_status, NULL, 10) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+}
+
+struct run_end record_run_end(const struct record *r)
+{
+	struct run_end end = { .exit_status = -1 };
+	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
+	if (exit_status) {
+		unsigned long n = strtoul(exit_status, NULL, 10);
+		/* Beyond what exit(3) can return: a failure all the same. */
+		end.exit_status = n <= 255 ? (int)n : 1;
+	}
+	end.signal_name = record_get(r, "signal");
+	end.timed_out = timed_out && strcmp(timed_out, "0") != 0;
+	return end;
+}
+
+int run_end_status(const struct run_end *e)
+{
+	if (e->timed_out)
+		return 124;
+	if (e->signal_name) {
+		int sig = signal_number(e->signal_name);
+		return sig > 0 ? 128 + sig : 1;
+	}
+	return e->exit_status > 0 ? e->exit_status : 0;
 }
 
 int status_in(unsigned mask, enum status st, const struct record *r)

@@ -90,6 +90,11 @@ void record_to_done(struct record *r, time_t now, const struct run_end *end,
  * signal or a time limit; UNKNOWN is no exit status and no signal. */
 enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED };
 enum outcome record_outcome(const struct record *r);
+/* How a DONE record says its run ended. */
+struct run_end record_run_end(const struct record *r);
+/* The exit status of a run that ended so: 124 for a time limit, 128+N for
+ * signal N, else its exit status (0 when unknown). */
+int run_end_status(const struct run_end *e);
 
 /* Status lists (SPEC §2): a bit per status, and OK and FAILED, the
  * refinements of DONE. */
