@@ -16,8 +16,8 @@ SANITIZE  =
 STATIC    = 1
 
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
-LIBOBJ = src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o
-HDRS = src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h
+LIBOBJ = src/output.o src/outfile.o src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o
+HDRS = src/output.h src/outfile.h src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
 MAN7 = man/jobreg.7
 
