@@ -763,12 +763,12 @@ get_sees_corrupt() {
 		skip "this strace cannot inject faults"
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
-	run --separate-stderr strace -o /dev/null -e trace=read -e inject=read:error=EIO \
+	run --separate-stderr strace -o /dev/null -P "$REG/job" -e trace=read -e inject=read:error=EIO \
 		"$JOBREG_ROOT/bin/jobreg-get" job
 	[ "$status" -eq 74 ]
 	[ "$output" = UNREADABLE ]
 	[[ "$stderr" == "jobreg-get: job: read $REG/job: Input/output error" ]]
-	run --separate-stderr strace -o /dev/null -e trace=read -e inject=read:error=EIO \
+	run --separate-stderr strace -o /dev/null -P "$REG/job" -e trace=read -e inject=read:error=EIO \
 		"$JOBREG_ROOT/bin/jobreg-get" -j job
 	[ "$output" = '{"job": "job", "unreadable": true}' ]
 }
