@@ -82,6 +82,13 @@ int outfile_write(const char *path, const char *data, size_t len)
 			  path, dir, strerror(err));
 		goto out;
 	}
+	/* Replace a file, never a directory, device or symlink (such as
+	 * /dev/stdout: root could otherwise turn it into a file). */
+	struct stat st;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		rc = fail(EXIT_CANTCREAT, NULL, "cannot write %s: not a regular file", path);
+		goto out;
+	}
 	for (int tries = 0; tries < 100; tries++) {
 		temp_name(&tmp, base);
 		do

@@ -5,11 +5,12 @@
  * a name that ends in random letters, not in ".prom", so the collector
  * skips it), is fsynced, and is renamed onto FILE; then the directory is
  * fsynced.  On any failure the temp file is removed and FILE is left as it
- * was.  FILE itself is replaced, not followed, if it is a symlink.
+ * was.  An existing FILE must be a regular file: a symlink, directory or
+ * device (/dev/stdout) is refused, not replaced.
  *
  * Returns 0, or an exit status after printing one line: 73 when the file
- * cannot be created there (no such directory, a directory in its place, a
- * read-only file system), 77 permission denied, 74 an I/O error. */
+ * cannot be created there (no such directory, not a regular file in its
+ * place, a read-only file system), 77 permission denied, 74 an I/O error. */
 #ifndef JOBREG_OUTFILE_H
 #define JOBREG_OUTFILE_H
 

@@ -311,7 +311,7 @@ temps_in() {
 	grep -qx "jobreg_corrupt_records{registry=\"$REG\"} 1" "$out"
 }
 
-@test "get -o reports a FILE it cannot create with 73 or 77 and one line, leaving no temp file" {
+@test "get -o reports a FILE it cannot create or may not replace with 73 or 77 and one line, leaving no temp file" {
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/missing/out.prom" -P job
 	[ "$status" -eq 73 ]
@@ -323,7 +323,15 @@ temps_in() {
 	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/adir" job
 	[ "$status" -eq 73 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == "jobreg-get: cannot write $BATS_TEST_TMPDIR/adir: "* ]]
+	[ "$stderr" = "jobreg-get: cannot write $BATS_TEST_TMPDIR/adir: not a regular file" ]
+	[ -d "$BATS_TEST_TMPDIR/adir" ]
+	# a symlink (root's -o /dev/stdout must not turn it into a file)
+	echo target > "$BATS_TEST_TMPDIR/target"
+	ln -s target "$BATS_TEST_TMPDIR/link"
+	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/link" job
+	[ "$status" -eq 73 ]
+	[ -L "$BATS_TEST_TMPDIR/link" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/target")" = target ]
 	[ -z "$(temps_in "$BATS_TEST_TMPDIR")" ]
 	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/adir/" job
 	[ "$status" -eq 73 ]
