@@ -1,7 +1,7 @@
 # jobreg — POSIX-ish Makefile (GNU make for the pattern rules is fine too).
 .POSIX:
 
-VERSION   = 0.1.0
+VERSION   = 0.2.0
 PREFIX    = /usr/local
 BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man
@@ -16,8 +16,10 @@ SANITIZE  =
 STATIC    = 1
 
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
-LIBOBJ = src/output.o src/outfile.o src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o
-HDRS = src/output.h src/outfile.h src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h
+LIBOBJ = src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o \
+	 src/proc.o src/signame.o src/output.o src/outfile.o
+HDRS = src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h \
+	 src/proc.h src/signame.h src/output.h src/outfile.h
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
 MAN7 = man/jobreg.7
 

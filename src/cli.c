@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 const char *prog_name = "jobreg";
@@ -164,11 +165,21 @@ int valid_job_id(const char *id)
 	return 1;
 }
 
+int misplaced_option(const char *word)
+{
+	return fail(EXIT_USAGE, NULL, "misplaced option '%s': options come before the job %s",
+		    word, strcmp(prog_name, "jobreg-dispatch") == 0 ? "id" : "ids");
+}
+
 int check_job_ids(char **ids, int count)
 {
 	for (int i = 0; i < count; i++) {
 		if (valid_job_id(ids[i]))
 			continue;
+		/* A job id cannot begin with '-': this is an option given
+		 * after the operands, never a job to act on. */
+		if (ids[i][0] == '-' && ids[i][1])
+			return misplaced_option(ids[i]);
 		/* Quote the id with its unprintable bytes escaped, so the
 		 * message stays one readable line. */
 		struct buf shown = {0};
@@ -223,6 +234,15 @@ int parse_duration(const char *s, double *seconds)
 	return 0;
 }
 
+int parse_limit(const char *s, double *seconds)
+{
+	if (strcmp(s, "inf") == 0 || strcmp(s, "infinity") == 0) {
+		*seconds = -1;
+		return 0;
+	}
+	return parse_duration(s, seconds);
+}
+
 int parse_uint(const char *s, long max, long *value)
 {
 	long v = 0;
@@ -246,9 +266,14 @@ int parse_status_list(const char *s, unsigned *mask)
 		const char *comma = strchr(s, ',');
 		size_t len = comma ? (size_t)(comma - s) : strlen(s);
 		int st = status_from_word(s, len, 1);
-		if (st < 0)
+		if (len == 2 && strncasecmp(s, "OK", 2) == 0)
+			*mask |= STATUS_OK_BIT;
+		else if (len == 6 && strncasecmp(s, "FAILED", 6) == 0)
+			*mask |= STATUS_FAILED_BIT;
+		else if (st < 0)
 			return -1;
-		*mask |= 1u << st;
+		else
+			*mask |= STATUS_BIT(st);
 		if (!comma)
 			return 0;
 		s = comma + 1;

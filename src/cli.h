@@ -71,14 +71,20 @@ static inline void keep_first(int *status, int code)
 }
 
 int valid_job_id(const char *id);
-/* Check every id; on the first bad one print its error and return 64. */
+/* Check every id; on the first bad one print its error and return 64.
+ * An operand beginning with '-' is reported as a misplaced option. */
 int check_job_ids(char **ids, int count);
+/* "misplaced option 'WORD': options come before the job ids"; returns 64. */
+int misplaced_option(const char *word);
 
 /* A non-negative decimal number with an optional unit s, m, h or d. */
 int parse_duration(const char *s, double *seconds);
+/* A duration, or "inf" for no limit (*seconds = -1). */
+int parse_limit(const char *s, double *seconds);
 /* A decimal integer in 0..MAX. */
 int parse_uint(const char *s, long max, long *value);
-/* "RUNNING,stale" into a bit mask of (1 << status); 0 on success. */
+/* "RUNNING,stale,ok" into a mask of STATUS_BIT(status), STATUS_OK_BIT and
+ * STATUS_FAILED_BIT (record.h); 0 on success. */
 int parse_status_list(const char *s, unsigned *mask);
 
 /* The registry path: -d, else $JOBREG_DIR, else

@@ -47,7 +47,7 @@ static int matches(const struct filter *f, const struct job_state *st, time_t no
 		return f->force && !f->stale && !f->if_mask && !f->older;
 	if (f->stale && st->status != ST_STALE)
 		return 0;
-	if (f->if_mask && !(f->if_mask & (1u << st->status)))
+	if (f->if_mask && !status_in(f->if_mask, st->status, &st->rec))
 		return 0;
 	if (f->older) {
 		const char *since = record_get(&st->rec, "since");

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "record.h"
 #include "registry.h"
+#include "signame.h"
 #include "state.h"
 
 #include <errno.h>
@@ -49,31 +50,6 @@ struct request {
 
 /* The signals passed on to the command (SPEC §5). */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
-
-static const struct { int sig; const char *name; } signal_names[] = {
-	{ SIGHUP, "HUP" }, { SIGINT, "INT" }, { SIGQUIT, "QUIT" }, { SIGILL, "ILL" },
-	{ SIGTRAP, "TRAP" }, { SIGABRT, "ABRT" }, { SIGBUS, "BUS" }, { SIGFPE, "FPE" },
-	{ SIGKILL, "KILL" }, { SIGUSR1, "USR1" }, { SIGSEGV, "SEGV" }, { SIGUSR2, "USR2" },
-	{ SIGPIPE, "PIPE" }, { SIGALRM, "ALRM" }, { SIGTERM, "TERM" }, { SIGCHLD, "CHLD" },
-	{ SIGCONT, "CONT" }, { SIGSTOP, "STOP" }, { SIGTSTP, "TSTP" }, { SIGTTIN, "TTIN" },
-	{ SIGTTOU, "TTOU" }, { SIGURG, "URG" }, { SIGXCPU, "XCPU" }, { SIGXFSZ, "XFSZ" },
-	{ SIGVTALRM, "VTALRM" }, { SIGPROF, "PROF" }, { SIGWINCH, "WINCH" }, { SIGIO, "IO" },
-	{ SIGSYS, "SYS" },
-};
-
-static const char *signal_name(int sig, char *scratch, size_t size)
-{
-	for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
-		if (signal_names[i].sig == sig)
-			return signal_names[i].name;
-	/* Real-time and unknown signals are recorded by number. */
-	struct buf b = {0};
-	buf_addf(&b, "%d", sig);
-	strncpy(scratch, b.data, size - 1);
-	scratch[size - 1] = '\0';
-	buf_free(&b);
-	return scratch;
-}
 
 static void on_child(int sig)
 {
@@ -192,7 +168,7 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 	sigprocmask(SIG_BLOCK, hold, NULL);
 	struct buf text = {0};
 	time_t now = now_seconds();
-	record_to_running(&st.rec, now, me, 0, req->note);
+	record_to_running(&st.rec, now, me, 0, 0, req->note);
 	/* What step 6 compares to tell the record is still this run's. */
 	memcpy(started, record_get(&st.rec, "started"), 21);
 	record_format(&st.rec, &text);
@@ -266,8 +242,7 @@ static int run(const struct request *req, int run_lock, const sigset_t *hold,
 
 /* Step 6: record the end, if the record is still this run's. */
 static int finish(const struct registry *reg, const struct request *req,
-		  const struct owner *me, const char *started, int exit_status,
-		  const char *signal_name_or_null)
+		  const struct owner *me, const char *started, const struct run_end *end)
 {
 	struct buf data = {0}, text = {0};
 	struct record rec;
@@ -289,7 +264,7 @@ static int finish(const struct registry *reg, const struct request *req,
 	if (req->clear_after) {
 		rc = reg_remove(reg, req->job, 1);
 	} else {
-		record_to_done(&rec, now_seconds(), exit_status, signal_name_or_null, NULL);
+		record_to_done(&rec, now_seconds(), end, NULL);
 		record_format(&rec, &text);
 		rc = reg_replace(reg, req->job, text.data, text.len);
 	}
@@ -432,7 +407,7 @@ int main(int argc, char **argv)
 	int status = run(&req, run_lock, &hold, &old_mask, &exec_errno);
 	int exit_status;
 	const char *sig_name = NULL;
-	char scratch[16];
+	char scratch[SIGNAME_MAX];
 	if (status == -2) {
 		/* fork or pipe failed: nothing ran; say so in the record. */
 		fail_errno(exec_errno, req.job, "cannot start %s", req.command[0]);
@@ -442,12 +417,13 @@ int main(int argc, char **argv)
 		exit_status = exec_errno == ENOENT ? 127 : 126;
 	} else if (WIFSIGNALED(status)) {
 		exit_status = 128 + WTERMSIG(status);
-		sig_name = signal_name(WTERMSIG(status), scratch, sizeof scratch);
+		sig_name = signal_name(WTERMSIG(status), scratch);
 	} else {
 		exit_status = WEXITSTATUS(status);
 	}
 
-	rc = finish(&reg, &req, &me, started, sig_name ? -1 : exit_status, sig_name);
+	struct run_end end = { .exit_status = sig_name ? -1 : exit_status, .signal_name = sig_name };
+	rc = finish(&reg, &req, &me, started, &end);
 	reg_unlock(&run_lock);
 	reg_close(&reg);
 	return rc ? rc : exit_status;

@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 			st.status = ST_UNREADABLE;   /* the error is printed */
 		keep_first(&status, rc);
 		if (is_arg) {
-			if (!rc && !(is_mask & (1u << st.status)))
+			if (!rc && !status_in(is_mask, st.status, &st.rec))
 				keep_first(&status, EXIT_FALSE);
 		} else if (shown(&st, rc, all, show_arg ? show_mask : 0, format)) {
 			format_job(format, &text, &prom, all, jobs[i], &st);

@@ -1,6 +1,7 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cli.h"
 #include "liveness.h"
+#include "proc.h"
 #include "record.h"
 #include "registry.h"
 #include "state.h"
@@ -55,7 +56,7 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	}
 	if (rc && rc != EXIT_CORRUPT)
 		goto out;
-	if (req->if_mask && !(req->if_mask & (1u << st.status))) {
+	if (req->if_mask && !status_in(req->if_mask, st.status, &st.rec)) {
 		info(req->job, "status is %s", status_word(st.status));
 		rc = EXIT_FALSE;
 		goto out;
@@ -69,7 +70,8 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	if (req->status == ST_PENDING) {
 		record_to_pending(&st.rec, now, req->note);
 	} else if (req->status == ST_DONE) {
-		record_to_done(&st.rec, now, (int)req->exit_status, NULL, req->note);
+		struct run_end end = { .exit_status = (int)req->exit_status };
+		record_to_done(&st.rec, now, &end, req->note);
 	} else {
 		char host[HOST_NAME_MAX + 1] = "";
 		struct owner o = { .kind = OWNER_NONE };
@@ -89,7 +91,7 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 			if ((double)expires < until)
 				expires++;
 		}
-		record_to_running(&st.rec, now, &o, expires, req->note);
+		record_to_running(&st.rec, now, &o, expires, 0, req->note);
 	}
 	record_format(&st.rec, &text);
 	if ((rc = reg_sweep(reg, req->job, NULL)) == 0)
@@ -151,6 +153,9 @@ int main(int argc, char **argv)
 				return rc;
 		}
 	}
+	for (int i = optind; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return misplaced_option(argv[i]);
 	if (argc - optind != 2)
 		return usage_error(usage, argc - optind < 2 ? "JOB and STATUS needed"
 							   : "too many operands");

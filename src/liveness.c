@@ -1,4 +1,5 @@
 #include "liveness.h"
+#include "proc.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -7,75 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Read a small /proc file whole; returns its length or -1. */
-static ssize_t read_proc(const char *path, char *data, size_t size)
-{
-	int fd;
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read_full(fd, data, size - 1);
-	int err = errno;
-	close_fd(fd);
-	if (n < 0) {
-		errno = err;
-		return -1;
-	}
-	data[n] = '\0';
-	return n;
-}
-
-const char *boot_id(void)
-{
-	static char id[64];
-	static int done;
-	if (!done) {
-		done = 1;
-		ssize_t n = read_proc("/proc/sys/kernel/random/boot_id", id, sizeof id);
-		if (n <= 0)
-			id[0] = '\0';
-		else
-			id[strcspn(id, "\n")] = '\0';
-	}
-	return id[0] ? id : NULL;
-}
-
-int pid_start_time(long pid, unsigned long long *start)
-{
-	char path[64], stat[1024];
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	/* The command name in field 2 may hold anything, even ") ", so the
-	 * fields are counted from the last ')'; the 1 KiB read covers the
-	 * 16-byte name and the 20 fields after it. */
-	ssize_t n = read_proc(path, stat, sizeof stat);
-	if (n < 0)
-		return errno == ENOENT || errno == ESRCH ? 0 : -1;
-	char *p = strrchr(stat, ')');
-	if (!p)
-		return -1;
-	p++;
-	/* Field 3 is the state; field 22 the start time. */
-	int field = 2;
-	char state = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(p, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		field++;
-		if (field == 3)
-			state = tok[0];
-		if (field == 22) {
-			if (state == 'Z' || state == 'X')
-				return 0;
-			*start = strtoull(tok, NULL, 10);
-			return 1;
-		}
-	}
-	return -1;
-}
 
 int owner_alive(const struct record *r, time_t now)
 {

@@ -167,18 +167,19 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 
 int record_exit_code(const struct record *r)
 {
+	enum outcome outcome = record_outcome(r);
 	const char *timed_out = record_get(r, "timed_out");
 	const char *signal_name = record_get(r, "signal");
-	const char *exit_status = record_get(r, "exit");
-	if (timed_out && strtoul(timed_out, NULL, 10) != 0)
+	if (outcome != OUTCOME_FAILED)
+		return outcome == OUTCOME_OK ? 0 : -1;
+	if (timed_out && strcmp(timed_out, "0") != 0)
 		return 124;
 	if (signal_name) {
+		/* A hand-written name no signal has still says FAILED. */
 		int sig = signal_number(signal_name);
-		return sig > 0 ? 128 + sig : -1;
+		return 128 + (sig > 0 ? sig : 0);
 	}
-	if (exit_status)
-		return (int)strtol(exit_status, NULL, 10);
-	return -1;
+	return (int)strtol(record_get(r, "exit"), NULL, 10);
 }
 
 /* ---- Prometheus text exposition format ------------------------------- */

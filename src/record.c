@@ -7,13 +7,16 @@
 /* SPEC §3 key order; unknown keys follow, in the order they came. */
 static const char *const known_keys[] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
-	"boot_id", "expires", "started", "ended", "exit", "signal", "note",
+	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
+	"started", "ended", "exit", "signal", "timed_out", "runs", "failures",
+	"last_success", "note",
 };
 #define KNOWN_COUNT (sizeof known_keys / sizeof known_keys[0])
 
 static const char *const status_words[] = {
 	[ST_PENDING] = "PENDING", [ST_RUNNING] = "RUNNING",
 	[ST_STALE] = "STALE", [ST_DONE] = "DONE", [ST_CORRUPT] = "CORRUPT",
+	[ST_UNREADABLE] = "UNREADABLE",
 };
 
 void record_init(struct record *r)
@@ -244,6 +247,21 @@ static int is_decimal(const char *s, size_t maxlen)
 	return 1;
 }
 
+/* A non-negative decimal number, a fraction allowed ("90", "0.5"). */
+static int is_number(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 12)
+		return 0;
+	if (s[n] == '.') {
+		size_t f = strspn(s + n + 1, "0123456789");
+		if (f == 0 || f > 9)
+			return 0;
+		n += 1 + f;
+	}
+	return s[n] == '\0';
+}
+
 static int key_valid(const char *k, size_t len)
 {
 	if (len == 0)
@@ -292,7 +310,10 @@ static const char *check_values(const struct record *r)
 {
 	const char *v;
 	time_t t;
-	static const char *const times[] = { "since", "started", "ended", "expires" };
+	static const char *const times[] = { "since", "started", "ended", "expires",
+					     "last_success" };
+	static const char *const counts[] = { "pid_ns", "time_ns", "run_lock", "runs",
+					      "failures", "timed_out" };
 
 	if (r->count == 0 || strcmp(r->fields[0].key, "version") != 0)
 		return "first line is not version=";
@@ -314,6 +335,11 @@ static const char *check_values(const struct record *r)
 		return "bad exit";
 	if ((v = record_get(r, "owner")) && strcmp(v, "pid") == 0 && !record_get(r, "pid"))
 		return "owner=pid without pid";
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		if ((v = record_get(r, counts[i])) && !is_decimal(v, 20))
+			return "bad number";
+	if ((v = record_get(r, "timeout")) && !is_number(v))
+		return "bad timeout";
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
 		if ((v = record_get(r, times[i])) && time_parse(v, &t) < 0)
 			return "bad time";
@@ -414,9 +440,14 @@ static void drop_keys(struct record *r, const char *const *keys)
 }
 
 static const char *const owner_keys[] = {
-	"owner", "host", "pid", "pid_start", "boot_id", "expires", NULL,
+	"owner", "host", "pid", "pid_start", "boot_id", "pid_ns", "time_ns",
+	"run_lock", "expires", NULL,
 };
-static const char *const result_keys[] = { "ended", "exit", "signal", NULL };
+/* What DONE drops of the owner: who ran it (host, pid) is kept. */
+static const char *const liveness_keys[] = {
+	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
+};
+static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", NULL };
 
 static void put_time(struct record *r, const char *key, time_t t)
 {
@@ -431,6 +462,20 @@ static void put_number(struct record *r, const char *key, unsigned long long v)
 	buf_addf(&b, "%llu", v);
 	record_put(r, key, b.data);
 	buf_free(&b);
+}
+
+static void put_if(struct record *r, const char *key, unsigned long long v)
+{
+	if (v)
+		put_number(r, key, v);
+}
+
+/* A history counter + 1 (a malformed one cannot reach here: the parser
+ * checked it). */
+static void count_up(struct record *r, const char *key)
+{
+	const char *v = record_get(r, key);
+	put_number(r, key, (v ? strtoull(v, NULL, 10) : 0) + 1);
 }
 
 static void begin(struct record *r, enum status st, time_t now, const char *note)
@@ -449,6 +494,7 @@ void record_to_pending(struct record *r, time_t now, const char *note)
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
 	record_drop(r, "started");
+	record_drop(r, "timeout");
 }
 
 int record_owned_by(const struct record *r, const struct owner *o)
@@ -475,7 +521,7 @@ int record_owned_by(const struct record *r, const struct owner *o)
 }
 
 void record_to_running(struct record *r, time_t now, const struct owner *o,
-		       time_t expires, const char *note)
+		       time_t expires, double timeout, const char *note)
 {
 	int renewal = r->count > 0 && record_owned_by(r, o);
 	char since[21] = "";
@@ -487,34 +533,75 @@ void record_to_running(struct record *r, time_t now, const struct owner *o,
 		record_put(r, "since", since);
 	if (!renewal || !record_get(r, "started"))
 		put_time(r, "started", now);
+	if (!renewal)
+		count_up(r, "runs");
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
+	record_drop(r, "timeout");
 	if (o->kind != OWNER_NONE) {
 		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
 		record_put(r, "host", o->host);
 		put_number(r, "pid", (unsigned long long)o->pid);
-	}
-	if (o->kind == OWNER_PID) {
-		put_number(r, "pid_start", o->pid_start);
+		put_if(r, "pid_start", o->pid_start);
 		if (o->boot_id)
 			record_put(r, "boot_id", o->boot_id);
+		put_if(r, "pid_ns", o->pid_ns);
+		put_if(r, "time_ns", o->time_ns);
+		if (o->kind == OWNER_LOCK)
+			put_if(r, "run_lock", o->run_lock);
 	}
 	if (expires)
 		put_time(r, "expires", expires);
+	if (timeout > 0) {
+		struct buf b = {0};
+		buf_addf(&b, "%.9g", timeout);
+		record_put(r, "timeout", b.data);
+		buf_free(&b);
+	}
 }
 
-void record_to_done(struct record *r, time_t now, int exit_status,
-		    const char *signal_name, const char *note)
+void record_to_done(struct record *r, time_t now, const struct run_end *end,
+		    const char *note)
 {
 	begin(r, ST_DONE, now, note);
-	record_drop(r, "owner");
-	record_drop(r, "pid_start");
-	record_drop(r, "boot_id");
-	record_drop(r, "expires");
+	drop_keys(r, liveness_keys);
 	drop_keys(r, result_keys);
 	put_time(r, "ended", now);
-	if (signal_name)
-		record_put(r, "signal", signal_name);
-	else if (exit_status >= 0)
-		put_number(r, "exit", (unsigned long long)exit_status);
+	if (end->signal_name)
+		record_put(r, "signal", end->signal_name);
+	else if (end->exit_status >= 0)
+		put_number(r, "exit", (unsigned long long)end->exit_status);
+	if (end->timed_out)
+		record_put(r, "timed_out", "1");
+	switch (record_outcome(r)) {
+	case OUTCOME_FAILED:
+		count_up(r, "failures");
+		break;
+	case OUTCOME_OK:
+		record_put(r, "last_success", record_get(r, "ended"));
+		break;
+	case OUTCOME_UNKNOWN:
+		break;
+	}
+}
+
+enum outcome record_outcome(const struct record *r)
+{
+	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
+	if (record_get(r, "signal") || (timed_out && strcmp(timed_out, "0") != 0))
+		return OUTCOME_FAILED;
+	if (!exit_status)
+		return OUTCOME_UNKNOWN;
+	return strtoul(exit_status, NULL, 10) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+}
+
+int status_in(unsigned mask, enum status st, const struct record *r)
+{
+	if (mask & STATUS_BIT(st))
+		return 1;
+	if (st != ST_DONE || !r || !(mask & (STATUS_OK_BIT | STATUS_FAILED_BIT)))
+		return 0;
+	enum outcome o = record_outcome(r);
+	return (o == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
+	       (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT));
 }

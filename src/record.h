@@ -13,7 +13,7 @@
 #define NOTE_MAX 4096
 
 /* Statuses; STALE is derived by readers and never written. */
-enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT };
+enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT, ST_UNREADABLE };
 
 struct field {
 	char *key;
@@ -50,28 +50,55 @@ int record_format(const struct record *r, struct buf *out);
 /* That order as indices into r->fields, into IDX (r->count entries). */
 void record_order(const struct record *r, size_t *idx);
 
-/* The owner a RUNNING record is given. */
+/* The owner a RUNNING record is given.  0 or NULL: absent, not written.
+ * OWNER_LOCK records carry the dispatcher's pid fields too, and the inode
+ * of the run lock it holds (SPEC §2). */
 struct owner {
 	enum { OWNER_NONE, OWNER_LOCK, OWNER_PID } kind;
 	const char *host;
 	long pid;
-	unsigned long long pid_start;   /* OWNER_PID only */
-	const char *boot_id;            /* OWNER_PID only */
+	unsigned long long pid_start;
+	const char *boot_id;
+	unsigned long long pid_ns, time_ns;   /* inodes of /proc/self/ns/{pid,time} */
+	unsigned long long run_lock;          /* OWNER_LOCK: inode of .JOB.run */
 };
 
-/* Transitions of SPEC §3.  NOTE replaces the note when not NULL. */
+/* How a run ended. */
+struct run_end {
+	int exit_status;           /* -1: not known */
+	const char *signal_name;   /* "TERM", "RTMIN+3"; NULL: not killed */
+	int timed_out;             /* the time limit ended it */
+};
+
+/* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  runs,
+ * failures and last_success are kept by every transition. */
 void record_to_pending(struct record *r, time_t now, const char *note);
-/* EXPIRES == 0: none.  The same owner as now recorded: a renewal. */
+/* EXPIRES == 0: none; TIMEOUT <= 0: none.  The same owner as now recorded:
+ * a renewal (since, started and runs kept); otherwise runs + 1. */
 void record_to_running(struct record *r, time_t now, const struct owner *o,
-		       time_t expires, const char *note);
-/* EXIT_STATUS < 0: not known.  SIGNAL_NAME: the run was killed. */
-void record_to_done(struct record *r, time_t now, int exit_status,
-		    const char *signal_name, const char *note);
+		       time_t expires, double timeout, const char *note);
+/* Failures + 1 for a FAILED end, last_success = ended for an OK one. */
+void record_to_done(struct record *r, time_t now, const struct run_end *end,
+		    const char *note);
+
+/* The outcome of a DONE record: FAILED is another exit status than 0, a
+ * signal or a time limit; UNKNOWN is no exit status and no signal. */
+enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED };
+enum outcome record_outcome(const struct record *r);
+
+/* Status lists (SPEC §2): a bit per status, and OK and FAILED, the
+ * refinements of DONE. */
+#define STATUS_BIT(st) (1u << (st))
+#define STATUS_OK_BIT (1u << 8)
+#define STATUS_FAILED_BIT (1u << 9)
+/* Is status ST (of record R, which may be NULL) in MASK? */
+int status_in(unsigned mask, enum status st, const struct record *r);
 
 /* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */
 int record_owned_by(const struct record *r, const struct owner *o);
 
-/* Status words, case-insensitive; STALE only when ALLOW_STALE. -1 if bad. */
+/* Status words, case-insensitive; STALE only when ALLOW_STALE. -1 if bad.
+ * (OK and FAILED are list words only: see parse_status_list().) */
 int status_from_word(const char *s, size_t len, int allow_stale);
 const char *status_word(enum status st);
 

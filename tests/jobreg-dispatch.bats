@@ -143,7 +143,7 @@ forwarded() {
 	[ "$(field j started)" = "$(sed -n 's/^started=//p' "$T/rec")" ]
 	[ "$(field j host)" = "$HOST" ]
 	[ "$(field j pid)" = "$(sed -n 's/^pid=//p' "$T/rec")" ]
-	[ "$(keys "$REG/j")" = "version status since host pid started ended exit " ]
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit runs last_success " ]
 	run jobreg-get -l j
 	[ "$output" = "$(printf 'j\tDONE\t%s\t-\t%s\t%s\t0\t-' "$(field j since)" "$HOST" "$(field j pid)")" ]
 }

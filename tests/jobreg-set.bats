@@ -49,10 +49,10 @@ OLD=2020-01-01T00:00:00Z
 @test "set -V and --version print the program name and version" {
 	run --separate-stderr jobreg-set -V
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-set 0.1.0" ]
+	[ "$output" = "jobreg-set 0.2.0" ]
 	run --separate-stderr jobreg-set --version
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-set 0.1.0" ]
+	[ "$output" = "jobreg-set 0.2.0" ]
 }
 
 @test "set rejects an unknown option with exit 64 and one usage line, touching nothing" {
@@ -195,7 +195,7 @@ set_refuses_id() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ -z "$stderr" ]
-	[ "$(keys job)" = "version status since started" ]
+	[ "$(keys job)" = "version status since started runs" ]
 	[ "$(field job version)" = 1 ]
 	[ "$(field job status)" = RUNNING ]
 	recent "$(field job since)" "$t0" "$t1"
@@ -207,7 +207,7 @@ set_refuses_id() {
 	start_sleeper
 	run --separate-stderr jobreg-set --owner "$SLEEPER" job RUNNING
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started" ]
+	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started runs" ]
 	[ "$(field job owner)" = pid ]
 	[ "$(field job host)" = "$(hostname)" ]
 	[ "$(field job pid)" = "$SLEEPER" ]
@@ -259,7 +259,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set --ttl 60 job RUNNING
 	t1=$(date +%s)
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since expires started" ]
+	[ "$(keys job)" = "version status since expires started runs" ]
 	recent "$(field job expires)" $((t0 + 60)) $((t1 + 61))
 	t0=$(date +%s)
 	run --separate-stderr jobreg-set --ttl 0.2 frac RUNNING
@@ -295,7 +295,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set --owner "$SLEEPER" job RUNNING
 	[ "$status" -eq 0 ]
 	[ "$(field job since)" = "$OLD" ]
-	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started" ]
+	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started runs" ]
 }
 
 @test "set RUNNING again without an owner on an ownerless run is a renewal too" {
@@ -316,7 +316,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set job RUNNING
 	t1=$(date +%s)
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since started" ]
+	[ "$(keys job)" = "version status since started runs" ]
 	recent "$(field job since)" "$t0" "$t1"
 	recent "$(field job started)" "$t0" "$t1"
 }
@@ -326,7 +326,7 @@ set_refuses_id() {
 		exit=3 signal=TERM note=kept
 	run --separate-stderr jobreg-set job RUNNING
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since started note" ]
+	[ "$(keys job)" = "version status since started runs note" ]
 	[ "$(field job started)" != "$OLD" ]
 	[ "$(field job note)" = kept ]
 }
@@ -340,7 +340,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set --exit 3 job DONE
 	t1=$(date +%s)
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since host pid started ended exit" ]
+	[ "$(keys job)" = "version status since host pid started ended exit runs failures" ]
 	[ "$(field job status)" = DONE ]
 	[ "$(field job host)" = "$(hostname)" ]
 	[ "$(field job pid)" = "$SLEEPER" ]
@@ -389,7 +389,7 @@ set_refuses_id() {
 	write_record job version=1 zeta=1 status=DONE "since=$OLD" alpha=two=2 "ended=$OLD" exit=0
 	run --separate-stderr jobreg-set job RUNNING
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since started zeta alpha" ]
+	[ "$(keys job)" = "version status since started runs zeta alpha" ]
 	[ "$(field job zeta)" = 1 ]
 	[ "$(field job alpha)" = two=2 ]
 }
@@ -501,7 +501,7 @@ set_refuses_id() {
 	[[ "$stderr" == "jobreg-set: job: "*STALE* ]]
 	run --separate-stderr jobreg-set --if stale,PENDING job RUNNING
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since started" ]
+	[ "$(keys job)" = "version status since started runs" ]
 }
 
 @test "set --if refuses an unknown status word with 64" {

@@ -1,0 +1,28 @@
+/* proc: the Linux-only facts jobreg uses, read from /proc — the boot id,
+ * a process's start time, this process's namespaces, and the processes
+ * holding a file open.  The only module that reads /proc. */
+#ifndef JOBREG_PROC_H
+#define JOBREG_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* This boot's id (cached), or NULL when /proc does not tell. */
+const char *boot_id(void);
+
+/* The start time of PID (field 22 of /proc/PID/stat).  Returns 1 and sets
+ * *start for a live process, 0 for none or a zombie, -1 on error (errno
+ * set: EACCES or EPERM when hidden, e.g. by hidepid=). */
+int pid_start_time(long pid, unsigned long long *start);
+
+/* The inode of /proc/self/ns/KIND ("pid" or "time"), cached; 0 when the
+ * kernel has no such namespace or /proc does not tell. */
+unsigned long long ns_inode(const char *kind);
+
+/* The pids of the processes that have a descriptor open on the file DEV,
+ * INO, found through /proc/PID/fd (only those this process may look
+ * into), in ascending order, at most MAX of them, into a malloc'd array.
+ * Returns 0, or -1 with errno set when /proc cannot be read. */
+int lock_holders(dev_t dev, ino_t ino, size_t max, long **pids, size_t *count);
+
+#endif
