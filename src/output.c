@@ -32,14 +32,14 @@ void output_long(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, "-\t-\t-\t-\t-\t-\n");
 		return;
 	}
-	const char *signal_name = record_get(r, "signal");
+	const char *sig_word = record_get(r, "signal");
 	add_column(out, record_get(r, "since"), '\t');
 	add_column(out, record_get(r, "owner"), '\t');
 	add_column(out, record_get(r, "host"), '\t');
 	add_column(out, record_get(r, "pid"), '\t');
-	if (signal_name) {
+	if (sig_word) {
 		buf_adds(out, "SIG");
-		add_column(out, signal_name, '\t');
+		add_column(out, sig_word, '\t');
 	} else {
 		add_column(out, record_get(r, "exit"), '\t');
 	}
@@ -169,14 +169,14 @@ int record_exit_code(const struct record *r)
 {
 	enum outcome outcome = record_outcome(r);
 	const char *timed_out = record_get(r, "timed_out");
-	const char *signal_name = record_get(r, "signal");
+	const char *sig_word = record_get(r, "signal");
 	if (outcome != OUTCOME_FAILED)
 		return outcome == OUTCOME_OK ? 0 : -1;
 	if (timed_out && strcmp(timed_out, "0") != 0)
 		return 124;
-	if (signal_name) {
+	if (sig_word) {
 		/* A hand-written name no signal has still says FAILED. */
-		int sig = signal_number(signal_name);
+		int sig = signal_number(sig_word);
 		return 128 + (sig > 0 ? sig : 0);
 	}
 	return (int)strtol(record_get(r, "exit"), NULL, 10);

@@ -62,6 +62,7 @@ plant_jobs() {
 		started=2025-12-31T23:00:00Z ended=2026-01-01T00:00:00Z exit=3 runs=4 failures=2 \
 		last_success=2025-12-01T00:00:00Z
 	write_record killed version=1 status=DONE since=2026-01-01T00:00:00Z signal=TERM runs=1 failures=1
+	write_record oddsig version=1 status=DONE since=2026-01-01T00:00:00Z signal=NOSUCH
 	write_record timed version=1 status=DONE since=2026-01-01T00:00:00Z timeout=60 exit=0 timed_out=1
 	write_record running version=1 status=RUNNING since=2026-01-01T00:00:00Z started=2026-01-01T00:00:00Z runs=7
 	write_record stale version=1 status=RUNNING since=2020-01-01T00:00:00Z expires=2020-01-01T00:00:01Z \
@@ -90,6 +91,7 @@ plant_jobs() {
 	[ "$(sample jobreg_job_exit_code failed)" = 3.0 ]
 	[ "$(sample jobreg_job_exit_code killed)" = 143.0 ]
 	[ "$(sample jobreg_job_exit_code timed)" = 124.0 ]
+	[ "$(sample jobreg_job_exit_code oddsig)" = 128.0 ]
 	[ "$(sample jobreg_job_exit_code running)" = "" ]
 	# times, where the record has them
 	[ "$(sample jobreg_job_start_time_seconds ok)" = "$(date -u -d 2026-01-01T00:00:00Z +%s).0" ]
@@ -113,9 +115,9 @@ family jobreg_job_last_success_time_seconds gauge
 family jobreg_job_runs counter
 family jobreg_job_failures counter
 family jobreg_corrupt_records gauge" ]
-	# 7 jobs: 4 status series each, 4 exit codes, and nothing else per job than listed
-	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 28 ]
-	[ "$(grep -c '^jobreg_job_exit_code ' <<<"$PARSED")" -eq 4 ]
+	# 8 jobs: 4 status series each, 5 exit codes
+	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 32 ]
+	[ "$(grep -c '^jobreg_job_exit_code ' <<<"$PARSED")" -eq 5 ]
 }
 
 @test "get -P gives a family's HELP and TYPE once, before its samples, all samples grouped" {
@@ -214,7 +216,7 @@ print("ok")' "$REG" <<<"$output"
 	PARSED=$(prom_samples <<<"$output")
 	local jobs
 	jobs=$(grep '^jobreg_job_status ' <<<"$PARSED" | sed 's/.*"job": "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
-	[ "$jobs" = "failed killed stale timed " ]
+	[ "$jobs" = "failed killed oddsig stale timed " ]
 	run --separate-stderr jobreg-get -P -s OK ok failed waiting
 	PARSED=$(prom_samples <<<"$output")
 	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 4 ]
