@@ -19,10 +19,9 @@ static const char help[] =
 	"                    job status since owner host pid exit note\n"
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
 	"  -P, --prometheus  metrics in the Prometheus text format\n"
-	"  -s, --status S[,S]\n"
-	"                    print only the jobs whose status is one of S\n"
+	"  -s S[,S]          print only the jobs whose status is one of S\n"
 	"                    (PENDING RUNNING STALE DONE, or OK FAILED for DONE)\n"
-	"  -o, --output FILE write the output to FILE atomically\n"
+	"  -o FILE           write the output to FILE atomically\n"
 	"  -a, --all         every job with a record, sorted by id\n"
 	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
@@ -67,8 +66,6 @@ int main(int argc, char **argv)
 		{ "long", no_argument, 0, 'l' },
 		{ "json", no_argument, 0, 'j' },
 		{ "prometheus", no_argument, 0, 'P' },
-		{ "status", required_argument, 0, 's' },
-		{ "output", required_argument, 0, 'o' },
 		{ "all", no_argument, 0, 'a' },
 		{ "is", required_argument, 0, 'I' },
 		COMMON_LONGOPTS,

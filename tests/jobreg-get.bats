@@ -430,7 +430,7 @@ plant_mix() {
 	[ "$output" = "ok DONE" ]
 	run --separate-stderr jobreg-get -a -s DONE
 	[ "$output" = $'bad DONE\nkilled DONE\nok DONE\nunknown DONE' ]
-	run --separate-stderr jobreg-get --status=pending,running -a
+	run --separate-stderr jobreg-get -s pending,running -a
 	[ "$output" = $'run RUNNING\nwait PENDING' ]
 	# named jobs (a job with no record is PENDING), in the order asked
 	run --separate-stderr jobreg-get -s PENDING,FAILED never ok bad wait

@@ -247,7 +247,7 @@ temps_in() {
 	done
 	# a relative FILE, in the working directory
 	cd "$BATS_TEST_TMPDIR/out"
-	run --separate-stderr jobreg-get --output=rel.prom -P ok
+	run --separate-stderr jobreg-get -o rel.prom -P ok
 	[ "$status" -eq 0 ]
 	grep -q '^jobreg_job_status{job="ok",' rel.prom
 	[ -z "$(temps_in .)" ]
