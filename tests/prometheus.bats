@@ -375,3 +375,58 @@ temps_in() {
 		[ -z "$(temps_in "$BATS_TEST_TMPDIR/o")" ]
 	done
 }
+
+@test "the alert rules of jobreg-get(1) fire for exactly the jobs they name, on the series -P gives" {
+	command -v promtool >/dev/null 2>&1 || skip "promtool is not installed (Debian package prometheus)"
+	# promtool's rule tests start at time() = 0 and are evaluated here at 2 days.
+	write_record old version=1 status=DONE since=1970-01-01T00:00:00Z exit=0 last_success=1970-01-01T00:00:00Z
+	write_record recent version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 last_success=1970-01-02T12:00:00Z
+	write_record failed version=1 status=DONE since=1970-01-02T12:00:00Z exit=2 last_success=1970-01-02T12:00:00Z
+	write_record killed version=1 status=DONE since=1970-01-02T12:00:00Z signal=KILL
+	write_record timed version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 timed_out=1
+	write_record running version=1 status=RUNNING since=1970-01-02T12:00:00Z
+	write_record stale version=1 status=RUNNING since=1970-01-01T00:00:00Z expires=1970-01-01T00:00:01Z
+	write_record broken version=1 junk
+	run --separate-stderr jobreg-get -a -P
+	[ "$status" -eq 65 ]
+	local t=$BATS_TEST_TMPDIR exprs
+	exprs=$(sed -n '/^and alert rules such as$/,/^\.Ed$/p' "$JOBREG_ROOT/man/jobreg-get.1" | grep -v '^[.a]')
+	[ "$(wc -l <<<"$exprs")" -eq 4 ]
+	{
+		echo 'groups:'
+		echo '  - name: jobreg'
+		echo '    rules:'
+		local i=0 e
+		while IFS= read -r e; do
+			i=$((i + 1))
+			printf '      - alert: rule%d\n        expr: %s\n' "$i" "$e"
+		done <<<"$exprs"
+	} > "$t/rules.yml"
+	{
+		echo 'rule_files: [rules.yml]'
+		echo 'evaluation_interval: 1h'
+		echo 'tests:'
+		echo '  - interval: 1h'
+		echo '    input_series:'
+		grep -v '^#' <<<"$output" | while read -r series value; do
+			printf "      - series: '%s'\n        values: '%sx60'\n" "$series" "$value"
+		done
+		echo '    alert_rule_test:'
+		# each rule and the jobs it must name (rule4: the registry's one series)
+		local rule jobs j
+		for rule in "rule1:old" "rule2:stale" "rule3:failed killed timed" "rule4:"; do
+			printf '      - eval_time: 2d\n        alertname: %s\n        exp_alerts:\n' "${rule%%:*}"
+			jobs=${rule#*:}
+			if [ -z "$jobs" ]; then
+				printf '          - exp_labels: {registry: "%s"}\n' "$REG"
+			fi
+			for j in $jobs; do
+				printf '          - exp_labels: {job: %s, registry: "%s"%s}\n' "$j" "$REG" \
+					"$([ "${rule%%:*}" = rule2 ] && echo ', status: stale')"
+			done
+		done
+	} > "$t/test.yml"
+	run promtool test rules "$t/test.yml"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
