@@ -8,6 +8,7 @@
 #include "signame.h"
 #include "state.h"
 #include "wait.h"
+#include "supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage[] =
 	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed]] [--clear]"
-	" [--wait DURATION] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
+	" [--wait DURATION] [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
+	" [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
 	"Run COMMAND as the one live run of JOB, recording RUNNING and then DONE.\n"
 	"      --once        do not run if JOB is DONE: replay its result (0, or the\n"
@@ -31,6 +32,8 @@ static const char help[] =
 	"      --clear       remove the record after the run instead of writing DONE\n"
 	"      --wait D      if JOB is running, wait (at most D, inf: no limit), then\n"
 	"                    start over\n"
+	"      --timeout D   send COMMAND's process group SIG if it runs longer than D\n"
+	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM)\n"
 	"  -E, --conflict-exit-code CODE  exit CODE (not 75) if JOB is running\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
@@ -39,7 +42,8 @@ static const char help[] =
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: COMMAND's status (128+N if killed by signal N; 126 not executable,\n"
-	"127 not found); --once on a DONE job: 0, or the failed run's status;\n"
+	"127 not found); 124 its time limit ended it; --once on a DONE job: 0, or\n"
+	"the failed run's status;\n"
 	"64 usage; 65 corrupt record; 73 cannot create the registry; 74 I/O error;\n"
 	"75 running, or lock busy; 77 permission or not a regular file.\n";
 
@@ -51,20 +55,14 @@ struct request {
 	int wait;               /* --wait given */
 	double wait_limit;      /* < 0: no limit */
 	const char *wait_arg;   /* as given, for messages */
-	double timeout;         /* --timeout; 0: none */
 	int conflict_code;
 	const char *note;
 	char **command;
 	double lock_wait;
+	double timeout;         /* --timeout; <= 0: no limit */
+	double kill_after;      /* --kill-after; <= 0: no KILL */
+	int timeout_signal;     /* --signal, default SIGTERM */
 };
-
-/* The signals passed on to the command (SPEC §5). */
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
-
-static void on_child(int sig)
-{
-	(void)sig;   /* only so SIGCHLD is queued for sigwaitinfo() */
-}
 
 /* ---- decisions (pure functions of the record) ---------------------------- */
 
@@ -253,8 +251,6 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 		rc = fail_errno(errno, req->job, "setenv");
 	record_format(&st.rec, &text);   /* too large: reg_replace refuses it */
 	if (!rc)
-		rc = reg_sweep(reg, req->job, NULL);
-	if (!rc)
 		rc = reg_replace(reg, req->job, text.data, text.len);
 	buf_free(&text);
 	if (rc)
@@ -267,58 +263,22 @@ out:
 	return rc;
 }
 
-/* Step 5: run the command; returns its wait status, or -1 with *exec_errno
- * set when it could not be started. */
+/* Step 5: run the command (supervise.h); returns dispatch's exit status
+ * and fills END for the record. */
 static int run(const struct request *req, int run_lock, const sigset_t *hold,
-	       const sigset_t *old_mask, int *exec_errno)
+	       const sigset_t *old_mask, struct run_end *end, char signame[SIGNAME_MAX])
 {
-	int pipefd[2];
-	*exec_errno = 0;
-	if (pipe(pipefd) < 0 || fcntl(pipefd[0], F_SETFD, FD_CLOEXEC) < 0 ||
-	    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC) < 0) {
-		*exec_errno = errno;
-		return -2;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		*exec_errno = errno;
-		close_fd(pipefd[0]);
-		close_fd(pipefd[1]);
-		return -2;
-	}
-	if (pid == 0) {
-		signal(SIGCHLD, SIG_DFL);
-		sigprocmask(SIG_SETMASK, old_mask, NULL);
-		/* The run lock is the one descriptor of ours the run keeps. */
-		if (fcntl(run_lock, F_SETFD, 0) == 0)
-			execvp(req->command[0], req->command);
-		int err = errno;
-		(void)write_full(pipefd[1], &err, sizeof err);
-		_exit(err == ENOENT ? 127 : 126);
-	}
-	close_fd(pipefd[1]);
-	int err = 0;
-	ssize_t n = read_full(pipefd[0], &err, sizeof err);
-	close_fd(pipefd[0]);
-
-	int status = 0;
-	for (;;) {
-		pid_t done = waitpid(pid, &status, WNOHANG);
-		if (done == pid)
-			break;
-		if (done < 0 && errno != EINTR)
-			break;
-		int sig = sigwaitinfo(hold, NULL);
-		/* Signals that came before the exec are passed on now that
-		 * the command runs; none is sent to a failed exec's child. */
-		if (sig > 0 && sig != SIGCHLD && n != (ssize_t)sizeof err)
-			kill(pid, sig);
-	}
-	if (n == (ssize_t)sizeof err) {
-		*exec_errno = err;
-		return -1;
-	}
-	return status;
+	struct supervise how = { req->command, run_lock, req->timeout, req->kill_after,
+				 req->timeout_signal };
+	struct supervise_end ended;
+	supervise_run(&how, hold, old_mask, &ended);
+	if (ended.start_errno)
+		fail_errno(ended.start_errno, req->job, "cannot start %s", req->command[0]);
+	else if (ended.exec_errno)
+		fail_errno(ended.exec_errno, req->job, "cannot run %s", req->command[0]);
+	else if (ended.wait_errno)
+		fail_errno(ended.wait_errno, req->job, "cannot wait for %s", req->command[0]);
+	return supervise_outcome(&ended, end, signame);
 }
 
 /* Step 6: record the end, if the record is still this run's.  A failure
@@ -401,11 +361,16 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, 0, 'W' },
 		{ "conflict-exit-code", required_argument, 0, 'E' },
 		{ "note", required_argument, 0, 'm' },
+		{ "timeout", required_argument, 0, 'T' },
+		{ "kill-after", required_argument, 0, 'K' },
+		{ "signal", required_argument, 0, 'S' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
 	struct common common;
-	struct request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1 };
+	struct request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
+			       .timeout_signal = SIGTERM };
+	int limit_options = 0;   /* 1: --timeout given; 2: --kill-after or --signal */
 	long code;
 	int opt, rc;
 
@@ -440,6 +405,22 @@ int main(int argc, char **argv)
 					    NOTE_MAX);
 			req.note = optarg;
 			break;
+		case 'T':
+			limit_options |= 1;
+			if (parse_limit(optarg, &req.timeout) < 0)
+				return usage_error(usage, "bad timeout '%s'", optarg);
+			break;
+		case 'K':
+			limit_options |= 2;
+			if (parse_limit(optarg, &req.kill_after) < 0)
+				return usage_error(usage, "bad kill-after '%s'", optarg);
+			break;
+		case 'S':
+			limit_options |= 2;
+			req.timeout_signal = signal_number(optarg);
+			if (req.timeout_signal <= 0)
+				return usage_error(usage, "bad signal '%s'", optarg);
+			break;
 		default:
 			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
 				return rc;
@@ -447,6 +428,8 @@ int main(int argc, char **argv)
 	}
 	if (req.retry_failed && !req.once)
 		return usage_error(usage, "--retry-failed needs --once");
+	if (limit_options == 2)
+		return usage_error(usage, "--kill-after and --signal need --timeout");
 	if (optind >= argc)
 		return usage_error(usage, "no JOB given");
 	req.job = argv[optind++];
@@ -488,16 +471,7 @@ int main(int argc, char **argv)
 		me.pid_start = 0;
 
 	sigset_t hold, old_mask;
-	sigemptyset(&hold);
-	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-		sigaddset(&hold, forwarded[i]);
-	sigaddset(&hold, SIGCHLD);
-	sigprocmask(SIG_BLOCK, NULL, &old_mask);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_child;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
+	supervise_signals(&hold, &old_mask);
 
 	char started[21];
 	int run_lock = -1, go = 0;
@@ -507,28 +481,13 @@ int main(int argc, char **argv)
 		return rc;
 	}
 
-	int exec_errno;
-	int status = run(&req, run_lock, &hold, &old_mask, &exec_errno);
-	struct run_end end = { .exit_status = -1 };
-	char sig_name[SIGNAME_MAX];
-	if (status == -2) {
-		/* fork or pipe failed: nothing ran; say so in the record. */
-		fail_errno(exec_errno, req.job, "cannot start %s", req.command[0]);
-		end.exit_status = 126;
-	} else if (status == -1) {
-		fail_errno(exec_errno, req.job, "cannot run %s", req.command[0]);
-		end.exit_status = exec_errno == ENOENT ? 127 : 126;
-	} else if (WIFSIGNALED(status)) {
-		end.signal_name = signal_name(WTERMSIG(status), sig_name);
-	} else {
-		end.exit_status = WEXITSTATUS(status);
-	}
-
+	struct run_end end;
+	char signame[SIGNAME_MAX];
+	int exit_status = run(&req, run_lock, &hold, &old_mask, &end, signame);
 	rc = finish(&reg, &req, &me, started, &end);
 	run_lock_release(&reg, req.job, &run_lock);
 	reg_close(&reg);
 	/* A result that could not be recorded is still the run's: a failed
 	 * run exits with its status, a good one with the error's. */
-	int exit_status = end_status(&end);
 	return exit_status ? exit_status : rc;
 }

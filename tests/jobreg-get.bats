@@ -484,7 +484,7 @@ plant_mix() {
 	write_record C version=1 status=PENDING since=2026-01-01T00:00:00Z
 	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
 	: > "$REG/.a.lock"
-	: > "$REG/.b.tmp.AbC123"
+	: > "$REG/.b.tmp"
 	run --separate-stderr jobreg-get -a
 	[ "$status" -eq 0 ]
 	[ "$output" = $'C PENDING\na DONE\na.b RUNNING\nb DONE' ]
