@@ -1,5 +1,6 @@
 /* record: the on-disk record of one job (SPEC §3) — parsing, the
- * transitions, formatting, and the JSON form.  Memory only, no I/O. */
+ * transitions and formatting.  Memory only, no I/O; the output formats
+ * of jobreg-get are in output.h. */
 #ifndef JOBREG_RECORD_H
 #define JOBREG_RECORD_H
 
@@ -46,14 +47,8 @@ enum status record_status(const struct record *r);
  * Returns -1 when it is larger than RECORD_MAX (it would read back as
  * corrupt, so it must not be written), else 0. */
 int record_format(const struct record *r, struct buf *out);
-
-/* One JSON object for "jobreg-get -j": the job, the record's fields, the
- * derived STATUS; R may be NULL for a job with no record.  Unknown keys
- * named like the members the writer adds (job, stale, corrupt) are left
- * out, so a record cannot pass for another job. */
-void record_json(const char *job, const struct record *r, enum status status,
-		 struct buf *out);
-void json_string(struct buf *out, const char *s);
+/* That order as indices into r->fields, into IDX (r->count entries). */
+void record_order(const struct record *r, size_t *idx);
 
 /* The owner a RUNNING record is given.  0 or NULL: absent, not written.
  * OWNER_LOCK records carry the dispatcher's pid fields too, and the inode
