@@ -9,7 +9,7 @@
  *   - on success: record_format's text parses again and re-formats to the
  *     identical bytes (round trip), and is a permutation of the input's lines
  *     in canonical key order;
- *   - record_json, for every status (and with no record), writes exactly one
+ *   - output_json (src/output.c), for every status (and with no record), writes exactly one
  *     line holding one well-formed JSON object: a small validating scanner
  *     of our own (balanced strings, legal escapes only, no raw control bytes,
  *     valid UTF-8, numbers per RFC 8259, unique member names) that also
@@ -26,7 +26,9 @@
  *     failures counts the FAILED ends, last_success is the last OK one's
  *     ended;
  *   - record_outcome and status_in agree with SPEC §2's OK / FAILED and
- *     status lists, for the input and every record a transition makes;
+ *     status lists, and record_run_end / run_end_status (what --once
+ *     replays) with the record's fields and its outcome, for the input and
+ *     every record a transition makes;
  *   - utf8_valid and note_valid agree with reference implementations.
  *
  * Inputs of exactly 20 bytes are also fed to time_parse (compared with a
@@ -45,7 +47,9 @@
  * Speed matters (a fuzzer finds what it executes): allocations under ASan
  * are much of the cost, so the harness keeps its own few (record copies in
  * one block, one arena for the JSON scanner's members). */
+#include "../../src/output.h"
 #include "../../src/record.h"
+#include "../../src/signame.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -796,14 +800,48 @@ static const struct member *member(const struct scanner *s, const char *name)
 	return NULL;
 }
 
+static int one_of(const char *k, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(k, *list) == 0)
+			return 1;
+	return 0;
+}
+
 static int json_number_key(const char *k)
 {
-	return strcmp(k, "pid") == 0 || strcmp(k, "pid_start") == 0 || strcmp(k, "exit") == 0;
+	static const char *const keys[] = {
+		"pid", "pid_start", "exit", "runs", "failures", "pid_ns", "time_ns",
+		"run_lock", "timed_out", "timeout", NULL,
+	};
+	return one_of(k, keys);
 }
 
 static int is_reserved_member(const char *k)
 {
-	return strcmp(k, "job") == 0 || strcmp(k, "stale") == 0 || strcmp(k, "corrupt") == 0;
+	static const char *const keys[] = {
+		"job", "stale", "corrupt", "unreadable", "duration", NULL,
+	};
+	return one_of(k, keys);
+}
+
+/* The JSON number a checked decimal ("007", "1.50") must become: no
+ * leading zeros, a digit before a point, no point without a fraction. */
+static void ref_number(const char *v, struct buf *out)
+{
+	const char *point = strchr(v, '.');
+	size_t whole = point ? (size_t)(point - v) : strlen(v);
+	while (whole > 1 && v[0] == '0')
+		v++, whole--;
+	buf_reset(out);
+	if (whole)
+		buf_add(out, v, whole);
+	else
+		buf_addc(out, '0');
+	if (point && point[1]) {
+		buf_addc(out, '.');
+		buf_adds(out, point + 1);
+	}
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -815,7 +853,7 @@ static int cmp_str(const void *a, const void *b)
 static void check_json(const char *job, const struct record *r, enum status st)
 {
 	struct buf out = {0};
-	record_json(job, r, st, &out);
+	output_json(&out, job, r, st);
 	CHECK(out.data != NULL && out.len > 0);
 	CHECK(strlen(out.data) == out.len);
 	/* JSON Lines: one line, ending in its only newline. */
@@ -827,7 +865,7 @@ static void check_json(const char *job, const struct record *r, enum status st)
 	if (js_object(&s) < 0) {
 		fprintf(stderr, "record_fuzz: malformed JSON near byte %zu: %s",
 			(size_t)(s.p - out.data), out.data);
-		FAIL("record_json wrote malformed JSON");
+		FAIL("output_json wrote malformed JSON");
 	}
 	js_ws(&s);
 	CHECK(s.p == s.end);           /* nothing after the object */
@@ -844,7 +882,7 @@ static void check_json(const char *job, const struct record *r, enum status st)
 			if (strcmp(names[i - 1], names[i]) == 0) {
 				fprintf(stderr, "record_fuzz: duplicate member \"%s\": %.2000s",
 					names[i], out.data);
-				FAIL("record_json wrote a duplicate member name");
+				FAIL("output_json wrote a duplicate member name");
 			}
 		free(names);
 	}
@@ -852,8 +890,8 @@ static void check_json(const char *job, const struct record *r, enum status st)
 	/* The contents. */
 	CHECK(s.n > 0 && strcmp(s.m[0].name, "job") == 0 && s.m[0].is_string &&
 	      strcmp(s.m[0].value, job) == 0);
-	if (st == ST_CORRUPT) {
-		CHECK(s.n == 2 && strcmp(s.m[1].name, "corrupt") == 0 &&
+	if (st == ST_CORRUPT || st == ST_UNREADABLE) {
+		CHECK(s.n == 2 && strcmp(s.m[1].name, st == ST_CORRUPT ? "corrupt" : "unreadable") == 0 &&
 		      strcmp(s.m[1].value, "true") == 0 && !s.m[1].is_string);
 		goto done;
 	}
@@ -864,13 +902,18 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		goto done;
 	}
 	/* Every field once, in canonical order, with its value (numbers for
-	 * pid, pid_start, exit), then "stale": true for STALE. */
-	/* Unknown keys named like the writer's own members (job, stale,
-	 * corrupt) are left out. */
+	 * the numeric keys), then "duration" (ended - started) for DONE and
+	 * "stale": true for STALE.  Unknown keys named like the writer's own
+	 * members (job, stale, corrupt, unreadable, duration) are left out. */
 	size_t shown = 0;
 	for (size_t i = 0; i < r->count; i++)
 		shown += !is_reserved_member(r->fields[i].key);
-	CHECK(s.n == 1 + shown + (st == ST_STALE));
+	const char *started = record_get(r, "started"), *ended = record_get(r, "ended");
+	time_t from = 0, to = 0;
+	int has_duration = st == ST_DONE && started && ended &&
+			   time_parse(started, &from) == 0 && time_parse(ended, &to) == 0;
+	CHECK(s.n == 1 + shown + (size_t)has_duration + (st == ST_STALE));
+	struct buf want = {0};
 	size_t last_rank = 0;
 	struct index ix;
 	index_build(&ix, r);
@@ -879,7 +922,7 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		const char *v = index_get(&ix, mm->name);
 		if (!v) {
 			fprintf(stderr, "record_fuzz: JSON member \"%s\" is not a field\n", mm->name);
-			FAIL("record_json wrote a member the record has not");
+			FAIL("output_json wrote a member the record has not");
 		}
 		size_t rk = rank(mm->name);
 		CHECK(rk >= last_rank);
@@ -889,9 +932,8 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		if (json_number_key(mm->name)) {
 			CHECK(!mm->is_string);
 			/* The same decimal number, leading zeros dropped. */
-			while (v[0] == '0' && v[1])
-				v++;
-			CHECK(strcmp(mm->value, v) == 0);
+			ref_number(v, &want);
+			CHECK(strcmp(mm->value, want.data) == 0);
 		} else {
 			CHECK(mm->is_string);
 			if (strcmp(mm->value, v) != 0) {
@@ -902,6 +944,14 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		}
 	}
 	index_free(&ix);
+	if (has_duration) {
+		const struct member *d = &s.m[1 + shown];
+		buf_reset(&want);
+		buf_addf(&want, "%lld", (long long)to - (long long)from);
+		CHECK(strcmp(d->name, "duration") == 0 && !d->is_string &&
+		      strcmp(d->value, want.data) == 0);
+	}
+	buf_free(&want);
 	if (st == ST_STALE) {
 		const struct member *last = &s.m[s.n - 1];
 		CHECK(strcmp(last->name, "stale") == 0 && !last->is_string &&
@@ -1084,6 +1134,36 @@ static enum outcome ref_outcome(const struct record *r)
 	return dec_nonzero(x) ? OUTCOME_FAILED : OUTCOME_OK;
 }
 
+/* record_run_end and run_end_status (what --once replays, SPEC §5 step
+ * 3) against the record's fields, and against its outcome: a FAILED run
+ * replays a status other than 0, an OK or unknown one 0. */
+static void check_run_end(const struct record *r)
+{
+	struct run_end e = record_run_end(r);
+	const char *x = record_get(r, "exit"), *sig = record_get(r, "signal");
+	int want_exit = -1;
+	if (x) {
+		unsigned long long n = strtoull(x, NULL, 10);   /* 10 digits at most */
+		want_exit = n <= 255 ? (int)n : 1;
+	}
+	CHECK(e.exit_status == want_exit);
+	CHECK(same_opt(e.signal_name, sig));
+	CHECK(!e.timed_out == !dec_nonzero(record_get(r, "timed_out")));
+	int status = run_end_status(&e);
+	if (e.timed_out) {
+		CHECK(status == 124);
+	} else if (sig) {
+		int n = signal_number(sig);
+		CHECK(status == (n > 0 ? 128 + n : 1));
+	} else {
+		CHECK(status == (want_exit > 0 ? want_exit : 0));
+	}
+	if ((ref_outcome(r) == OUTCOME_FAILED) != (status != 0)) {
+		fprintf(stderr, "record_fuzz: outcome %d, replayed status %d\n", (int)ref_outcome(r), status);
+		FAIL("--once would replay a FAILED run as a success, or an OK one as a failure");
+	}
+}
+
 /* status_in against the SPEC's status lists, for masks drawn from H. */
 static void check_status_in(const struct record *r, uint64_t h)
 {
@@ -1224,6 +1304,12 @@ static void check_done(const struct record *before, const struct record *r, time
 			    end->exit_status == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 	CHECK(record_outcome(r) == want);
 	CHECK(ref_outcome(r) == want);
+	/* What a later --once replays is how this run ended. */
+	struct run_end back = record_run_end(r);
+	CHECK(!back.timed_out == !end->timed_out);
+	CHECK(same_opt(back.signal_name, end->signal_name));
+	CHECK(back.exit_status == (end->signal_name || end->exit_status < 0 ? -1 : end->exit_status));
+	check_run_end(r);
 	check_runs(before, r, 0);
 	const char *f0 = record_get(before, "failures"), *f1 = record_get(r, "failures");
 	if (want == OUTCOME_FAILED) {
@@ -1542,12 +1628,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 skip_round_trip:
 
 	/* The JSON, for every status, and for no record. */
-	for (int s = ST_PENDING; s <= ST_CORRUPT; s++)
+	for (int s = ST_PENDING; s <= ST_UNREADABLE; s++)
 		check_json("nightly.build-01@x+y", &r, (enum status)s);
 	check_json("nightly", NULL, ST_PENDING);
 
 	/* The outcome of the record as it is, and the status lists. */
 	CHECK(record_outcome(&r) == ref_outcome(&r));
+	check_run_end(&r);
 	check_status_in(&r, (uint64_t)size * 0x9e3779b97f4a7c15ULL);
 	check_status_in(NULL, (uint64_t)size);
 
