@@ -61,9 +61,9 @@ static void on_child(int sig)
 static int wait_for_end(const struct registry *reg, const char *job,
 			const struct job_state *st, double deadline)
 {
-	const char *owner = record_get(&st->rec, "owner");
-	if (owner && strcmp(owner, "lock") == 0) {
-		/* Block on the run lock: the kernel wakes us when it ends. */
+	if (st->by_lock) {
+		/* Block on the run lock: the kernel wakes us when it ends.
+		 * (A removed or replaced run lock decides nothing: poll.) */
 		double left = deadline < 0 ? -1 : deadline - now_mono();
 		int fd = -1;
 		if (deadline >= 0 && left < 0)

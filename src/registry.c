@@ -305,6 +305,22 @@ void reg_unlock(int *fd)
 	*fd = -1;
 }
 
+int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
+		   unsigned long long *ino)
+{
+	char *name = dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	struct stat st;
+	int rc = 0;
+
+	*ino = 0;
+	if (reg->fd >= 0 && fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		*ino = (unsigned long long)st.st_ino;
+	else if (reg->fd >= 0 && errno != ENOENT)
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
+	free(name);
+	return rc;
+}
+
 /* Six random alphanumerics; collisions are retried by O_EXCL, so a cheap
  * generator seeded from the clock, the pid and a counter is enough. */
 static void random_suffix(char out[7])
