@@ -235,6 +235,18 @@ as_user_hidepid() {
 	done
 }
 
+@test "the liveness decision reads every row of the jobreg(7) truth table as the page says" {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/liveness_table.c"
+	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-I"$JOBREG_ROOT/src" -o "$T/liveness_table" "$JOBREG_ROOT/tests/liveness_table.c" \
+		"$JOBREG_ROOT/src/liveness.c" "$JOBREG_ROOT/src/record.c" "$JOBREG_ROOT/src/sys.c"
+	run "$T/liveness_table"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 20 ]
+}
+
 # run_lock_holder JOB [-s]: flock(1) holds DIR/.JOB.run (exclusively, or
 # shared with -s) until $T/release.
 run_lock_holder() {
