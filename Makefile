@@ -5,6 +5,8 @@ VERSION   = 0.2.0
 PREFIX    = /usr/local
 BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  = $(PREFIX)/share/zsh/site-functions
 CC        = cc
 CFLAGS    = -O2 -g
 WARNFLAGS = -std=c11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes -Wvla
@@ -17,9 +19,9 @@ STATIC    = 1
 
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
 LIBOBJ = src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o \
-	 src/proc.o src/signame.o src/probe.o
+	 src/proc.o src/signame.o src/wait.o src/leftover.o src/supervise.o src/probe.o
 HDRS = src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h \
-	 src/proc.h src/signame.h src/probe.h
+	 src/proc.h src/signame.h src/wait.h src/leftover.h src/supervise.h src/probe.h
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
 MAN7 = man/jobreg.7
 
@@ -85,11 +87,21 @@ install: all
 	install -m 0755 $(PROGS) $(DESTDIR)$(BINDIR)
 	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+	# bash-completion loads completions/NAME for command NAME: one file,
+	# under each command's name.
+	mkdir -p $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0644 src/completion/jobreg.bash $(DESTDIR)$(BASHCOMPDIR)/jobreg-get
+	for c in jobreg-set jobreg-clear jobreg-dispatch; do \
+		ln -sf jobreg-get $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
+	done
+	install -m 0644 src/completion/_jobreg $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 uninstall:
 	cd $(DESTDIR)$(BINDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
 	cd $(DESTDIR)$(MANDIR)/man1 && rm -f jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1
 	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7
+	cd $(DESTDIR)$(BASHCOMPDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
+	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 FORCE:
 .PHONY: all check stress fuzz bench lint clean install uninstall FORCE

@@ -14,6 +14,12 @@ const char *prog_name = "jobreg";
 int quiet;
 
 static struct buf out;
+static const char *context;
+
+void message_context(const char *text)
+{
+	context = text;
+}
 
 void cli_init(const char *name, struct common *c)
 {
@@ -30,6 +36,10 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 	buf_adds(&line, ": ");
 	if (job) {
 		buf_adds(&line, job);
+		buf_adds(&line, ": ");
+	}
+	if (context) {
+		buf_adds(&line, context);
 		buf_adds(&line, ": ");
 	}
 	buf_vaddf(&line, fmt, ap);

@@ -56,6 +56,10 @@ void warn(const char *job, const char *fmt, ...)
 /* Informational: silenced by -q. */
 void info(const char *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* While TEXT is not NULL, every message says it after the job, so a
+ * lower layer's error tells what it was part of:
+ * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror". */
+void message_context(const char *text);
 /* A usage error: "PROG: text; usage: USAGE", returns 64. */
 int usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

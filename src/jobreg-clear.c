@@ -13,13 +13,16 @@
 
 static const char usage[] =
 	"jobreg-clear [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--stale]"
-	" [--older-than DURATION] [--force] [-a | JOB...]";
+	" [--older-than DURATION] [--force] [-n] [-v] [-a | JOB...]";
 static const char help[] =
 	"Remove the records of jobs: they read PENDING again.\n"
-	"      --if S[,S]    only records whose status is one of S\n"
+	"      --if S[,S]    only records whose status is one of S (PENDING RUNNING\n"
+	"                    STALE DONE, or OK FAILED: DONE with exit 0, or not)\n"
 	"      --stale       only STALE records\n"
 	"      --older-than DURATION  only records whose since is older (units s m h d)\n"
 	"      --force       also clear a live run, or a corrupt record\n"
+	"  -n, --dry-run     print the jobs that would be cleared; change nothing\n"
+	"  -v, --verbose     print each job as it is cleared\n"
 	"  -a, --all         every job (a sweep: records that do not match are left alone)\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
@@ -36,6 +39,8 @@ struct filter {
 	double older_than;
 	int force;
 	double lock_wait;
+	int dry_run;          /* -n: decide and print, remove nothing */
+	int verbose;          /* -v: print each job removed */
 };
 
 /* Does the record pass the filters? */
@@ -63,6 +68,12 @@ static int matches(const struct filter *f, const struct job_state *st, time_t no
 static int live_owned(const struct job_state *st)
 {
 	return st->status == ST_RUNNING && record_get(&st->rec, "owner");
+}
+
+static void print_job(const char *job)
+{
+	out_adds(job);
+	out_adds("\n");
 }
 
 static int clear_locked(const struct registry *reg, const char *job, const struct filter *f,
@@ -95,9 +106,15 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		buf_free(&who);
 		goto out;
 	}
+	if (f->dry_run) {
+		print_job(job);
+		goto out;
+	}
 	/* A sweep (-a) syncs the directory once, after all its removals. */
 	if ((rc = reg_remove(reg, job, l == NULL)) != 0)
 		goto out;
+	if (f->verbose)
+		print_job(job);
 	reg_sweep(reg, job, l);
 	/* With the run lock free too, no run and no writer can be using the
 	 * lock files: remove them, so a cleared job leaves nothing behind.
@@ -120,7 +137,11 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	/* No record: nothing to clear, and no lock file to create. */
 	if (fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return 0;
-	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait, LOCK_CREATE, &lock);
+	/* A dry run takes the lock as the real call would (so it is busy,
+	 * or refused, exactly when that call would be), but creates no
+	 * lock file: a missing one is held by nobody. */
+	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait,
+		      f->dry_run ? 0 : LOCK_CREATE, &lock);
 	if (!rc)
 		rc = clear_locked(reg, job, f, named, l);
 	reg_unlock(&lock);
@@ -135,6 +156,8 @@ int main(int argc, char **argv)
 		{ "older-than", required_argument, 0, 'O' },
 		{ "force", no_argument, 0, 'F' },
 		{ "all", no_argument, 0, 'a' },
+		{ "dry-run", no_argument, 0, 'n' },
+		{ "verbose", no_argument, 0, 'v' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -144,7 +167,7 @@ int main(int argc, char **argv)
 
 	cli_init("jobreg-clear", &common);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:a" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:anv" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'I':
 			if (parse_status_list(optarg, &f.if_mask) < 0)
@@ -163,6 +186,12 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			all = 1;
+			break;
+		case 'n':
+			f.dry_run = 1;
+			break;
+		case 'v':
+			f.verbose = 1;
 			break;
 		default:
 			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
@@ -197,8 +226,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < njobs; i++)
 		keep_first(&status, clear_one(&reg, jobs[i], &f, !all, all ? &listing : NULL));
-	if (all && njobs)
+	if (all && njobs && !f.dry_run)
 		keep_first(&status, reg_sync(&reg, NULL));
+	keep_first(&status, out_flush() ? EXIT_IO : 0);
 	listing_free(&listing);
 	reg_close(&reg);
 	return status;

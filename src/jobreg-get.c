@@ -3,13 +3,14 @@
 #include "record.h"
 #include "registry.h"
 #include "state.h"
+#include "wait.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
 	"jobreg-get [-q] [-d DIR] [-l | -j] [-a | JOB...]"
-	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | JOB...]";
+	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -17,12 +18,14 @@ static const char help[] =
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
 	"  -a, --all         every job with a record, sorted by id\n"
 	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
+	"      --wait D      with --is: wait until it holds, at most D (inf: no limit)\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
-	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 74 I/O; 77 permission.\n";
+	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 74 I/O;\n"
+	"75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON };
 
@@ -61,6 +64,36 @@ static void print_long(struct buf *line, const char *job, const struct job_state
 	add_column(line, record_get(r, "note"), '\n');
 }
 
+/* --is S --wait D: the condition and what it last saw of each job. */
+struct is_wait {
+	unsigned mask;
+	enum status *seen;
+	unsigned char *met;
+};
+
+static int job_is(void *ctx, size_t index, const struct job_state *st)
+{
+	struct is_wait *w = ctx;
+	w->seen[index] = st->status;
+	w->met[index] = status_in(w->mask, st->status, st->found ? &st->rec : NULL) != 0;
+	return w->met[index];
+}
+
+static int wait_is(const struct registry *reg, char **jobs, size_t njobs, unsigned mask,
+		   double limit, const char *limit_arg)
+{
+	struct is_wait w = { mask, xmalloc(njobs * sizeof *w.seen), xmalloc(njobs) };
+	int rc = wait_until(reg, jobs, njobs, job_is, &w, limit < 0 ? -1 : now_mono() + limit);
+	for (size_t i = 0; rc == EXIT_BUSY && i < njobs; i++)
+		if (!w.met[i]) {
+			fail(rc, jobs[i], "still %s after --wait %s", status_word(w.seen[i]), limit_arg);
+			break;
+		}
+	free(w.seen);
+	free(w.met);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -68,6 +101,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, 0, 'j' },
 		{ "all", no_argument, 0, 'a' },
 		{ "is", required_argument, 0, 'I' },
+		{ "wait", required_argument, 0, 'W' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -75,7 +109,8 @@ int main(int argc, char **argv)
 	enum format format = PLAIN;
 	int all = 0, opt, rc;
 	unsigned is_mask = 0;
-	const char *is_arg = NULL;
+	const char *is_arg = NULL, *wait_arg = NULL;
+	double wait_limit = -1;
 
 	cli_init("jobreg-get", &common);
 	opterr = 0;
@@ -95,6 +130,11 @@ int main(int argc, char **argv)
 			if (parse_status_list(optarg, &is_mask) < 0)
 				return usage_error(usage, "bad status list '%s'", optarg);
 			break;
+		case 'W':
+			wait_arg = optarg;
+			if (parse_limit(optarg, &wait_limit) < 0)
+				return usage_error(usage, "bad --wait duration '%s'", optarg);
+			break;
 		default:
 			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
 				return rc;
@@ -108,6 +148,8 @@ int main(int argc, char **argv)
 		return usage_error(usage, "no JOB given");
 	if (is_arg && format != PLAIN)
 		return usage_error(usage, "--is prints nothing; it takes no -l or -j");
+	if (wait_arg && (!is_arg || all))
+		return usage_error(usage, "--wait needs --is and JOB ids (not -a)");
 	if ((rc = check_job_ids(jobs, (int)njobs)) != 0)
 		return rc;
 
@@ -121,6 +163,11 @@ int main(int argc, char **argv)
 	free(path);
 	if (rc)
 		return rc;
+	if (wait_arg) {
+		status = wait_is(&reg, jobs, njobs, is_mask, wait_limit, wait_arg);
+		reg_close(&reg);
+		return status;
+	}
 	if (all) {
 		if ((rc = reg_list(&reg, &listing)) != 0) {
 			reg_close(&reg);

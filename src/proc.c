@@ -108,8 +108,51 @@ static int cmp_pids(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Does process PID (a /proc entry) have DEV, INO open? */
-static int holds(const char *pid, dev_t dev, ino_t ino)
+/* The pid in a fdinfo lock line after "lock:" — "\t1: FLOCK  ADVISORY
+ * WRITE 4242 fe:00:123 0 EOF", the fifth field; -1 if none. */
+static long lock_pid(const char *p)
+{
+	for (int field = 0; field < 4; field++) {
+		p += strspn(p, " \t");
+		p += strcspn(p, " \t\n");
+	}
+	p += strspn(p, " \t");
+	char *end;
+	long pid = strtol(p, &end, 10);
+	return end > p && (*end == ' ' || *end == '\t') ? pid : -1;
+}
+
+/* Does the descriptor FD of PID hold a lock, taken by process LOCKER
+ * unless that is 0?  Its fdinfo lists the locks held through it, with the
+ * pid that took each ("lock:\t1: FLOCK  ADVISORY  WRITE 4242 ...", Linux
+ * 3.8+); a descriptor merely open, like a waiter's, has none.  Where
+ * fdinfo cannot be read, an open descriptor is all we can tell: 1. */
+static int fd_locks(const char *pid, const char *fd, long locker)
+{
+	struct buf path = {0};
+	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
+	int in = open(path.data, O_RDONLY | O_CLOEXEC);
+	buf_free(&path);
+	if (in < 0)
+		return 1;
+	char text[4096];   /* the lock lines follow four short ones */
+	ssize_t n = read_full(in, text, sizeof text - 1);
+	close_fd(in);
+	if (n <= 0)
+		return 1;
+	text[n] = '\0';
+	for (char *line = text; line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (strncmp(line, "lock:", 5) == 0 && (!locker || lock_pid(line + 5) == locker))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does process PID (a /proc entry) hold a lock on DEV, INO (taken by
+ * LOCKER, unless 0) through a descriptor it has open? */
+static int holds(const char *pid, dev_t dev, ino_t ino, long locker)
 {
 	struct buf path = {0};
 	buf_addf(&path, "/proc/%s/fd", pid);
@@ -128,7 +171,8 @@ static int holds(const char *pid, dev_t dev, ino_t ino)
 		path.len = base;
 		buf_addf(&path, "/%s", e->d_name);
 		/* stat follows the magic link to the open file itself. */
-		found = stat(path.data, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino;
+		found = stat(path.data, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino &&
+			fd_locks(pid, e->d_name, locker);
 	}
 	closedir(fds);
 	buf_free(&path);
@@ -137,21 +181,26 @@ static int holds(const char *pid, dev_t dev, ino_t ino)
 
 int lock_holders(dev_t dev, ino_t ino, size_t max, long **pids, size_t *count)
 {
+	return lock_sharers(dev, ino, 0, max, pids, count);
+}
+
+int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count)
+{
 	DIR *proc = opendir("/proc");
 	*pids = NULL;
 	*count = 0;
 	if (!proc)
 		return -1;
 	size_t cap = 0;
-	struct dirent *e;
 	for (;;) {
 		errno = 0;
-		if (!(e = readdir(proc)))
+		const struct dirent *e = readdir(proc);
+		if (!e)
 			break;
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
 		    strspn(e->d_name, "0123456789") != strlen(e->d_name))
 			continue;
-		if (!holds(e->d_name, dev, ino))
+		if (!holds(e->d_name, dev, ino, locker))
 			continue;
 		if (*count == cap) {
 			cap = cap ? cap * 2 : 8;

@@ -20,10 +20,15 @@ int pid_start_time(long pid, unsigned long long *start);
  * kernel has no such namespace or /proc does not tell. */
 unsigned long long ns_inode(const char *kind);
 
-/* The pids of the processes that have a descriptor open on the file DEV,
- * INO, found through /proc/PID/fd (only those this process may look
- * into), in ascending order, at most MAX of them, into a malloc'd array.
+/* The pids of the processes that hold a lock on the file DEV, INO through
+ * a descriptor open on it, found through /proc/PID/fd and fdinfo (only
+ * those this process may look into; where fdinfo does not tell, an open
+ * descriptor counts), in ascending order, at most MAX of them, into a malloc'd array.
  * Returns 0, or -1 with errno set when /proc cannot be read. */
 int lock_holders(dev_t dev, ino_t ino, size_t max, long **pids, size_t *count);
+/* The same, but only those that share the lock process LOCKER took (a
+ * flock is shared by every descriptor of one open, so fork's children
+ * hold it too): the leftovers of LOCKER's run, not a new holder. */
+int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count);
 
 #endif

@@ -53,11 +53,14 @@ slurp() {
 	fi
 }
 
-# norm VAR TEXT: TEXT with timestamps and pids masked, for records written just now.
+# norm VAR TEXT: TEXT with timestamps, pids, start times and run-lock inodes masked,
+# for records written just now.
 norm() {
 	local _n=$2
 	_n=${_n//[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z/TIME}
 	_n=${_n//$'\n'pid=+([0-9])$'\n'/$'\n'pid=PID$'\n'}
+	_n=${_n//$'\n'pid_start=+([0-9])$'\n'/$'\n'pid_start=START$'\n'}
+	_n=${_n//$'\n'run_lock=+([0-9])$'\n'/$'\n'run_lock=INODE$'\n'}
 	printf -v "$1" '%s' "$_n"
 }
 

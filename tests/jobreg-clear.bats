@@ -539,3 +539,160 @@ older_sweep() {
 	[[ "$stderr" == "jobreg-clear: "* ]]
 	[ -e "$REG/j" ]
 }
+
+# ---- dry run and verbose -------------------------------------------------
+
+# mixed_registry: one record of each kind a clear decides on, with the
+# leftovers and lock files that a real clear would remove.
+mixed_registry() {
+	local old new
+	old=$(now_rfc3339 -172800)
+	new=$(now_rfc3339)
+	rm -rf "$REG"
+	write_record a-old version=1 status=DONE "since=$old" "started=$old" "ended=$old" exit=0
+	write_record b-fail version=1 status=DONE "since=$old" "started=$old" "ended=$old" exit=3
+	write_record c-new version=1 status=DONE "since=$new" "started=$new" "ended=$new" exit=0
+	stale_record d-stale
+	live_record e-live
+	write_record f-manual version=1 status=RUNNING "since=$old"
+	write_record g-corrupt 'not a record'
+	write_record h-pend version=1 status=PENDING "since=$old"
+	ln -s a-old "$REG/z-link"
+	: >"$REG/.a-old.tmp"
+	: >"$REG/.a-old.tmp.AbC123"
+	: >"$REG/.c-new.lock"
+	: >"$REG/.c-new.run"
+}
+
+# snapshot FILE: every entry of the registry (dot files included) with its
+# type, inode, size, mode, mtime and link target, and every file's bytes.
+snapshot() {
+	{
+		(cd "$REG" && find . -printf '%p %y %i %s %m %T@ %l\n' | LC_ALL=C sort)
+		(cd "$REG" && find . -type f -exec sha256sum {} + | LC_ALL=C sort)
+	} >"$1"
+}
+
+# records: the job records in the registry, one per line.
+records() {
+	(cd "$REG" && ls | LC_ALL=C sort)
+}
+
+# dry_then_real EXPECTED_STATUS EXPECTED_LIST ARGS...: -n prints
+# EXPECTED_LIST, exits EXPECTED_STATUS and changes nothing; then the real
+# call with -v exits the same, prints the same list, and removes exactly
+# those records.
+dry_then_real() {
+	local want_status=$1 want_list=$2 gone_list
+	shift 2
+	echo "jobreg-clear $*"
+	snapshot "$T/before"
+	run --separate-stderr jobreg-clear -n "$@"
+	echo "dry run: status $status, output '$output', stderr '$stderr'"
+	[ "$status" -eq "$want_status" ]
+	[ "$output" = "$want_list" ]
+	local dry_stderr=$stderr
+	snapshot "$T/after"
+	diff "$T/before" "$T/after"
+	records >"$T/records.before"
+	run --separate-stderr jobreg-clear -v "$@"
+	echo "real call: status $status, output '$output', stderr '$stderr'"
+	[ "$status" -eq "$want_status" ]
+	[ "$output" = "$want_list" ]
+	[ "$stderr" = "$dry_stderr" ]
+	records >"$T/records.after"
+	gone_list=$(LC_ALL=C comm -23 "$T/records.before" "$T/records.after")
+	[ "$gone_list" = "$want_list" ]
+}
+
+@test "clear -n of an -a sweep prints what would go, changes no file, and exits as the sweep does; -v prints what went" {
+	mixed_registry
+	dry_then_real 1 "$(printf '%s\n' a-old b-fail c-new d-stale f-manual h-pend)" -a
+	mixed_registry
+	dry_then_real 77 "$(printf '%s\n' a-old b-fail c-new d-stale e-live f-manual g-corrupt h-pend)" --force -a
+	mixed_registry
+	dry_then_real 65 d-stale --stale -a
+	mixed_registry
+	dry_then_real 65 "$(printf '%s\n' a-old b-fail)" --if DONE --older-than 1d -a
+	mixed_registry
+	dry_then_real 65 "$(printf '%s\n' a-old b-fail f-manual h-pend)" --older-than 1h -a
+	mixed_registry
+	dry_then_real 65 b-fail --if FAILED -a
+	mixed_registry
+	dry_then_real 65 "$(printf '%s\n' a-old c-new d-stale)" --if ok,STALE -a
+	mixed_registry
+	# Filters with --force: a live run goes, a corrupt record is left alone.
+	dry_then_real 77 "$(printf '%s\n' d-stale e-live f-manual)" --force --if RUNNING,STALE --older-than 30s -a -q
+}
+
+@test "clear -n of named jobs prints what would go, changes no file, and exits as the real call does" {
+	mixed_registry
+	dry_then_real 1 "$(printf '%s\n' a-old c-new)" a-old e-live c-new
+	mixed_registry
+	dry_then_real 1 a-old --if DONE h-pend a-old
+	mixed_registry
+	dry_then_real 0 d-stale --stale d-stale x-none
+	mixed_registry
+	dry_then_real 1 a-old --if OK --older-than 1d a-old b-fail c-new
+	mixed_registry
+	dry_then_real 65 "" g-corrupt
+	mixed_registry
+	dry_then_real 0 g-corrupt --force g-corrupt
+	mixed_registry
+	dry_then_real 77 "" z-link
+	mixed_registry
+	dry_then_real 1 "" --older-than 1h c-new
+}
+
+@test "clear -n creates no lock file, removes no temp file, and never creates the registry" {
+	done_record j
+	: >"$REG/.j.tmp"
+	run jobreg-clear -n j
+	[ "$status" -eq 0 ]
+	[ "$output" = j ]
+	[ "$(ls -A "$REG" | LC_ALL=C sort | tr '\n' ' ')" = ".j.tmp j " ]
+	run jobreg-clear --dry-run -a -d "$T/none"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ ! -e "$T/none" ]
+}
+
+@test "clear -n of a live dispatched run refuses as the real call would and leaves its locks" {
+	bg_dispatch j
+	snapshot "$T/before"
+	run --separate-stderr jobreg-clear -n j
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "jobreg-clear: j: running (pid $BG_PID "* ]]
+	run --separate-stderr jobreg-clear --force --dry-run j
+	[ "$status" -eq 0 ]
+	[ "$output" = j ]
+	snapshot "$T/after"
+	diff "$T/before" "$T/after"
+	run jobreg-get j
+	[ "$output" = RUNNING ]
+}
+
+@test "clear -n waits for a busy job lock as the real call does, then exits 75" {
+	command -v flock >/dev/null || skip "flock(1) not installed"
+	done_record j
+	: >"$REG/.j.lock"
+	flock "$REG/.j.lock" sleep 30 3>&- &
+	BG_PIDS+=("$!")
+	poll_until sh -c '! flock -n "$0" true' "$REG/.j.lock"
+	run --separate-stderr jobreg-clear -n -w 0.2 j
+	[ "$status" -eq 75 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"lock busy"* ]]
+	[ -e "$REG/j" ]
+}
+
+@test "clear -v prints nothing for a job that had no record or was left alone" {
+	done_record j
+	run --separate-stderr jobreg-clear -v nothing j
+	[ "$status" -eq 0 ]
+	[ "$output" = j ]
+	run --separate-stderr jobreg-clear -v j
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}

@@ -234,8 +234,8 @@ forwarded() {
 	[ ! -e "$T/ran" ]
 }
 
-@test "dispatch --once on a DONE job exits 0 with 'already done' without running" {
-	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=3
+@test "dispatch --once on a job DONE with exit 0 exits 0 with 'already done' without running" {
+	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=0
 	cp "$REG/j" "$T/before"
 	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
 	[ "$status" -eq 0 ]
@@ -246,6 +246,116 @@ forwarded() {
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
 	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch --once replays a failed run: its exit status and a message saying how to allow a new run" {
+	run --separate-stderr jobreg-dispatch --once j sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	ended=$(field j ended)
+	cp "$REG/j" "$T/before"
+	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "jobreg-dispatch: j: already done: failed (exit 3, ended $ended); clear it to allow a new run" ]
+	[ ! -e "$T/ran" ]
+	cmp "$T/before" "$REG/j"
+	run --separate-stderr jobreg-dispatch --once -q j touch "$T/ran"
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "" ]
+	jobreg-clear j
+	run jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 0 ]
+	[ -e "$T/ran" ]
+}
+
+@test "dispatch --once replays a run killed by a signal as 128+N and one ended by its time limit as 124" {
+	t=$(now_rfc3339 -10)
+	write_record j version=1 status=DONE "since=$t" "started=$t" "ended=$t" signal=TERM
+	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 143 ]
+	[ "$stderr" = "jobreg-dispatch: j: already done: failed (signal TERM, ended $t); clear it to allow a new run" ]
+	write_record k version=1 status=DONE "since=$t" "started=$t" timeout=5 "ended=$t" signal=KILL timed_out=1
+	run --separate-stderr jobreg-dispatch --once k touch "$T/ran"
+	[ "$status" -eq 124 ]
+	[ "$stderr" = "jobreg-dispatch: k: already done: failed (timed out, ended $t); clear it to allow a new run" ]
+	write_record m version=1 status=DONE "since=$t" "ended=$t" signal=RTMIN+3
+	run --separate-stderr jobreg-dispatch --once m touch "$T/ran"
+	[ "$status" -eq $((128 + $(kill -l RTMIN+3))) ]
+	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch --once treats a DONE record with no exit status (set by hand) as done" {
+	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)"
+	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: j: already done" ]
+	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch --once --retry-failed runs a failed job again but not a good one" {
+	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=3 runs=1 failures=1
+	run jobreg-dispatch --once --retry-failed j sh -c 'echo again >>"$0"' "$T/ran"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/ran")" = again ]
+	[ "$(field j exit)" = 0 ]
+	[ "$(field j runs)" = 2 ]
+	run --separate-stderr jobreg-dispatch --once --retry-failed j sh -c 'echo again >>"$0"' "$T/ran"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: j: already done" ]
+	[ "$(cat "$T/ran")" = again ]
+}
+
+@test "dispatch --retry-failed without --once is a usage error" {
+	run --separate-stderr jobreg-dispatch --retry-failed j touch "$T/ran"
+	[ "$status" -eq 64 ]
+	one_line
+	[ ! -e "$T/ran" ]
+	[ ! -e "$REG" ]
+}
+
+@test "dispatch --once waits for the run in progress and replays its result" {
+	bg_dispatch j
+	jobreg-dispatch --once j touch "$T/second" 3>&- >"$T/w.out" 2>"$T/w.err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.5
+	! gone "$w"                 # still waiting, not refused
+	[ "$(jobreg-get j)" = RUNNING ]
+	: >"$T/release"
+	wait_bg "$BG_PID"
+	wait_bg "$w"
+	[ "$BG_RC" -eq 0 ]
+	[ "$(cat "$T/w.err")" = "jobreg-dispatch: j: already done" ]
+	[ ! -e "$T/second" ]
+	[ "$(field j pid)" = "$BG_PID" ]
+}
+
+@test "dispatch --once --retry-failed that waited for a run replays its failure rather than run again" {
+	jobreg-dispatch j sh -c ': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 3' \
+		"$T/started.j" "$T/release" 3>&- >/dev/null 2>&1 &
+	first=$!
+	BG_PIDS+=("$first")
+	poll_until test -e "$T/started.j"
+	jobreg-dispatch --once --retry-failed j touch "$T/second" 3>&- >/dev/null 2>"$T/w.err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.5
+	! gone "$w"
+	: >"$T/release"
+	wait_bg "$first"
+	[ "$BG_RC" -eq 3 ]
+	wait_bg "$w"
+	[ "$BG_RC" -eq 3 ]
+	[[ "$(cat "$T/w.err")" == "jobreg-dispatch: j: already done: failed (exit 3, ended "* ]]
+	[ ! -e "$T/second" ]
+	[ "$(field j runs)" = 1 ]
+}
+
+@test "dispatch --once --wait 0.5 on a long run gives up with 75 and 'still running after --wait 0.5'" {
+	bg_dispatch j
+	run --separate-stderr jobreg-dispatch --once --wait 0.5 j touch "$T/second"
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: j: still running after --wait 0.5" ]
+	[ ! -e "$T/second" ]
 }
 
 @test "dispatch --once runs a job with no record or a PENDING record; without --once a DONE job runs again" {
@@ -286,7 +396,7 @@ forwarded() {
 
 @test "dispatch --wait waits for the running run to end, then runs" {
 	bg_dispatch j
-	jobreg-dispatch --wait j sh -c 'echo second; : >"$0"' "$T/second" 3>&- >"$T/w.out" 2>"$T/w.err" &
+	jobreg-dispatch --wait inf j sh -c 'echo second; : >"$0"' "$T/second" 3>&- >"$T/w.out" 2>"$T/w.err" &
 	w=$!
 	BG_PIDS+=("$w")
 	sleep 0.3
@@ -303,8 +413,9 @@ forwarded() {
 
 @test "dispatch --wait=0.5 on a long run times out with 75, or the -E code" {
 	bg_dispatch j
-	run jobreg-dispatch --wait=0.5 j touch "$T/second"
+	run --separate-stderr jobreg-dispatch --wait=0.5 j touch "$T/second"
 	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: j: still running after --wait 0.5" ]
 	[ ! -e "$T/second" ]
 	run jobreg-dispatch --wait=0.5 -E 9 j touch "$T/second"
 	[ "$status" -eq 9 ]
@@ -579,4 +690,199 @@ forwarded() {
 	: >"$T/release"
 	poll_until eval '[ "$(jobreg-get j)" = STALE ]'
 	[ "$(field j status)" = RUNNING ]
+}
+
+# ---- misplaced options and option values ---------------------------------
+
+# nothing_written: the registry was not even created, so no record and no lock files.
+nothing_written() {
+	[ ! -e "$REG" ]
+}
+
+@test "an option after JOB is a usage error (64) that runs and writes nothing" {
+	for opt in --once -q --wait -E --clear -x -; do
+		run --separate-stderr jobreg-dispatch j "$opt" -- touch "$T/ran"
+		[ "$status" -eq 64 ]
+		one_line
+		[[ "$stderr" == "jobreg-dispatch: misplaced option '$opt': options come before the job id"* ]]
+	done
+	run --separate-stderr jobreg-dispatch j --once touch "$T/ran"
+	[ "$status" -eq 64 ]
+	[ ! -e "$T/ran" ]
+	nothing_written
+	# after '--' the command's words are its own
+	run jobreg-dispatch j -- sh -c 'echo "$0"' --once
+	[ "$status" -eq 0 ]
+	[ "$output" = --once ]
+}
+
+@test "dispatch --wait takes a required duration: '--wait 60 nightly -- cmd' waits for nightly" {
+	run jobreg-dispatch --wait 60 nightly -- sh -c 'echo "$JOBREG_JOB"'
+	[ "$status" -eq 0 ]
+	[ "$output" = nightly ]
+	[ "$(ls "$REG")" = nightly ]
+	run jobreg-dispatch --wait inf other -- true
+	[ "$status" -eq 0 ]
+	run jobreg-dispatch --wait=1m other -- true
+	[ "$status" -eq 0 ]
+	[ "$(ls "$REG" | tr '\n' ' ')" = "nightly other " ]
+	# a bare --wait takes the job id for its duration
+	run --separate-stderr jobreg-dispatch --wait j touch "$T/ran"
+	[ "$status" -eq 64 ]
+	one_line
+	[[ "$stderr" == "jobreg-dispatch: bad wait 'j'"* ]]
+	run --separate-stderr jobreg-dispatch j --wait 5 touch "$T/ran"
+	[ "$status" -eq 64 ]
+	[ ! -e "$T/ran" ]
+}
+
+@test "every value option takes its value as the next word or after '='" {
+	run jobreg-dispatch -E 3 --conflict-exit-code=4 --note=n1 -w 1 --lock-wait=2 --wait=1 j true
+	[ "$status" -eq 0 ]
+	[ "$(field j note)" = n1 ]
+	run jobreg-dispatch --note n2 --conflict-exit-code 5 --lock-wait 2 --wait 1 j true
+	[ "$status" -eq 0 ]
+	[ "$(field j note)" = n2 ]
+}
+
+# ---- the owner and the run's number --------------------------------------
+
+@test "a dispatched run's record names the run lock's inode and the dispatcher's pid, start, boot and namespaces" {
+	run jobreg-dispatch j sh -c 'cat "$JOBREG_DIR/$JOBREG_JOB" >"$0"; echo $PPID >"$1"; pid_start=$(sed "s/.*) //" /proc/$PPID/stat | cut -d" " -f20); echo "$pid_start" >"$2"' \
+		"$T/rec" "$T/ppid" "$T/start"
+	[ "$status" -eq 0 ]
+	rec() { sed -n "s/^$1=//p" "$T/rec"; }
+	[ "$(rec owner)" = lock ]
+	[ "$(rec pid)" = "$(cat "$T/ppid")" ]
+	[ "$(rec pid_start)" = "$(cat "$T/start")" ]
+	[ "$(rec boot_id)" = "$BOOT_ID" ]
+	[ "$(rec pid_ns)" = "$(stat -L -c %i /proc/self/ns/pid)" ]
+	if [ -e /proc/self/ns/time ]; then
+		[ "$(rec time_ns)" = "$(stat -L -c %i /proc/self/ns/time)" ]
+	fi
+	[ "$(rec run_lock)" = "$(stat -c %i "$REG/.j.run")" ]
+	[ "$(keys "$T/rec")" = "version status since owner host pid pid_start boot_id pid_ns $([ -e /proc/self/ns/time ] && echo 'time_ns ')run_lock started runs " ]
+	# DONE drops the owner's fields but keeps who ran it
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit runs last_success " ]
+}
+
+@test "JOBREG_RUN is the run's number: it grows with every run, and restarts once the record is cleared" {
+	for n in 1 2 3; do
+		run jobreg-dispatch j sh -c 'echo "$JOBREG_RUN"'
+		[ "$status" -eq 0 ]
+		[ "$output" = "$n" ]
+		[ "$(field j runs)" = "$n" ]
+	done
+	run jobreg-dispatch j sh -c 'echo "$JOBREG_RUN"; exit 2'
+	[ "$output" = 4 ]
+	jobreg-clear j
+	run jobreg-dispatch j sh -c 'echo "$JOBREG_RUN"'
+	[ "$output" = 1 ]
+}
+
+# ---- the run lock: shared holders and leftovers --------------------------
+
+# cpu_seconds FILE: user+system seconds /usr/bin/time -f '%U %S' wrote to FILE.
+cpu_seconds() {
+	tail -n 1 "$1" | awk '{ print $1 + $2 }'
+}
+
+@test "a shared flock on the run lock makes dispatch -w 0.5 wait without spinning, exit 75 in time and name the holder" {
+	[ -x /usr/bin/time ] || skip "/usr/bin/time (GNU time) is not installed"
+	mkdir -p "$REG"
+	flock -s "$REG/.backup.run" sleep 6 3>&- >/dev/null 2>&1 &
+	holder=$!
+	BG_PIDS+=("$holder")
+	poll_until eval '! flock -n -x "$REG/.backup.run" true'
+	start=$(date +%s.%N)
+	st=0
+	/usr/bin/time -o "$T/time" -f '%U %S' jobreg-dispatch -w 0.5 backup -- touch "$T/ran" 2>"$T/err" || st=$?
+	elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+	cpu=$(cpu_seconds "$T/time")
+	echo "exit $st, elapsed $elapsed s, cpu $cpu s: $(cat "$T/err")"
+	[ "$st" -eq 75 ]
+	[ "$(echo "$elapsed >= 0.45 && $elapsed < 2.5" | bc)" -eq 1 ]
+	[ "$(echo "$cpu < 0.1" | bc)" -eq 1 ]
+	[ ! -e "$T/ran" ]
+	[ "$(wc -l <"$T/err")" -eq 1 ]
+	[[ "$(cat "$T/err")" =~ ^"jobreg-dispatch: backup: lock busy: $REG/.backup.run held by "pids?" "(.*)$ ]]
+	[[ ", ${BASH_REMATCH[1]}, " == *", $holder, "* ]]
+}
+
+@test "a process the command left behind holding the run lock is named at the end of the run and by the next dispatch" {
+	run --separate-stderr jobreg-dispatch j sh -c 'sleep 90 3>&- </dev/null >/dev/null 2>&1 & echo $! >"$0"; exit 3' "$T/left"
+	left=$(cat "$T/left")
+	BG_PIDS+=("$left")
+	[ "$status" -eq 3 ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 3 ]
+	[ "$stderr" = "jobreg-dispatch: j: the run lock is still held by pid $left (a process the command left behind); the next run waits for it" ]
+	run --separate-stderr jobreg-dispatch -w 0.3 j touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: j: lock busy: $REG/.j.run held by pid $left (left behind by an earlier run)" ]
+	[ ! -e "$T/ran" ]
+	kill "$left"
+	poll_until gone "$left"
+	run --separate-stderr jobreg-dispatch -w 5 j true
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+}
+
+@test "someone else's flock on the run lock of a DONE job is named, not called a leftover of its run" {
+	run jobreg-dispatch j true
+	[ "$status" -eq 0 ]
+	flock -s "$REG/.j.run" sleep 6 3>&- >/dev/null 2>&1 &
+	holder=$!
+	BG_PIDS+=("$holder")
+	poll_until eval '! flock -n -x "$REG/.j.run" true'
+	run --separate-stderr jobreg-dispatch -w 0.3 j touch "$T/ran"
+	[ "$status" -eq 75 ]
+	re='^jobreg-dispatch: j: lock busy: .* held by pids? [0-9, ]+$'
+	[[ "$stderr" =~ $re ]]
+	[[ "$stderr" == "jobreg-dispatch: j: lock busy: $REG/.j.run held by "* ]]
+	[[ "$stderr" == *"$holder"* ]]
+	[ ! -e "$T/ran" ]
+}
+
+@test "a command that leaves nothing behind gets no message about the run lock" {
+	run --separate-stderr jobreg-dispatch j sh -c 'sleep 0.1 & wait'
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+}
+
+# ---- the end of the run cannot be recorded -------------------------------
+
+# done_fault CMD...: dispatch CMD with ENOSPC injected into the fsync of the DONE
+# record's temp file: the first fsync after the second temp file's creation, found
+# on a plain trace of the same run.  Exit status in st, stderr in $T/err.
+done_fault() {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null true >/dev/null 2>&1 || skip "strace cannot trace here (ptrace not permitted)"
+	# LeakSanitizer cannot work under ptrace (SANITIZE=1 builds)
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	strace -o "$T/trace" -e trace=fsync,openat jobreg-dispatch j "$@" 2>/dev/null || true
+	when=$(awk '/^openat\(.*\.j\.tmp/ { tmps++ } /^fsync\(/ { n++; if (tmps == 2) { print n; exit } }' "$T/trace")
+	[ -n "$when" ]
+	jobreg-clear -q --force j
+	st=0
+	strace -o /dev/null -e trace=fsync -e inject="fsync:error=ENOSPC:when=$when" \
+		jobreg-dispatch j "$@" 2>"$T/err" || st=$?
+}
+
+@test "when DONE cannot be written, dispatch says how the command ended and exits with its failed status" {
+	done_fault sh -c 'exit 3'
+	[ "$st" -eq 3 ]
+	[ "$(wc -l <"$T/err")" -eq 1 ]
+	[[ "$(cat "$T/err")" == "jobreg-dispatch: j: cannot record DONE (exit 3): fsync $REG/.j.tmp"*": No space left on device" ]]
+	[ "$(field j status)" = RUNNING ]
+	[ "$(jobreg-get j)" = STALE ]
+	done_fault sh -c 'kill -TERM $$'
+	[ "$st" -eq 143 ]
+	[[ "$(cat "$T/err")" == "jobreg-dispatch: j: cannot record DONE (signal TERM): fsync "*": No space left on device" ]]
+}
+
+@test "when DONE cannot be written after a good run, dispatch exits with the error's status" {
+	done_fault true
+	[ "$st" -eq 74 ]
+	[[ "$(cat "$T/err")" == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
 }

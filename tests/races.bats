@@ -46,7 +46,16 @@ local_setup() {
 	exit "${3:-0}"
 	EOF
 
-	chmod +x "$T/bin/hold" "$T/bin/enter" "$T/bin/daemonize"
+	# migrate RUNS GATE EXIT: note this run's pid in RUNS, wait (at most 10 s) until
+	# GATE opens, exit with EXIT.
+	cat > "$T/bin/migrate" <<-'EOF'
+	#!/bin/sh
+	echo $$ >> "$1"
+	flock -s -w 10 "$2" true
+	exit "$3"
+	EOF
+
+	chmod +x "$T/bin/hold" "$T/bin/enter" "$T/bin/daemonize" "$T/bin/migrate"
 }
 
 teardown() {
@@ -212,6 +221,83 @@ check_losers() {
 		check_losers job
 		has_line "$REG/job" status=DONE
 		jobreg-clear job
+	done
+}
+
+# once_crowd N CODE: start N "jobreg-dispatch --once migrate" at one instant, whose one
+# run exits CODE once the RELEASE gate opens; the gate opens only after the run has
+# begun and the others have had time to be refused.  Leaves their exit statuses in
+# CROWD_EXITS, their stderr in $T/err.I, the number returned before the gate opened
+# in EARLY, and the pid of every run in $T/runs.
+once_crowd() {
+	local n=$1 code=$2 i line got=0 fd pids=()
+	rm -f "$T"/err.* "$T/runs"
+	[ -p "$T/crowd.fifo" ] || mkfifo "$T/crowd.fifo"
+	exec {fd}<> "$T/crowd.fifo"
+	CROWD_EXITS=()
+	gate_shut START
+	gate_shut RELEASE
+	for ((i = 1; i <= n; i++)); do
+		(
+			set +e
+			echo ready >&"$fd"
+			flock -s "$T/gate.START" jobreg-dispatch --once migrate "$T/bin/migrate" "$T/runs" "$T/gate.RELEASE" "$code" 2> "$T/err.$i"
+			echo "$i $?" >&"$fd"
+		) 3>&- </dev/null >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	track "${pids[@]}"
+	for ((i = 1; i <= n; i++)); do read -r -t 10 -u "$fd" line || break; done
+	sleep 0.02
+	gate_open START
+	wait_until 5 test -s "$T/runs"
+	EARLY=0
+	while read -r -t 1 -u "$fd" line; do
+		CROWD_EXITS[${line%% *}]=${line#* }
+		got=$((got + 1)) EARLY=$((EARLY + 1))
+	done
+	gate_open RELEASE
+	while [ "$got" -lt "$n" ] && read -r -t 10 -u "$fd" line; do
+		CROWD_EXITS[${line%% *}]=${line#* }
+		got=$((got + 1))
+	done
+	for i in "${pids[@]}"; do wait "$i" || true; done
+	exec {fd}>&-
+}
+
+# check_replays CODE: every dispatcher but the one that ran said in one line that the
+# job is already done (and how it failed, for CODE != 0).
+check_replays() {
+	local i lines ran=0
+	for i in "${!CROWD_EXITS[@]}"; do
+		mapfile -t lines < "$T/err.$i"
+		if [ "${#lines[@]}" -eq 0 ]; then ran=$((ran + 1)); continue; fi
+		[ "${#lines[@]}" -eq 1 ] || { echo "dispatcher $i: not one line: ${lines[*]}"; return 1; }
+		if [ "$1" -eq 0 ]; then
+			[ "${lines[0]}" = "jobreg-dispatch: migrate: already done" ] || { echo "dispatcher $i: ${lines[0]}"; return 1; }
+		else
+			[[ "${lines[0]}" == "jobreg-dispatch: migrate: already done: failed (exit $1, ended "*"); clear it to allow a new run" ]] ||
+				{ echo "dispatcher $i: ${lines[0]}"; return 1; }
+		fi
+	done
+	[ "$ran" -eq 1 ] || { echo "$ran dispatchers printed nothing, want 1 (the one that ran)"; return 1; }
+}
+
+@test "eight dispatch --once callers started together: one run, and all eight exit with its status" {
+	local r code
+	for code in 3 0; do
+		for ((r = 1; r <= CROWD_ROUNDS; r++)); do
+			echo "exit $code, round $r"
+			once_crowd 8 "$code"
+			echo "exits: $(exit_counts), early: $EARLY"
+			[ "$(lines_of "$T/runs")" -eq 1 ]
+			[ "$EARLY" -eq 0 ]
+			[ "$(exit_counts)" = "$([ "$code" -eq 0 ] && echo "0:8 75:0 " || echo "0:0 75:0 $code:8 ")" ]
+			check_replays "$code"
+			has_line "$REG/migrate" status=DONE
+			has_line "$REG/migrate" "exit=$code"
+			jobreg-clear migrate
+		done
 	done
 }
 

@@ -1,0 +1,201 @@
+/* supervise: run the command of a dispatch (see supervise.h). */
+#include "supervise.h"
+#include "cli.h"
+#include "record.h"
+#include "signame.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The signals passed on to the command (SPEC §5 step 5). */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+
+static void on_child(int sig)
+{
+	(void)sig;   /* only so that SIGCHLD is queued for sigwaitinfo() */
+}
+
+void supervise_signals(sigset_t *held, sigset_t *old)
+{
+	struct sigaction sa;
+
+	sigemptyset(held);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(held, forwarded[i]);
+	sigaddset(held, SIGCHLD);
+	sigprocmask(SIG_BLOCK, NULL, old);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_child;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* In the child: become the command, or report why not on REPORT. */
+static _Noreturn void become_command(const struct supervise *s, const sigset_t *old, int report)
+{
+	signal(SIGCHLD, SIG_DFL);
+	if ((s->timeout <= 0 || setpgid(0, 0) == 0) &&
+	    (s->keep_fd < 0 || fcntl(s->keep_fd, F_SETFD, 0) == 0) &&
+	    sigprocmask(SIG_SETMASK, old, NULL) == 0)
+		execvp(s->command[0], s->command);
+	int err = errno;
+	(void)write_full(report, &err, sizeof err);
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Send SIG to the run: to the command's process group when it has one
+ * (and to the command itself if it has left that group), else to the
+ * command.  A run that has ended meanwhile (ESRCH) needs nothing, and
+ * there is nothing to do about a member we may not signal (EPERM). */
+static void signal_run(pid_t pid, int own_group, int sig)
+{
+	if (!own_group || getpgid(pid) != pid)
+		(void)kill(pid, sig);
+	if (own_group)
+		(void)kill(-pid, sig);
+}
+
+/* Was SI sent by a process (kill, sigqueue, tgkill), rather than by the
+ * kernel on a terminal's behalf?  Linux uses codes <= 0 for the former;
+ * POSIX names SI_USER and SI_QUEUE. */
+static int sent_by_process(const siginfo_t *si)
+{
+	return si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code < 0;
+}
+
+/* Pass a held signal on, unless the command received it already: the
+ * kernel signals a whole process group (the terminal's Ctrl-C goes to the
+ * foreground group), so a command still in our group got it too. */
+static void forward(pid_t pid, int own_group, const siginfo_t *si)
+{
+	if (!sent_by_process(si) && getpgid(pid) == getpgrp())
+		return;
+	signal_run(pid, own_group, si->si_signo);
+}
+
+static struct timespec timespec_of(double seconds)
+{
+	struct timespec ts;
+	if (!(seconds < 1e9))
+		seconds = 1e9;   /* about 31 years; the loop waits again */
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
+/* Wait for the command PID to end, forwarding signals once it STARTED and
+ * enforcing the limit from START on. */
+static void wait_command(const struct supervise *s, pid_t pid, int started, double start,
+			 const sigset_t *held, struct supervise_end *end)
+{
+	int own_group = started && s->timeout > 0;
+	double deadline = own_group ? start + s->timeout : -1;   /* next step, if any */
+
+	for (;;) {
+		pid_t done = waitpid(pid, &end->wait_status, WNOHANG);
+		if (done == pid)
+			return;
+		if (done < 0 && errno != EINTR) {
+			end->wait_errno = errno;
+			return;
+		}
+		if (deadline >= 0 && now_mono() >= deadline) {
+			if (!end->timed_out) {
+				end->timed_out = 1;
+				signal_run(pid, own_group, s->signal);
+				/* A stopped member would not act on it before
+				 * the KILL (as timeout(1)). */
+				if (s->signal != SIGKILL && s->signal != SIGCONT)
+					signal_run(pid, own_group, SIGCONT);
+				deadline = s->kill_after > 0 && s->signal != SIGKILL
+					? now_mono() + s->kill_after : -1;
+			} else {
+				signal_run(pid, own_group, SIGKILL);
+				deadline = -1;
+			}
+			continue;
+		}
+		siginfo_t si;
+		int sig;
+		if (deadline >= 0) {
+			struct timespec ts = timespec_of(deadline - now_mono());
+			sig = sigtimedwait(held, &si, &ts);
+		} else {
+			sig = sigwaitinfo(held, &si);
+		}
+		/* EAGAIN: a deadline has come; EINTR: look again.  Signals
+		 * that came before the exec are passed on now that the command
+		 * runs; none is sent to a failed exec's child. */
+		if (sig > 0 && sig != SIGCHLD && started)
+			forward(pid, own_group, &si);
+	}
+}
+
+void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,
+		   struct supervise_end *end)
+{
+	int report[2];
+
+	memset(end, 0, sizeof *end);
+	if (pipe(report) < 0) {
+		end->start_errno = errno;
+		return;
+	}
+	if (fcntl(report[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(report[1], F_SETFD, FD_CLOEXEC) < 0) {
+		end->start_errno = errno;
+		close_fd(report[0]);
+		close_fd(report[1]);
+		return;
+	}
+	double start = now_mono();
+	pid_t pid = fork();
+	if (pid < 0) {
+		end->start_errno = errno;
+		close_fd(report[0]);
+		close_fd(report[1]);
+		return;
+	}
+	if (pid == 0)
+		become_command(s, old, report[1]);
+	/* Also here, so that no signal can reach the group before it exists;
+	 * EACCES means the child has exec'd, after its own setpgid. */
+	if (s->timeout > 0)
+		(void)setpgid(pid, pid);
+	close_fd(report[1]);
+	int err = 0;
+	ssize_t n = read_full(report[0], &err, sizeof err);
+	close_fd(report[0]);
+	int started = n != (ssize_t)sizeof err;
+	if (!started)
+		end->exec_errno = err;
+	wait_command(s, pid, started, start, held, end);
+}
+
+int supervise_outcome(const struct supervise_end *end, struct run_end *out,
+		      char name[SIGNAME_MAX])
+{
+	int code;
+
+	out->exit_status = -1;
+	out->signal_name = NULL;
+	out->timed_out = end->timed_out;
+	if (end->start_errno)
+		code = out->exit_status = 126;
+	else if (end->exec_errno)
+		code = out->exit_status = end->exec_errno == ENOENT ? 127 : 126;
+	else if (end->wait_errno)
+		return errno_exit(end->wait_errno);   /* the end is unknown */
+	else if (WIFSIGNALED(end->wait_status)) {
+		code = 128 + WTERMSIG(end->wait_status);
+		out->signal_name = signal_name(WTERMSIG(end->wait_status), name);
+	} else {
+		code = out->exit_status = WEXITSTATUS(end->wait_status);
+	}
+	return end->timed_out ? 124 : code;
+}

@@ -1,0 +1,63 @@
+/* supervise: step 5 of jobreg-dispatch — run the command, pass signals on
+ * to it, enforce its time limit, and wait for its end (SPEC §5).
+ *
+ * supervise_signals() is called once at start-up: it fills HELD with the
+ * signals the run holds (SIGHUP SIGINT SIGQUIT SIGTERM SIGUSR1 SIGUSR2 and
+ * SIGCHLD), saves the caller's mask in OLD, and makes SIGCHLD queueable.
+ * The caller blocks HELD before it writes RUNNING: from then on no signal
+ * can kill the dispatcher between RUNNING and DONE; each is kept for the
+ * command.
+ *
+ * supervise_run() forks and execs S->command with the mask OLD, keeping
+ * S->keep_fd (the run lock) open across the exec, and returns when the
+ * command has ended:
+ * - A held signal is forwarded once the exec has succeeded (so one that
+ *   came earlier is delivered as soon as the command runs) — except one
+ *   the command received itself: a signal the kernel sent us (si_code
+ *   SI_KERNEL: the terminal's Ctrl-C, Ctrl-\ or hangup) went to our whole
+ *   process group, which includes the command when it still shares it.
+ * - With S->timeout > 0, the command runs in its own process group
+ *   (setpgid in the child and in the parent, so neither order races);
+ *   forwarded signals go to that group.  At the limit the group gets
+ *   S->signal, then SIGCONT so stopped members act on it; with
+ *   S->kill_after > 0, SIGKILL that much later.  The wait is one
+ *   sigtimedwait() bounded by the next deadline: no polling.
+ *   As with timeout(1), the run is over when the command itself ends;
+ *   members of its group that outlive it are not waited for.
+ *
+ * supervise_outcome() maps the end to what the record and the exit status
+ * say: 128+N killed by signal N, 126 not executable, 127 not found, 124
+ * when the limit ended the run. */
+#ifndef JOBREG_SUPERVISE_H
+#define JOBREG_SUPERVISE_H
+
+#include "signame.h"
+
+#include <signal.h>
+
+struct run_end;
+
+struct supervise {
+	char **command;     /* argv, for execvp */
+	int keep_fd;        /* inherited by the command; -1: none */
+	double timeout;     /* seconds; <= 0: no limit */
+	double kill_after;  /* seconds after the limit's signal; <= 0: never */
+	int signal;         /* sent at the limit (SIGTERM) */
+};
+
+struct supervise_end {
+	int wait_status;    /* of the command, when it was started */
+	int start_errno;    /* fork/pipe failed: nothing ran */
+	int exec_errno;     /* the exec failed (the child exited 126/127) */
+	int wait_errno;     /* waitpid failed: the end is unknown */
+	int timed_out;      /* the limit's signal was sent */
+};
+
+void supervise_signals(sigset_t *held, sigset_t *old);
+void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,
+		   struct supervise_end *end);
+/* Fill OUT (its signal name in NAME) and return dispatch's exit status. */
+int supervise_outcome(const struct supervise_end *end, struct run_end *out,
+		      char name[SIGNAME_MAX]);
+
+#endif

@@ -1,0 +1,338 @@
+#!/usr/bin/env bats
+# Shell completion: src/completion/jobreg.bash (bash) and src/completion/_jobreg
+# (zsh), loaded into real shells and asked for candidates.
+bats_require_minimum_version 1.5.0
+load helper
+
+BASH_COMPLETION=/usr/share/bash-completion/bash_completion
+
+local_setup() {
+	T=$BATS_TEST_TMPDIR
+	COMPDIR=$JOBREG_ROOT/src/completion
+	MODES=(plain)
+	if [ -r "$BASH_COMPLETION" ]; then MODES+=(bash-completion); fi
+}
+
+# at_end_skip_without_bash_completion: the checks ran without bash-completion
+# only; say so rather than pass as if both had run.
+at_end_skip_without_bash_completion() {
+	[ -r "$BASH_COMPLETION" ] ||
+		skip "bash-completion is not installed: checked without it only"
+}
+
+# bcomp MODE WORD...: complete the command line WORD... (the last word is
+# the one being completed, the cursor at its end) in a fresh bash, with
+# bash-completion loaded first when MODE is bash-completion; the function
+# is the one `complete -p` names for the command.  The candidates, sorted,
+# one a line, in $output.  Words are as bash splits them: --is=RUN is the
+# three words --is, =, RUN.
+bcomp() {
+	run --separate-stderr bash --norc --noprofile -c '
+		mode=$1 file=$2; shift 2
+		if [ "$mode" = bash-completion ]; then . /usr/share/bash-completion/bash_completion || exit 2; fi
+		. "$file" || exit 2
+		spec=$(complete -p "${1##*/}") || exit 3
+		func=${spec#*-F }; func=${func%% *}
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE= prev=
+		for w in "$@"; do
+			if [ -n "$COMP_LINE" ] && [ "$w" != = ] && [ "$prev" != = ]; then COMP_LINE+=" "; fi
+			COMP_LINE+=$w prev=$w
+		done
+		COMP_POINT=${#COMP_LINE}
+		"$func" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" 2>/dev/null
+		printf "%s\n" "${COMPREPLY[@]}" | LC_ALL=C sort -u' bcomp "$1" "$COMPDIR/jobreg.bash" "${@:2}"
+	[ "$status" -eq 0 ] || { echo "bash exited $status: $stderr"; return 1; }
+}
+
+# zcomp LINE: complete LINE in an interactive zsh -f (see tests/zcomplete.zsh);
+# the candidates, sorted, one a line, in $output.
+zcomp() {
+	run --separate-stderr timeout 20 zsh -f "$BATS_TEST_DIRNAME/zcomplete.zsh" "$COMPDIR" "$1"
+	[ "$status" -eq 0 ] || { echo "zsh harness exited $status: $stderr"; return 1; }
+}
+
+need_zsh() {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	zsh -f -c 'zmodload zsh/zpty' 2>/dev/null || skip "zsh has no zsh/zpty module"
+}
+
+# has WORD...: every WORD is a line of $output.
+has() {
+	local w
+	for w in "$@"; do
+		grep -qxF -- "$w" <<<"$output" || { echo "missing '$w' in: $output"; return 1; }
+	done
+}
+
+# is WORD...: $output is exactly these lines (given sorted).
+is() {
+	[ "$output" = "$(printf '%s\n' "$@")" ] || { echo "got '$output', want '$*'"; return 1; }
+}
+
+# help_options CMD: the options CMD --help lists, one a line.
+help_options() {
+	"$1" --help | grep -E '^ +-' | grep -oE -- '(^| )(-[A-Za-z]|--[a-z][a-z-]+)(,| |$)' |
+		tr -d ' ,' | LC_ALL=C sort -u
+}
+
+# two_registries: $T/a holds alpha and beta, $JOBREG_DIR holds gamma.
+two_registries() {
+	jobreg-set -d "$T/a" alpha DONE
+	jobreg-set -d "$T/a" beta PENDING
+	jobreg-set gamma RUNNING
+}
+
+# ---- bash ------------------------------------------------------------------
+
+@test "bash completion is bound to all four commands and offers each one's options" {
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get -
+		has -l --long -j --json -P --prometheus -s -o -a --all --is --wait -d --dir -w --lock-wait -q -h -V
+		bcomp "$mode" jobreg-set --
+		has --if --owner --ttl --note --exit --force --dir --lock-wait --quiet --help --version
+		bcomp "$mode" jobreg-clear -
+		has --if --stale --older-than --force -n --dry-run -v --verbose -a --all -d -w -q -h -V
+		bcomp "$mode" jobreg-dispatch --
+		has --once --retry-failed --clear --wait --timeout --kill-after --signal --conflict-exit-code --note
+		bcomp "$mode" jobreg-clear --dr
+		is --dry-run
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion offers no option after the first job id, as the commands take none there" {
+	two_registries
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get gamma -
+		is ""
+		bcomp "$mode" jobreg-clear -n gamma --
+		is ""
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "every option that a command's --help lists is offered by the bash completion" {
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		bcomp plain "$cmd" -
+		for opt in $(help_options "$cmd"); do has "$opt"; done
+	done
+}
+
+@test "bash completion offers the status words after --is, --if and -s, also after a comma or =" {
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get --is RUN
+		is RUNNING
+		bcomp "$mode" jobreg-get --is ""
+		is DONE FAILED OK PENDING RUNNING STALE
+		bcomp "$mode" jobreg-clear --if DONE,
+		is DONE,DONE DONE,FAILED DONE,OK DONE,PENDING DONE,RUNNING DONE,STALE
+		bcomp "$mode" jobreg-clear -a --if DONE,f
+		is DONE,FAILED
+		bcomp "$mode" jobreg-set --if = ""
+		is DONE FAILED OK PENDING RUNNING STALE
+		bcomp "$mode" jobreg-get -a -s st
+		is STALE
+		bcomp "$mode" jobreg-set job ""
+		is DONE PENDING RUNNING
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion offers the job ids of the registry named by -d, else \$JOBREG_DIR, else the default" {
+	two_registries
+	jobreg-set -d "$T/xdg/jobreg" delta DONE
+	jobreg-set -d "$T/a b" spaced DONE
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get -d "$T/a" ""
+		is alpha beta
+		bcomp "$mode" jobreg-clear -n --dir = "$T/a" b
+		is beta
+		bcomp "$mode" jobreg-dispatch -d"$T/a" --once ""
+		is alpha beta
+		bcomp "$mode" jobreg-set -m "-d x" ""
+		is gamma
+		bcomp "$mode" jobreg-get -l alpha ""
+		is gamma
+		JOBREG_DIR='' XDG_STATE_HOME=$T/xdg bcomp "$mode" jobreg-clear ""
+		is delta
+		bcomp "$mode" jobreg-get -d "$T/none" ""
+		is ""
+		[ ! -e "$T/none" ]
+		# DIR as typed: quoted, escaped, or under ~.
+		bcomp "$mode" jobreg-get -d "'$T/a b'" ""
+		is spaced
+		bcomp "$mode" jobreg-get -d "$(printf %q "$T/a b")" ""
+		is spaced
+		HOME=$T bcomp "$mode" jobreg-get -d "~/a" ""
+		is alpha beta
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion asks jobreg-get, the one beside the command completed, for the job ids" {
+	mkdir "$T/other"
+	printf '#!/bin/sh\n[ "$1 $2 $3" = "-d %s -a" ] && echo "asked PENDING"\n' "$T/a" >"$T/other/jobreg-get"
+	chmod +x "$T/other/jobreg-get"
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" "$T/other/jobreg-clear" -d "$T/a" ""
+		is asked
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion offers directories after -d, files after -o, signals after --signal and inf after --wait" {
+	mkdir -p "$T/dir1"
+	: >"$T/file1"
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get -d "$T/"
+		is "$T/dir1"
+		bcomp "$mode" jobreg-get -o "$T/fi"
+		is "$T/file1"
+		bcomp "$mode" jobreg-dispatch --timeout 1m --signal TE
+		is TERM
+		bcomp "$mode" jobreg-dispatch --signal = SIGKI
+		is SIGKILL
+		bcomp "$mode" jobreg-dispatch --signal rtmin+
+		has RTMIN+1 RTMIN+3
+		bcomp "$mode" jobreg-get --is DONE --wait ""
+		is inf
+		bcomp "$mode" jobreg-clear --older-than ""
+		is ""
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion of jobreg-dispatch completes the command after JOB or after -- as a command" {
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-dispatch job -- ech
+		has echo
+		bcomp "$mode" jobreg-dispatch --once -d "$T" job ech
+		has echo
+		bcomp "$mode" jobreg-dispatch job -
+		is --
+		: >"$T/arg1"
+		bcomp "$mode" jobreg-dispatch job -- cat "$T/ar"
+		is "$T/arg1"
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "with bash-completion, a command run by jobreg-dispatch completes with its own completion" {
+	[ -r "$BASH_COMPLETION" ] || skip "bash-completion is not installed"
+	two_registries
+	bcomp bash-completion jobreg-dispatch job -- jobreg-clear --dr
+	is --dry-run
+	bcomp bash-completion jobreg-dispatch -m note job -- jobreg-get -d "$T/a" --is DONE ""
+	is alpha beta
+	bcomp bash-completion jobreg-dispatch --wait = 5m job jobreg-get --is R
+	is RUNNING
+}
+
+# ---- zsh -------------------------------------------------------------------
+
+@test "zsh loads the completion through compinit and binds it to all four commands" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	run --separate-stderr zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D
+		print -r -- $_comps[jobreg-get] $_comps[jobreg-set] $_comps[jobreg-clear] $_comps[jobreg-dispatch]' \
+		zsh "$COMPDIR"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "_jobreg _jobreg _jobreg _jobreg" ]
+}
+
+@test "zsh completion offers each command's options, every one its --help lists" {
+	need_zsh
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		zcomp "$cmd -"
+		for opt in $(help_options "$cmd"); do has "$opt"; done
+	done
+	zcomp "jobreg-get -"
+	has -P --prometheus -s -o --wait
+	zcomp "jobreg-dispatch --"
+	has --retry-failed --timeout --kill-after --signal
+	zcomp "jobreg-clear -q --dr"
+	is --dry-run
+	zcomp "jobreg-get alpha -"
+	is ""
+}
+
+@test "zsh completion offers the status words after --is, --if and -s, also after a comma or =" {
+	need_zsh
+	zcomp "jobreg-get --is RUN"
+	is RUNNING
+	zcomp "jobreg-get --is="
+	is DONE FAILED OK PENDING RUNNING STALE
+	zcomp "jobreg-clear -a --if DONE,"
+	has FAILED OK PENDING RUNNING STALE
+	zcomp "jobreg-get -a -s ST"
+	is STALE
+	zcomp "jobreg-set job "
+	is DONE PENDING RUNNING
+}
+
+@test "zsh completion offers the job ids of the registry named by -d, else \$JOBREG_DIR, else the default" {
+	need_zsh
+	two_registries
+	jobreg-set -d "$T/xdg/jobreg" delta DONE
+	zcomp "jobreg-get -d $T/a "
+	is alpha beta
+	zcomp "jobreg-clear --dir=$T/a b"
+	is beta
+	zcomp "jobreg-dispatch -q "
+	is gamma
+	JOBREG_DIR='' XDG_STATE_HOME=$T/xdg zcomp "jobreg-clear "
+	is delta
+	jobreg-set -d "$T/a b" spaced DONE
+	zcomp "jobreg-get -d '$T/a b' "
+	is spaced
+	zcomp "jobreg-get -d $(printf %q "$T/a b") "
+	is spaced
+	HOME=$T zcomp "jobreg-get --dir=~/a "
+	is alpha beta
+}
+
+@test "zsh completion offers signals after --signal, inf after --wait, and the command after JOB or --" {
+	need_zsh
+	two_registries
+	zcomp "jobreg-dispatch --signal TE"
+	is TERM
+	zcomp "jobreg-get --is DONE --wait "
+	is inf
+	zcomp "jobreg-dispatch job -- ech"
+	has echo
+	zcomp "jobreg-dispatch job ech"
+	has echo
+	zcomp "jobreg-dispatch job -"
+	is --
+	zcomp "jobreg-dispatch job -- jobreg-clear --dr"
+	is --dry-run
+	zcomp "jobreg-dispatch job jobreg-get -d $T/a "
+	is alpha beta
+}
+
+# ---- installation ----------------------------------------------------------
+
+@test "make install puts the bash completion under each command's name and the zsh one in site-functions" {
+	# In a copy, so the build under test (maybe SANITIZE=1) stays as it is.
+	src=$T/src
+	mkdir -p "$src/bin"
+	cp -R "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" "$src/"
+	rm -f "$src"/src/*.o "$src"/src/*.a
+	run make -C "$src" install DESTDIR="$T/dest" PREFIX=/usr
+	[ "$status" -eq 0 ]
+	share=$T/dest/usr/share
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		cmp "$COMPDIR/jobreg.bash" "$share/bash-completion/completions/$cmd"
+	done
+	cmp "$COMPDIR/_jobreg" "$share/zsh/site-functions/_jobreg"
+	if [ -r "$BASH_COMPLETION" ]; then
+		# bash-completion's loader finds it by the command's name.
+		XDG_DATA_DIRS=$share run bash --norc --noprofile -c '. "$1"; _completion_loader jobreg-clear; complete -p jobreg-clear' \
+			bash "$BASH_COMPLETION"
+		echo "$output"
+		[ "$output" = "complete -F _jobreg jobreg-clear" ]
+	fi
+	run make -C "$src" uninstall DESTDIR="$T/dest" PREFIX=/usr
+	[ "$status" -eq 0 ]
+	[ -z "$(find "$T/dest" ! -type d)" ]
+}

@@ -1,0 +1,333 @@
+#!/usr/bin/env bats
+# jobreg-get --is S --wait DURATION: SPEC.md §5 jobreg-get, §2 (what a wait
+# must notice), issue 9 "Waiting".  Timing bounds leave room for a loaded
+# 2-core machine but still fail on a 1 s poll or on spinning.
+bats_require_minimum_version 1.5.0
+load helper
+load procs
+
+# ---- local helpers -------------------------------------------------------
+
+# start_wait OUT ARGS...: jobreg-get ARGS in the background; when it ends,
+# OUT holds "STATUS END_TIME" (bash's $EPOCHREALTIME) and OUT.err its stderr.
+# The subshell's pid is in WAIT_PID.
+start_wait() {
+	local out=$1
+	shift
+	(
+		rc=0
+		jobreg-get "$@" 2>"$out.err" || rc=$?
+		echo "$rc $EPOCHREALTIME" >"$out.tmp"
+		mv "$out.tmp" "$out"
+	) 3>&- &
+	WAIT_PID=$!
+	BG_PIDS+=("$WAIT_PID")
+}
+
+# asleep PID: PID (or the jobreg-get child of subshell PID) sleeps in poll(2),
+# so its watch is armed.
+asleep() {
+	local p=$1 c
+	c=$(cat "/proc/$p/task/$p/children" 2>/dev/null) && [ -n "$c" ] && p=${c%% *}
+	case $(readlink "/proc/$p/exe" 2>/dev/null) in */jobreg-get) ;; *) return 1 ;; esac
+	case $(cat "/proc/$p/wchan" 2>/dev/null) in *poll*) return 0 ;; esac
+	return 1
+}
+
+# ended OUT: the waiter writing OUT has ended; its status in RC, the time in END.
+ended() {
+	[ -s "$1" ] || return 1
+	read -r RC END <"$1"
+}
+
+# still_waiting OUT SECONDS: after SECONDS the waiter has not ended.
+still_waiting() {
+	sleep "$2"
+	[ ! -e "$1" ]
+}
+
+# elapsed FROM TO: TO - FROM in milliseconds.
+elapsed() {
+	echo $(( (${2/./} - ${1/./}) / 1000 ))
+}
+
+# dispatch_bg JOB CMD...: a dispatched run in the background, RUNNING once
+# this returns; the dispatcher's pid in RUN_PID.
+dispatch_bg() {
+	local job=$1
+	shift
+	jobreg-dispatch "$job" "$@" 3>&- >/dev/null 2>&1 &
+	RUN_PID=$!
+	BG_PIDS+=("$RUN_PID")
+	poll_until is_running "$job"
+}
+
+is_running() {
+	[ "$(jobreg-get "$1")" = RUNNING ]
+}
+
+# cpu_us PID: CPU time of PID so far, in microseconds: the run time of
+# /proc/PID/schedstat (nanoseconds), else utime + stime of /proc/PID/stat.
+cpu_us() {
+	local s
+	if read -r s _ <"/proc/$1/schedstat" 2>/dev/null && [ -n "$s" ]; then
+		echo $((s / 1000))
+		return
+	fi
+	s=$(cat "/proc/$1/stat") || return 1
+	s=${s##*) }
+	set -- $s
+	echo $(( (${12} + ${13}) * 1000000 / $(getconf CLK_TCK) ))
+}
+
+# ---- usage ---------------------------------------------------------------
+
+@test "--wait without --is is a usage error" {
+	run -64 jobreg-get --wait 5 build
+	[[ $output == *"--wait needs --is"* ]]
+}
+
+@test "--wait with -a is a usage error: the list of jobs would change while waiting" {
+	run -64 jobreg-get -a --is DONE --wait 5
+	[[ $output == *"not -a"* ]]
+}
+
+@test "--wait takes a required duration, so a job id is never taken for it" {
+	run -64 jobreg-get --is DONE --wait
+	run -64 jobreg-get --is DONE --wait build
+	[[ $output == *"bad --wait duration 'build'"* ]]
+	run -64 jobreg-get --is DONE --wait -1 build
+	run -64 jobreg-get --is DONE --wait 5x build
+}
+
+# ---- what it waits for ---------------------------------------------------
+
+@test "--is OK,FAILED --wait waits for a dispatched run to end and exits 0" {
+	dispatch_bg build sleep 1.5
+	start=$EPOCHREALTIME
+	run -0 jobreg-get --is OK,FAILED --wait 10 build
+	[ -z "$output" ]
+	ms=$(elapsed "$start" "$EPOCHREALTIME")
+	[ "$ms" -ge 1000 ]
+	[ "$ms" -lt 5000 ]
+	[ "$(jobreg-get build)" = DONE ]
+}
+
+@test "a job already in the status list returns at once" {
+	jobreg-set --exit 0 build DONE
+	start=$EPOCHREALTIME
+	run -0 jobreg-get --is DONE --wait 10 build
+	[ "$(elapsed "$start" "$EPOCHREALTIME")" -lt 1000 ]
+}
+
+@test "the kill -9 of a lock-owned run, which changes no file, is noticed within 100 ms" {
+	# Five rounds: the median must be well under a 1 s poll's, the worst
+	# round under half of it (a loaded machine may delay one wake-up).
+	local lat=()
+	for round in 1 2 3 4 5; do
+		rm -f "$BATS_TEST_TMPDIR/out"
+		dispatch_bg job sleep 100
+		grep -qx owner=lock "$REG/job"
+		start_wait "$BATS_TEST_TMPDIR/out" --is STALE --wait 20 job
+		poll_until asleep "$WAIT_PID"
+		sleep 0.2
+		[ ! -e "$BATS_TEST_TMPDIR/out" ]
+		t0=$EPOCHREALTIME
+		kill_tree "$RUN_PID" KILL
+		poll_until ended "$BATS_TEST_TMPDIR/out"
+		wait "$RUN_PID" 2>/dev/null || true
+		[ "$RC" = 0 ]
+		lat+=("$(elapsed "$t0" "$END")")
+		[ "$(jobreg-get job)" = STALE ]
+		jobreg-clear job
+	done
+	echo "latencies (ms): ${lat[*]}"
+	sorted=($(printf '%s\n' "${lat[@]}" | sort -n))
+	[ "${sorted[2]}" -lt 150 ]
+	[ "${sorted[4]}" -lt 500 ]
+}
+
+# hold_run_lock JOB MODE: a background process holding JOB's run lock
+# exclusively on a descriptor opened read-only (MODE "<") or read-write
+# ("<>"), and a lock-owned RUNNING record naming it; its pid in HOLDER.
+hold_run_lock() {
+	mkdir -p "$REG"
+	: >>"$REG/.$1.run"
+	if [ "$2" = "<>" ]; then
+		( exec 9<>"$REG/.$1.run"; flock -x 9; exec sleep 100 ) 3>&- &
+	else
+		( exec 9<"$REG/.$1.run"; flock -x 9; exec sleep 100 ) 3>&- &
+	fi
+	HOLDER=$!
+	BG_PIDS+=("$HOLDER")
+	poll_until lock_held "$REG/.$1.run"
+	local t
+	t=$(now_rfc3339)
+	write_record "$1" version=1 status=RUNNING "since=$t" owner=lock "host=$(uname -n)" \
+		"pid=$HOLDER" "run_lock=$(stat -c %i "$REG/.$1.run")" "started=$t" runs=1
+}
+
+lock_held() {
+	! flock -n -s "$1" true
+}
+
+@test "the kill -9 of a run lock's holder is noticed whether it opened the lock read-only or read-write" {
+	for mode in "<" "<>"; do
+		rm -f "$BATS_TEST_TMPDIR/out"
+		hold_run_lock job "$mode"
+		[ "$(jobreg-get job)" = RUNNING ]
+		start_wait "$BATS_TEST_TMPDIR/out" --is STALE --wait 20 job
+		poll_until asleep "$WAIT_PID"
+		still_waiting "$BATS_TEST_TMPDIR/out" 0.2
+		t0=$EPOCHREALTIME
+		kill -KILL "$HOLDER"
+		poll_until ended "$BATS_TEST_TMPDIR/out"
+		wait "$HOLDER" 2>/dev/null || true
+		[ "$RC" = 0 ]
+		ms=$(elapsed "$t0" "$END")
+		echo "holder opened with $mode: noticed after $ms ms"
+		[ "$ms" -lt 500 ]
+		jobreg-clear job
+	done
+}
+
+@test "a clear is noticed at once by --is PENDING" {
+	jobreg-set job RUNNING
+	start_wait "$BATS_TEST_TMPDIR/out" --is PENDING --wait 20 job
+	poll_until asleep "$WAIT_PID"
+	still_waiting "$BATS_TEST_TMPDIR/out" 0.3
+	t0=$EPOCHREALTIME
+	jobreg-clear job
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+	[ "$(elapsed "$t0" "$END")" -lt 500 ]
+}
+
+@test "a set is noticed at once, and --is keeps waiting through statuses not in the list" {
+	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
+	poll_until asleep "$WAIT_PID"
+	jobreg-set job RUNNING
+	still_waiting "$BATS_TEST_TMPDIR/out" 0.3
+	t0=$EPOCHREALTIME
+	jobreg-set --exit 3 job DONE
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+	[ "$(elapsed "$t0" "$END")" -lt 500 ]
+}
+
+@test "the death of a pid owner is noticed at once" {
+	sleep 60 3>&- &
+	owner=$!
+	BG_PIDS+=("$owner")
+	jobreg-set --owner "$owner" job RUNNING
+	start_wait "$BATS_TEST_TMPDIR/out" --is STALE --wait 20 job
+	poll_until asleep "$WAIT_PID"
+	still_waiting "$BATS_TEST_TMPDIR/out" 0.2
+	t0=$EPOCHREALTIME
+	kill -KILL "$owner"
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+	[ "$(elapsed "$t0" "$END")" -lt 500 ]
+}
+
+@test "a --ttl record is seen to expire while waiting" {
+	jobreg-set --ttl 1 job RUNNING
+	run -0 jobreg-get --is STALE --wait 10 job
+	[ "$(jobreg-get job)" = STALE ]
+}
+
+@test "at the limit it exits 75 naming the first job not there, neither early nor much late" {
+	jobreg-set a DONE
+	jobreg-set b RUNNING
+	start=$EPOCHREALTIME
+	run -75 jobreg-get --is DONE --wait 1.5 a b c
+	ms=$(elapsed "$start" "$EPOCHREALTIME")
+	[ "$ms" -ge 1500 ]
+	[ "$ms" -lt 2500 ]
+	[ "$output" = "jobreg-get: b: still RUNNING after --wait 1.5" ]
+}
+
+@test "--wait inf waits with no limit" {
+	jobreg-set job RUNNING
+	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait inf job
+	still_waiting "$BATS_TEST_TMPDIR/out" 1.5
+	jobreg-set job DONE
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+}
+
+@test "several jobs: it returns once every one is in the list, not before" {
+	start_wait "$BATS_TEST_TMPDIR/out" --is OK --wait 20 a b c
+	poll_until asleep "$WAIT_PID"
+	jobreg-set --exit 0 a DONE
+	jobreg-set --exit 0 b DONE
+	jobreg-set --exit 1 c DONE
+	still_waiting "$BATS_TEST_TMPDIR/out" 0.3
+	jobreg-set --exit 0 c DONE
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+}
+
+@test "a registry created after the wait started is noticed" {
+	export JOBREG_DIR="$BATS_TEST_TMPDIR/later"
+	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
+	poll_until asleep "$WAIT_PID"
+	still_waiting "$BATS_TEST_TMPDIR/out" 0.2
+	t0=$EPOCHREALTIME
+	jobreg-set job DONE
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+	[ "$(elapsed "$t0" "$END")" -lt 500 ]
+}
+
+@test "a registry whose parent does not exist yet is polled for" {
+	export JOBREG_DIR="$BATS_TEST_TMPDIR/not/yet"
+	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
+	still_waiting "$BATS_TEST_TMPDIR/out" 0.3
+	jobreg-set job DONE
+	poll_until ended "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ]
+}
+
+@test "a corrupt record ends the wait with 65 rather than wait for it" {
+	write_record job version=1 status=BOGUS
+	run -65 jobreg-get --is DONE --wait 10 job
+	[[ $output == *"corrupt record"* ]]
+}
+
+# ---- it does not spin ----------------------------------------------------
+
+@test "waiting for a run uses under 1% CPU, also with a second waiter probing the same run lock" {
+	dispatch_bg job sleep 100
+	jobreg-get --is DONE --wait 4 job 3>&- 2>/dev/null &
+	w1=$!
+	jobreg-get --is DONE --wait 4 job 3>&- 2>/dev/null &
+	w2=$!
+	BG_PIDS+=("$w1" "$w2")
+	sleep 3.5
+	c1=$(cpu_us "$w1")
+	c2=$(cpu_us "$w2")
+	echo "CPU time over 3.5 s: $c1 us and $c2 us"
+	# 1% of 3.5 s.
+	[ "$c1" -lt 35000 ]
+	[ "$c2" -lt 35000 ]
+	wait "$w1" || [ $? = 75 ]
+}
+
+@test "without inotify (instance limit 0) it polls every 100 ms: still prompt, still under 1% CPU" {
+	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
+	jobreg-set job RUNNING
+	# The limit is set in a new user namespace only: the host's is untouched.
+	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 3
+	c=$(cpu_us "$w")
+	echo "CPU time over 3 s: $c us"
+	[ "$c" -lt 30000 ]
+	t0=$EPOCHREALTIME
+	jobreg-set job DONE
+	wait_bg "$w"
+	[ "$BG_RC" = 0 ]
+	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 500 ]
+}
