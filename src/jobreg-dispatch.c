@@ -83,34 +83,6 @@ static enum action decide(const struct request *req, const struct job_state *st,
 	return RUN;
 }
 
-/* How a DONE record says its run ended. */
-static struct run_end recorded_end(const struct record *r)
-{
-	struct run_end end = { .exit_status = -1 };
-	const char *exit = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
-	long n;
-	if (exit && parse_uint(exit, 255, &n) == 0)
-		end.exit_status = (int)n;
-	else if (exit)
-		end.exit_status = 1;   /* beyond what exit(3) can return: failed */
-	end.signal_name = record_get(r, "signal");
-	end.timed_out = timed_out && strcmp(timed_out, "0") != 0;
-	return end;
-}
-
-/* The exit status for a run that ended so: 124 for a time limit, 128+N
- * for signal N, else its exit status (0 when unknown). */
-static int end_status(const struct run_end *e)
-{
-	if (e->timed_out)
-		return 124;
-	if (e->signal_name) {
-		int sig = signal_number(e->signal_name);
-		return sig > 0 ? 128 + sig : 1;
-	}
-	return e->exit_status > 0 ? e->exit_status : 0;
-}
-
 /* "exit 3", "signal TERM", "timed out". */
 static void describe_end(struct buf *b, const struct run_end *e)
 {
@@ -131,14 +103,14 @@ static int replay(const struct request *req, const struct record *r)
 		info(req->job, "already done");
 		return 0;
 	}
-	struct run_end end = recorded_end(r);
+	struct run_end end = record_run_end(r);
 	struct buf how = {0};
 	const char *ended = record_get(r, "ended");
 	describe_end(&how, &end);
 	info(req->job, "already done: failed (%s%s%s); clear it to allow a new run",
 	     how.data, ended ? ", ended " : "", ended ? ended : "");
 	buf_free(&how);
-	return end_status(&end);
+	return run_end_status(&end);
 }
 
 /* ---- steps 1-4 ------------------------------------------------------------ */

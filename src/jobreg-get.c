@@ -1,21 +1,28 @@
 /* jobreg-get: print the status of jobs (see jobreg-get(1)). */
 #include "cli.h"
+#include "outfile.h"
+#include "output.h"
 #include "record.h"
 #include "registry.h"
 #include "state.h"
 #include "wait.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-	"jobreg-get [-q] [-d DIR] [-l | -j] [-a | JOB...]"
+	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P] [-s S[,S]] [-o FILE] [-a | JOB...]"
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
 	"                    job status since owner host pid exit note\n"
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
+	"  -P, --prometheus  metrics in the Prometheus text format\n"
+	"  -s S[,S]          print only the jobs whose status is one of S\n"
+	"                    (PENDING RUNNING STALE DONE, or OK FAILED for DONE)\n"
+	"  -o FILE           write the output to FILE atomically\n"
 	"  -a, --all         every job with a record, sorted by id\n"
 	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
 	"      --wait D      with --is: wait until it holds, at most D (inf: no limit)\n"
@@ -24,44 +31,35 @@ static const char help[] =
 	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
-	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 74 I/O;\n"
-	"75 --wait limit reached; 77 permission.\n";
+	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
+	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
-enum format { PLAIN, LONG, JSON };
+enum format { PLAIN, LONG, JSON, PROMETHEUS };
 
-/* One -l column: "-" when empty; a tab of a hand-written record would
- * shift the columns, so it is shown as a space. */
-static void add_column(struct buf *line, const char *value, char end)
+/* Append one job in FORMAT (Prometheus collects it for the end). */
+static void format_job(enum format format, struct buf *out, struct prom *prom, int all,
+		       const char *job, const struct job_state *st)
 {
-	if (!value || !*value)
-		value = "-";
-	for (; *value; value++)
-		buf_addc(line, (char)(*value == '\t' ? ' ' : *value));
-	buf_addc(line, end);
+	const struct record *r = st->found ? &st->rec : NULL;
+	switch (format) {
+	case PLAIN: output_plain(out, job, st->status, all); break;
+	case LONG: output_long(out, job, r, st->status); break;
+	case JSON: output_json(out, job, r, st->status); break;
+	case PROMETHEUS: prom_add(prom, job, r, st->status); break;
+	}
 }
 
-static void print_long(struct buf *line, const char *job, const struct job_state *st)
+/* Is this job printed?  -a leaves out a record that vanished after the
+ * listing; -s (MASK not 0) only the statuses asked, though -P counts every
+ * corrupt or unreadable record in jobreg_corrupt_records. */
+static int shown(const struct job_state *st, int rc, int all, unsigned mask, enum format format)
 {
-	const struct record *r = &st->rec;
-	const char *status = status_word(st->status);
-	if (st->status == ST_CORRUPT || !st->found) {
-		buf_addf(line, "%s\t%s\t-\t-\t-\t-\t-\t-\n", job, status);
-		return;
-	}
-	const char *exit_status = record_get(r, "exit");
-	const char *signal_name = record_get(r, "signal");
-	buf_addf(line, "%s\t%s\t", job, status);
-	add_column(line, record_get(r, "since"), '\t');
-	add_column(line, record_get(r, "owner"), '\t');
-	add_column(line, record_get(r, "host"), '\t');
-	add_column(line, record_get(r, "pid"), '\t');
-	if (signal_name) {
-		buf_adds(line, "SIG");
-		add_column(line, signal_name, '\t');
-	} else {
-		add_column(line, exit_status, '\t');
-	}
-	add_column(line, record_get(r, "note"), '\n');
+	int unusable = st->status == ST_CORRUPT || st->status == ST_UNREADABLE;
+	if (all && !rc && !st->found)
+		return 0;
+	if (!mask || (format == PROMETHEUS && unusable))
+		return 1;
+	return status_in(mask, st->status, st->found ? &st->rec : NULL);
 }
 
 /* --is S --wait D: the condition and what it last saw of each job. */
@@ -99,6 +97,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "long", no_argument, 0, 'l' },
 		{ "json", no_argument, 0, 'j' },
+		{ "prometheus", no_argument, 0, 'P' },
 		{ "all", no_argument, 0, 'a' },
 		{ "is", required_argument, 0, 'I' },
 		{ "wait", required_argument, 0, 'W' },
@@ -108,19 +107,30 @@ int main(int argc, char **argv)
 	struct common common;
 	enum format format = PLAIN;
 	int all = 0, opt, rc;
-	unsigned is_mask = 0;
-	const char *is_arg = NULL, *wait_arg = NULL;
+	unsigned is_mask = 0, show_mask = 0;
+	const char *is_arg = NULL, *wait_arg = NULL, *show_arg = NULL, *out_file = NULL;
 	double wait_limit = -1;
 
 	cli_init("jobreg-get", &common);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:ljaI:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:ljPs:o:aI:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 		case 'j':
-			if (format != PLAIN && format != (opt == 'l' ? LONG : JSON))
-				return usage_error(usage, "-l and -j exclude each other");
-			format = opt == 'l' ? LONG : JSON;
+		case 'P': {
+			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : PROMETHEUS;
+			if (format != PLAIN && format != f)
+				return usage_error(usage, "-l, -j and -P exclude each other");
+			format = f;
+			break;
+		}
+		case 's':
+			show_arg = optarg;
+			if (parse_status_list(optarg, &show_mask) < 0)
+				return usage_error(usage, "bad status list '%s'", optarg);
+			break;
+		case 'o':
+			out_file = optarg;
 			break;
 		case 'a':
 			all = 1;
@@ -142,73 +152,84 @@ int main(int argc, char **argv)
 	}
 	char **jobs = argv + optind;
 	size_t njobs = (size_t)(argc - optind);
+	if ((rc = check_job_ids(jobs, (int)njobs)) != 0)
+		return rc;
 	if (all && njobs)
 		return usage_error(usage, "-a takes no JOB");
 	if (!all && !njobs)
 		return usage_error(usage, "no JOB given");
-	if (is_arg && format != PLAIN)
-		return usage_error(usage, "--is prints nothing; it takes no -l or -j");
+	if (is_arg && (format != PLAIN || show_arg || out_file))
+		return usage_error(usage, "--is prints nothing; it takes no -l, -j, -P, -s or -o");
 	if (wait_arg && (!is_arg || all))
 		return usage_error(usage, "--wait needs --is and JOB ids (not -a)");
-	if ((rc = check_job_ids(jobs, (int)njobs)) != 0)
-		return rc;
+	if (out_file && !*out_file)
+		return usage_error(usage, "-o needs a file name");
 
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
 	struct registry reg;
 	struct listing listing = {0};
+	struct prom prom = {0};
 	int status = 0;
+	/* The registry label of -P: DIR made absolute. */
+	char *label = format == PROMETHEUS ? path_absolute(path) : NULL;
+	if (format == PROMETHEUS && !label) {
+		rc = fail_errno(errno, NULL, "cannot find the working directory");
+		free(path);
+		return rc;
+	}
 	rc = reg_open(&reg, path, 0);
 	free(path);
-	if (rc)
+	if (!rc && all && (rc = reg_list(&reg, &listing)) != 0)
+		reg_close(&reg);
+	if (rc) {
+		free(label);
 		return rc;
+	}
 	if (wait_arg) {
 		status = wait_is(&reg, jobs, njobs, is_mask, wait_limit, wait_arg);
 		reg_close(&reg);
 		return status;
 	}
+	if (label) {
+		prom_init(&prom, label);
+		free(label);
+	}
 	if (all) {
-		if ((rc = reg_list(&reg, &listing)) != 0) {
-			reg_close(&reg);
-			return rc;
-		}
 		jobs = listing.jobs;
 		njobs = listing.njobs;
 	}
 
-	struct buf line = {0};
+	struct buf text = {0};
 	for (size_t i = 0; i < njobs; i++) {
 		struct job_state st;
 		rc = state_load(&reg, jobs[i], &st);
 		if (rc == EXIT_CORRUPT)
 			state_corrupt(&reg, jobs[i], &st);
+		else if (rc)
+			st.status = ST_UNREADABLE;   /* the error is printed */
 		keep_first(&status, rc);
-		if (rc && rc != EXIT_CORRUPT) {
-			/* Another error (printed): keep the lines aligned. */
-			st.status = ST_CORRUPT;
-		}
-		buf_reset(&line);
 		if (is_arg) {
 			if (!rc && !status_in(is_mask, st.status, &st.rec))
 				keep_first(&status, EXIT_FALSE);
-		} else if (format == JSON) {
-			record_json(jobs[i], st.found ? &st.rec : NULL, st.status, &line);
-		} else if (format == LONG) {
-			print_long(&line, jobs[i], &st);
-		} else {
-			if (all)
-				buf_addf(&line, "%s ", jobs[i]);
-			buf_adds(&line, status_word(st.status));
-			buf_addc(&line, '\n');
+		} else if (shown(&st, rc, all, show_arg ? show_mask : 0, format)) {
+			format_job(format, &text, &prom, all, jobs[i], &st);
 		}
-		out_add(line.data ? line.data : "", line.len);
 		state_free(&st);
 	}
-	buf_free(&line);
 	listing_free(&listing);
 	reg_close(&reg);
-	if (out_flush())
-		keep_first(&status, EXIT_IO);
+	if (format == PROMETHEUS)
+		prom_finish(&prom, &text);
+	if (out_file) {
+		rc = outfile_write(out_file, text.data ? text.data : "", text.len);
+		keep_first(&status, rc);
+	} else {
+		out_add(text.data ? text.data : "", text.len);
+		if (out_flush())
+			keep_first(&status, EXIT_IO);
+	}
+	buf_free(&text);
 	return status;
 }

@@ -1,4 +1,5 @@
 #include "record.h"
+#include "signame.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -406,8 +407,7 @@ static int key_rank(const char *key)
 	return (int)KNOWN_COUNT;
 }
 
-/* Field indices in canonical order, into IDX (count entries). */
-static void canonical_order(const struct record *r, size_t *idx)
+void record_order(const struct record *r, size_t *idx)
 {
 	size_t n = 0;
 	for (size_t k = 0; k <= KNOWN_COUNT; k++)
@@ -423,7 +423,7 @@ int record_format(const struct record *r, struct buf *out)
 {
 	size_t start = out->len;
 	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
-	canonical_order(r, idx);
+	record_order(r, idx);
 	for (size_t i = 0; i < r->count; i++) {
 		buf_adds(out, r->fields[idx[i]].key);
 		buf_addc(out, '=');
@@ -432,85 +432,6 @@ int record_format(const struct record *r, struct buf *out)
 	}
 	free(idx);
 	return out->len - start > RECORD_MAX ? -1 : 0;
-}
-
-void json_string(struct buf *out, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	buf_addc(out, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '"': buf_adds(out, "\\\""); break;
-		case '\\': buf_adds(out, "\\\\"); break;
-		case '\n': buf_adds(out, "\\n"); break;
-		case '\t': buf_adds(out, "\\t"); break;
-		case '\r': buf_adds(out, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-				buf_add(out, esc, sizeof esc);
-			} else {
-				buf_addc(out, (char)c);
-			}
-		}
-	}
-	buf_addc(out, '"');
-}
-
-static int json_reserved(const char *key)
-{
-	return strcmp(key, "job") == 0 || strcmp(key, "stale") == 0 ||
-	       strcmp(key, "corrupt") == 0;
-}
-
-static int json_number_key(const char *key)
-{
-	return strcmp(key, "pid") == 0 || strcmp(key, "pid_start") == 0 ||
-	       strcmp(key, "exit") == 0;
-}
-
-void record_json(const char *job, const struct record *r, enum status status,
-		 struct buf *out)
-{
-	buf_adds(out, "{\"job\": ");
-	json_string(out, job);
-	if (status == ST_CORRUPT) {
-		buf_adds(out, ", \"corrupt\": true}\n");
-		return;
-	}
-	if (!r || r->count == 0) {
-		buf_adds(out, ", \"status\": ");
-		json_string(out, status_word(status));
-		buf_adds(out, "}\n");
-		return;
-	}
-	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
-	canonical_order(r, idx);
-	for (size_t i = 0; i < r->count; i++) {
-		const struct field *f = &r->fields[idx[i]];
-		const char *value = f->value;
-		if (json_reserved(f->key))
-			continue;
-		buf_adds(out, ", ");
-		json_string(out, f->key);
-		buf_adds(out, ": ");
-		if (strcmp(f->key, "status") == 0)
-			value = status_word(status);
-		/* The parser has checked these are plain decimals; drop
-		 * leading zeros so the number is valid JSON. */
-		if (json_number_key(f->key) && value[0]) {
-			while (value[0] == '0' && value[1])
-				value++;
-			buf_adds(out, value);
-		} else {
-			json_string(out, value);
-		}
-	}
-	free(idx);
-	if (status == ST_STALE)
-		buf_adds(out, ", \"stale\": true");
-	buf_adds(out, "}\n");
 }
 
 static void drop_keys(struct record *r, const char *const *keys)
@@ -674,6 +595,31 @@ enum outcome record_outcome(const struct record *r)
 	if (!exit_status)
 		return OUTCOME_UNKNOWN;
 	return strtoul(exit_status, NULL, 10) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+}
+
+struct run_end record_run_end(const struct record *r)
+{
+	struct run_end end = { .exit_status = -1 };
+	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
+	if (exit_status) {
+		unsigned long n = strtoul(exit_status, NULL, 10);
+		/* Beyond what exit(3) can return: a failure all the same. */
+		end.exit_status = n <= 255 ? (int)n : 1;
+	}
+	end.signal_name = record_get(r, "signal");
+	end.timed_out = timed_out && strcmp(timed_out, "0") != 0;
+	return end;
+}
+
+int run_end_status(const struct run_end *e)
+{
+	if (e->timed_out)
+		return 124;
+	if (e->signal_name) {
+		int sig = signal_number(e->signal_name);
+		return sig > 0 ? 128 + sig : 1;
+	}
+	return e->exit_status > 0 ? e->exit_status : 0;
 }
 
 int status_in(unsigned mask, enum status st, const struct record *r)

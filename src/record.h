@@ -1,5 +1,6 @@
 /* record: the on-disk record of one job (SPEC §3) — parsing, the
- * transitions, formatting, and the JSON form.  Memory only, no I/O. */
+ * transitions and formatting.  Memory only, no I/O; the output formats
+ * of jobreg-get are in output.h. */
 #ifndef JOBREG_RECORD_H
 #define JOBREG_RECORD_H
 
@@ -46,14 +47,8 @@ enum status record_status(const struct record *r);
  * Returns -1 when it is larger than RECORD_MAX (it would read back as
  * corrupt, so it must not be written), else 0. */
 int record_format(const struct record *r, struct buf *out);
-
-/* One JSON object for "jobreg-get -j": the job, the record's fields, the
- * derived STATUS; R may be NULL for a job with no record.  Unknown keys
- * named like the members the writer adds (job, stale, corrupt) are left
- * out, so a record cannot pass for another job. */
-void record_json(const char *job, const struct record *r, enum status status,
-		 struct buf *out);
-void json_string(struct buf *out, const char *s);
+/* That order as indices into r->fields, into IDX (r->count entries). */
+void record_order(const struct record *r, size_t *idx);
 
 /* The owner a RUNNING record is given.  0 or NULL: absent, not written.
  * OWNER_LOCK records carry the dispatcher's pid fields too, and the inode
@@ -90,6 +85,11 @@ void record_to_done(struct record *r, time_t now, const struct run_end *end,
  * signal or a time limit; UNKNOWN is no exit status and no signal. */
 enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED };
 enum outcome record_outcome(const struct record *r);
+/* How a DONE record says its run ended. */
+struct run_end record_run_end(const struct record *r);
+/* The exit status of a run that ended so: 124 for a time limit, 128+N for
+ * signal N, else its exit status (0 when unknown). */
+int run_end_status(const struct run_end *e);
 
 /* Status lists (SPEC §2): a bit per status, and OK and FAILED, the
  * refinements of DONE. */

@@ -1,5 +1,6 @@
 #include "registry.h"
 #include "cli.h"
+#include "entry.h"
 #include "record.h"
 
 #include <dirent.h>
@@ -15,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ENTRY_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-
 const char *reg_path(const struct registry *reg, const char *name)
 {
 	static struct buf path;
@@ -29,7 +28,7 @@ const char *reg_path(const struct registry *reg, const char *name)
 	return path.data;
 }
 
-/* ".JOB.lock", ".JOB.run" or ".JOB.tmp." */
+/* ".JOB.lock", ".JOB.run" or ".JOB.tmp" */
 static char *dot_name(const char *job, const char *suffix)
 {
 	struct buf name = {0};
@@ -41,10 +40,10 @@ static char *dot_name(const char *job, const char *suffix)
 
 static int open_dir(const char *path)
 {
-	int fd;
+	int fd, tries = 0;
 	do
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
+	while (fd < 0 && (errno == EINTR || stale_again(&tries)));
 	return fd;
 }
 
@@ -70,14 +69,48 @@ static int make_dirs(char *path)
 	return -1;
 }
 
+/* In a group-writable registry the files we create are made group-readable
+ * and -writable as well (SPEC §1). */
+static int note_sharing(struct registry *reg)
+{
+	struct stat st;
+	if (fstat(reg->fd, &st) < 0)
+		return fail_errno(errno, NULL, "stat registry %s", reg->path);
+	reg->share_mode = entry_share_mode(st.st_mode);
+	return 0;
+}
+
+/* Why a writer could not make or open the registry PATH: exit 73 when the
+ * path cannot name a directory we could create (a missing parent that
+ * cannot be made, a file or dangling symlink in the way, a name too long),
+ * 77 for permission, 74 for the rest. */
+static int cannot_create(const char *path, int err)
+{
+	struct stat st;
+	switch (err) {
+	case ENOENT:
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			return fail(EXIT_CANTCREAT, NULL,
+				    "cannot create registry %s: it is a symbolic link to a missing directory",
+				    path);
+		/* fall through */
+	case ENOTDIR:
+	case ENAMETOOLONG:
+	case ELOOP:
+	case EEXIST:
+		return fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s", path, strerror(err));
+	default:
+		return fail_errno(err, NULL, "open registry %s", path);
+	}
+}
+
 int reg_open(struct registry *reg, const char *path, int create)
 {
-	int rc = 0;
+	int rc;
 	reg->path = xstrdup(path);
+	reg->share_mode = 0;
 	reg->fd = open_dir(path);
-	if (reg->fd >= 0 || (errno == ENOENT && !create))
-		return 0;
-	if (errno == ENOENT) {
+	if (reg->fd < 0 && errno == ENOENT && create) {
 		char *copy = xstrdup(path);
 		int made = make_dirs(copy);
 		free(copy);
@@ -87,14 +120,17 @@ int reg_open(struct registry *reg, const char *path, int create)
 			goto failed;
 		}
 		reg->fd = open_dir(path);
-		if (reg->fd >= 0)
-			return 0;
 	}
-	if (create && errno == ENOTDIR)
-		rc = fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
-			  path, strerror(errno));
-	else
-		rc = fail_errno(errno, NULL, "open registry %s", path);
+	if (reg->fd >= 0) {
+		if ((rc = note_sharing(reg)) == 0)
+			return 0;
+		close_fd(reg->fd);
+		reg->fd = -1;
+		goto failed;
+	}
+	if (errno == ENOENT && !create)
+		return 0;
+	rc = create ? cannot_create(path, errno) : fail_errno(errno, NULL, "open registry %s", path);
 failed:
 	free(reg->path);
 	reg->path = NULL;
@@ -115,48 +151,25 @@ static int not_regular(const struct registry *reg, const char *job, const char *
 	return fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
 }
 
-/* openat relative to the registry; ELOOP means a symlink was refused. */
+/* entry_open() that reports: 0 with *fd, or -1 in *fd when there is none;
+ * else the exit status after the message. */
 static int open_entry(const struct registry *reg, const char *job, const char *name,
 		      int flags, int *fd, off_t *size)
 {
 	struct stat st;
-	do
-		*fd = openat(reg->fd, name, flags | ENTRY_FLAGS, 0666);
-	while (*fd < 0 && errno == EINTR);
-	if (*fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno == ELOOP)
-			return not_regular(reg, job, name);
-		return fail_errno(errno, job, "open %s", reg_path(reg, name));
-	}
-	if (fstat(*fd, &st) < 0) {
-		int err = errno;
-		close_fd(*fd);
-		*fd = -1;
-		return fail_errno(err, job, "stat %s", reg_path(reg, name));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close_fd(*fd);
-		*fd = -1;
+	int rc = entry_open(reg->fd, name, flags, fd, &st);
+	if (rc == ENTRY_NOT_REGULAR)
 		return not_regular(reg, job, name);
-	}
+	if (rc < 0)
+		return errno == ENOENT ? 0 : fail_errno(errno, job, "open %s", reg_path(reg, name));
 	if (size)
 		*size = st.st_size;
 	return 0;
 }
 
-int reg_read(const struct registry *reg, const char *job, struct buf *data, int *found)
+/* One read of JOB's record on FD into DATA; -1 with errno on failure. */
+static int read_record(int fd, off_t size, struct buf *data)
 {
-	int fd = -1, rc;
-	*found = 0;
-	buf_reset(data);
-	if (reg->fd < 0)
-		return 0;
-	off_t size = 0;
-	rc = open_entry(reg, job, job, O_RDONLY, &fd, &size);
-	if (rc || fd < 0)
-		return rc;
 	/* One byte past the limit is enough to tell the record is too big. */
 	if (data->cap < RECORD_MAX + 2) {
 		buf_free(data);
@@ -174,12 +187,34 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
 		ssize_t more = read_full(fd, data->data + n, RECORD_MAX + 1 - want);
 		n = more < 0 ? -1 : n + more;
 	}
-	int err = errno;
-	close_fd(fd);
 	if (n < 0)
-		return fail_errno(err, job, "read %s", reg_path(reg, job));
+		return -1;
 	data->len = (size_t)n;
 	data->data[n] = '\0';
+	return 0;
+}
+
+int reg_read(const struct registry *reg, const char *job, struct buf *data, int *found)
+{
+	int fd = -1, rc = 0, tries = 0;
+	*found = 0;
+	buf_reset(data);
+	if (reg->fd < 0)
+		return 0;
+	for (;;) {
+		off_t size = 0;
+		rc = open_entry(reg, job, job, O_RDONLY, &fd, &size);
+		if (rc || fd < 0)
+			return rc;
+		rc = read_record(fd, size, data);
+		int err = errno;
+		close_fd(fd);
+		if (rc == 0)
+			break;
+		errno = err;
+		if (!stale_again(&tries))
+			return fail_errno(err, job, "read %s", reg_path(reg, job));
+	}
 	*found = 1;
 	return 0;
 }
@@ -249,20 +284,80 @@ static int flock_wait(int fd, int op, double wait)
 	return rc;
 }
 
+/* A planted non-regular entry at DIR/JOB is refused before a lock file is
+ * made for it, so a refused set or clear leaves nothing behind. */
+static int record_refused(const struct registry *reg, const char *job)
+{
+	struct stat st;
+	if (fstatat(reg->fd, job, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return not_regular(reg, job, job);
+	return 0;
+}
+
+/* Open lock file NAME of JOB into *fd (its status in *st), or -1 in *fd
+ * when it is missing and CREATE is 0.  An exclusive lock is opened
+ * read-write where we may, since NFS maps flock(2) to POSIX locks, which
+ * refuse LOCK_EX on a read-only descriptor; else, and for shared locks,
+ * read-only.  An existing file is opened without O_CREAT, which
+ * fs.protected_regular refuses on another user's file in a sticky
+ * directory, even for root; a missing one is made with O_CREAT|O_EXCL,
+ * and opened after all if someone else made it first. */
+static int open_lock(const struct registry *reg, const char *job, const char *name,
+		     int exclusive, int create, int *fd, struct stat *st)
+{
+	int mode = exclusive ? O_RDWR : O_RDONLY;
+	int rc = 0;
+	/* Each round sees the file appear or vanish under us: rare, but a
+	 * clear removing lock files could repeat it, so bound the rounds. */
+	for (int round = 0; round < 100; round++) {
+		rc = entry_open(reg->fd, name, mode, fd, st);
+		if (rc == 0)
+			return 0;
+		if (rc == ENTRY_NOT_REGULAR)
+			return not_regular(reg, job, name);
+		if ((errno == EACCES || errno == EROFS) && mode == O_RDWR) {
+			mode = O_RDONLY;
+			continue;
+		}
+		if (errno != ENOENT)
+			return fail_errno(errno, job, "open %s", reg_path(reg, name));
+		if (!create)
+			return 0;
+		if ((rc = record_refused(reg, job)) != 0)
+			return rc;
+		rc = entry_open(reg->fd, name, mode | O_CREAT | O_EXCL, fd, st);
+		if (rc == 0 && entry_share(*fd, reg->share_mode) == 0)
+			return 0;
+		if (rc == 0) {
+			/* Ours, and of no use to the other users: remove it.  A
+			 * locker that opened it meanwhile re-checks the name. */
+			int err = errno;
+			(void)unlinkat(reg->fd, name, 0);
+			close_fd(*fd);
+			*fd = -1;
+			return fail_errno(err, job, "chmod %s", reg_path(reg, name));
+		}
+		if (rc == ENTRY_NOT_REGULAR)
+			return not_regular(reg, job, name);
+		if (errno != EEXIST)
+			return fail_errno(errno, job, "create %s", reg_path(reg, name));
+	}
+	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
+}
+
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd)
 {
 	char *name = dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
 	double deadline = now_mono() + wait;
-	int rc = 0;
+	int rc = 0, tries = 0;
 
 	*fd = -1;
 	if (reg->fd < 0)
 		goto out;
 	for (;;) {
 		struct stat held, named;
-		rc = open_entry(reg, job, name, O_RDONLY | ((flags & LOCK_CREATE) ? O_CREAT : 0),
-				fd, NULL);
+		rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
 		if (rc || *fd < 0)
 			break;
 		double left = wait < 0 ? -1 : deadline - now_mono();
@@ -271,6 +366,9 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 		if (flock_wait(*fd, op, left) < 0) {
 			int err = errno;
 			reg_unlock(fd);
+			errno = err;
+			if (stale_again(&tries))
+				continue;
 			if (err == EWOULDBLOCK && (flags & LOCK_QUIET_BUSY))
 				rc = EXIT_BUSY;
 			else if (err == EWOULDBLOCK)
@@ -282,15 +380,15 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 		}
 		/* A clear may have removed the file while we waited: then we
 		 * hold a lock nobody else can see, so take the new one. */
-		if (fstat(*fd, &held) < 0) {
+		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino)
+				break;
+		} else if (errno != ENOENT && !stale_again(&tries)) {
 			int err = errno;
 			reg_unlock(fd);
 			rc = fail_errno(err, job, "stat %s", reg_path(reg, name));
 			break;
 		}
-		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    named.st_dev == held.st_dev && named.st_ino == held.st_ino)
-			break;
 		reg_unlock(fd);
 	}
 out:
@@ -321,24 +419,10 @@ int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind k
 	return rc;
 }
 
-/* Six random alphanumerics; collisions are retried by O_EXCL, so a cheap
- * generator seeded from the clock, the pid and a counter is enough. */
-static void random_suffix(char out[7])
+static void remove_leftover(const struct registry *reg, const char *job, const char *name)
 {
-	static const char alnum[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	static unsigned long long state;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	state ^= (unsigned long long)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
-		 (unsigned long long)ts.tv_sec ^ ((unsigned long long)getpid() << 32);
-	for (int i = 0; i < 6; i++) {
-		state ^= state << 13;
-		state ^= state >> 7;
-		state ^= state << 17;
-		out[i] = alnum[state % (sizeof alnum - 1)];
-	}
-	out[6] = '\0';
+	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
 }
 
 static int fsync_retry(int fd)
@@ -358,75 +442,86 @@ static int sync_dir(const struct registry *reg, const char *job, const char *aft
 	return fail(EXIT_IO, job, "fsync %s: %s (%s)", reg->path, strerror(err), after);
 }
 
+/* One attempt at replacing JOB's record through TMP: 0, or -1 (or
+ * ENTRY_NOT_REGULAR) with errno and *what naming the step that failed, TMP
+ * possibly left for the caller to remove. */
+static int replace_once(const struct registry *reg, const char *job, const char *tmp,
+			const char *data, size_t len, const char **what)
+{
+	int fd, rc, err;
+
+	*what = "create";
+	if ((rc = entry_create_fresh(reg->fd, tmp, O_WRONLY, &fd)) != 0)
+		return rc;
+	if (entry_share(fd, reg->share_mode) < 0)
+		*what = "chmod";
+	else if (write_full(fd, data, len) < 0)
+		*what = "write";
+	else if (fsync_retry(fd) < 0)
+		*what = "fsync";
+	else {
+		*what = "close";
+		rc = close_fd(fd);
+		fd = -1;
+		if (rc == 0) {
+			*what = "rename";
+			if ((rc = renameat(reg->fd, tmp, reg->fd, job)) == 0)
+				return 0;
+		}
+		return -1;
+	}
+	err = errno;
+	close_fd(fd);
+	errno = err;
+	return -1;
+}
+
 int reg_replace(const struct registry *reg, const char *job, const char *data, size_t len)
 {
-	char *prefix = dot_name(job, ".tmp.");
-	struct buf tmp = {0};
-	int fd = -1, rc = 0, err;
-	char suffix[7];
+	char *tmp = dot_name(job, ".tmp");
+	const char *what;
+	int rc, err, tries = 0;
 
 	if (len > RECORD_MAX) {
 		rc = fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
 			  len, RECORD_MAX, strerror(EFBIG));
 		goto out;
 	}
-	for (int tries = 0; tries < 100; tries++) {
-		random_suffix(suffix);
-		buf_reset(&tmp);
-		buf_adds(&tmp, prefix);
-		buf_adds(&tmp, suffix);
-		do
-			fd = openat(reg->fd, tmp.data, O_WRONLY | O_CREAT | O_EXCL | ENTRY_FLAGS, 0666);
-		while (fd < 0 && errno == EINTR);
-		if (fd >= 0 || errno != EEXIST)
+	for (;;) {
+		rc = replace_once(reg, job, tmp, data, len, &what);
+		if (rc == 0) {
+			rc = sync_dir(reg, job, "the new record is in place but may not be durable");
+			break;
+		}
+		err = errno;
+		if (rc == ENTRY_NOT_REGULAR) {
+			rc = not_regular(reg, job, tmp);
+			break;
+		}
+		/* The create was tried again already, as every open is. */
+		int created = strcmp(what, "create") != 0;
+		int again = created && stale_again(&tries);
+		if (!again)
+			rc = fail_errno(err, job, "%s %s", what, reg_path(reg, tmp));
+		/* Any failure before the rename leaves the old record as it was. */
+		if (created)
+			remove_leftover(reg, job, tmp);
+		if (!again)
 			break;
 	}
-	if (fd < 0) {
-		rc = fail_errno(errno, job, "create %s", reg_path(reg, tmp.data));
-		goto out;
-	}
-	/* Any failure before the rename leaves the old record as it was. */
-	if (write_full(fd, data, len) < 0) {
-		err = errno;
-		rc = fail_errno(err, job, "write %s", reg_path(reg, tmp.data));
-		goto discard;
-	}
-	if (fsync_retry(fd) < 0) {
-		err = errno;
-		rc = fail_errno(err, job, "fsync %s", reg_path(reg, tmp.data));
-		goto discard;
-	}
-	if (close_fd(fd) < 0) {
-		fd = -1;
-		err = errno;
-		rc = fail_errno(err, job, "close %s", reg_path(reg, tmp.data));
-		goto discard;
-	}
-	fd = -1;
-	if (renameat(reg->fd, tmp.data, reg->fd, job) < 0) {
-		err = errno;
-		rc = fail_errno(err, job, "rename %s", reg_path(reg, tmp.data));
-		goto discard;
-	}
-	rc = sync_dir(reg, job, "the new record is in place but may not be durable");
-	goto out;
-discard:
-	if (fd >= 0)
-		close_fd(fd);
-	if (unlinkat(reg->fd, tmp.data, 0) < 0 && errno != ENOENT)
-		warn(job, "cannot remove %s: %s", reg_path(reg, tmp.data), strerror(errno));
 out:
-	free(prefix);
-	buf_free(&tmp);
+	free(tmp);
 	return rc;
 }
 
 int reg_remove(const struct registry *reg, const char *job, int sync)
 {
-	if (unlinkat(reg->fd, job, 0) < 0) {
+	int tries = 0;
+	while (unlinkat(reg->fd, job, 0) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return fail_errno(errno, job, "remove %s", reg_path(reg, job));
+		if (!stale_again(&tries))
+			return fail_errno(errno, job, "remove %s", reg_path(reg, job));
 	}
 	return sync ? reg_sync(reg, job) : 0;
 }
@@ -449,31 +544,6 @@ void reg_remove_locks(const struct registry *reg, const char *job)
 			     reg_path(reg, name), strerror(errno));
 		free(name);
 	}
-}
-
-static int is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* Is NAME exactly ".JOB.tmp." followed by six alphanumerics? */
-static int is_temp_of(const char *name, const char *job)
-{
-	size_t jl = strlen(job);
-	if (name[0] != '.' || strncmp(name + 1, job, jl) != 0 ||
-	    strncmp(name + 1 + jl, ".tmp.", 5) != 0)
-		return 0;
-	const char *s = name + 1 + jl + 5;
-	for (int i = 0; i < 6; i++)
-		if (!is_alnum(s[i]))
-			return 0;
-	return s[6] == '\0';
-}
-
-static void remove_leftover(const struct registry *reg, const char *job, const char *name)
-{
-	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
-		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
 }
 
 /* The registry as a DIR stream, on a descriptor of its own (readdir
@@ -530,7 +600,8 @@ static void add_to_listing(const char *name, void *ctx)
 {
 	struct listing *l = ctx;
 	if (name[0] == '.') {
-		if (strstr(name, ".tmp."))
+		size_t n = strlen(name);
+		if (n > 5 && strcmp(name + n - 4, ".tmp") == 0)
 			push(&l->temps, &l->ntemps, name);
 	} else if (valid_job_id(name)) {
 		push(&l->jobs, &l->njobs, name);
@@ -559,27 +630,14 @@ void listing_free(struct listing *l)
 	memset(l, 0, sizeof *l);
 }
 
-struct sweep {
-	const struct registry *reg;
-	const char *job;
-};
-
-static void sweep_entry(const char *name, void *ctx)
-{
-	const struct sweep *sw = ctx;
-	if (is_temp_of(name, sw->job))
-		remove_leftover(sw->reg, sw->job, name);
-}
-
 int reg_sweep(const struct registry *reg, const char *job, const struct listing *l)
 {
-	struct sweep sw = { reg, job };
-	if (l) {
-		for (size_t i = 0; i < l->ntemps; i++)
-			sweep_entry(l->temps[i], &sw);
-		return 0;
-	}
-	/* No listing at hand: read the directory, keeping nothing but the
-	 * matches, so a write costs little even in a large registry. */
-	return scan_dir(reg, job, sweep_entry, &sw);
+	char *tmp = dot_name(job, ".tmp");
+	int there = l == NULL;
+	for (size_t i = 0; l && i < l->ntemps && !there; i++)
+		there = strcmp(l->temps[i], tmp) == 0;
+	if (there)
+		remove_leftover(reg, job, tmp);
+	free(tmp);
+	return 0;
 }

@@ -1,17 +1,25 @@
-/* registry: the directory of records (SPEC §1, §4) — paths, locks with
+/* registry: the directory of records (SPEC §1, §4, §6) — paths, locks with
  * bounded waits, and the atomic, durable replace.  Every entry is opened
- * relative to the directory with O_NOFOLLOW and must be a regular file.
- * Functions return an exit status (0 on success) after printing any error. */
+ * relative to the directory with O_NOFOLLOW and must be a regular file
+ * (else 77).  In a group-writable directory every file created is made
+ * group-readable and -writable; existing lock files are opened without
+ * O_CREAT (fs.protected_regular); exclusive locks are taken on read-write
+ * descriptors where allowed (NFS).  Operations that meet ESTALE are tried
+ * again a few times.  Functions return an exit status (0 on success)
+ * after printing any error. */
 #ifndef JOBREG_REGISTRY_H
 #define JOBREG_REGISTRY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "sys.h"
 
 struct registry {
-	int fd;        /* -1: it does not exist (read-only use) */
+	int fd;             /* -1: it does not exist (read-only use) */
 	char *path;
+	mode_t share_mode;  /* mode of the files we create in a group-writable
+			     * registry, or 0: as created (0666 & ~umask) */
 };
 
 enum lock_kind { JOB_LOCK, RUN_LOCK };
@@ -22,7 +30,8 @@ enum {
 	LOCK_QUIET_BUSY = 2   /* a busy lock returns 75 without a message */
 };
 
-/* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask). */
+/* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
+ * A writer that cannot make it exits 73; permission is 77. */
 int reg_open(struct registry *reg, const char *path, int create);
 void reg_close(struct registry *reg);
 
@@ -34,9 +43,10 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
 
 /* Lock JOB's job or run lock with OP (LOCK_EX or LOCK_SH), waiting at most
  * WAIT seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when
- * the file does not exist and LOCK_CREATE was not given.  Once locked, the
- * path is re-checked to name the inode held; a lock on a removed file is
- * dropped and taken again. */
+ * the file does not exist and LOCK_CREATE was not given.  A lock file is
+ * not created for a record that is not a regular file (77).  Once locked,
+ * the path is re-checked to name the inode held; a lock on a removed file
+ * is dropped and taken again. */
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd);
 void reg_unlock(int *fd);
@@ -44,8 +54,9 @@ void reg_unlock(int *fd);
 int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
 		   unsigned long long *ino);
 
-/* Replace JOB's record with DATA: temp file, fsync, renameat, fsync of
- * the directory.  Call with the job lock held.  DATA over RECORD_MAX is
+/* Replace JOB's record with DATA: DIR/.JOB.tmp (a leftover of that name
+ * is unlinked first), fsync, renameat, fsync of the directory.  Call with
+ * the job lock held.  DATA over RECORD_MAX is
  * refused (74, EFBIG): it would read back as corrupt. */
 int reg_replace(const struct registry *reg, const char *job, const char *data, size_t len);
 /* Remove JOB's record and, with SYNC, fsync the directory.  Job lock
@@ -58,7 +69,7 @@ int reg_sync(const struct registry *reg, const char *job);
 void reg_remove_locks(const struct registry *reg, const char *job);
 
 /* The entries of the directory: jobs with a record (sorted) and names of
- * temp files. */
+ * temp files (".X.tmp"). */
 struct listing {
 	char **jobs;
 	size_t njobs;
@@ -68,9 +79,10 @@ struct listing {
 int reg_list(const struct registry *reg, struct listing *l);
 void listing_free(struct listing *l);
 
-/* Remove JOB's leftover temp files (".JOB.tmp." + six alphanumerics):
- * those named in L, or, when L is NULL, those found by reading the
- * directory.  Job lock held. */
+/* Remove JOB's leftover temp file, exactly ".JOB.tmp": when L names it,
+ * or, when L is NULL, whether there is one or not (no directory is read).
+ * Job lock held.  A failure is only warned of.  reg_replace() removes a
+ * leftover itself: writers need not call this first. */
 int reg_sweep(const struct registry *reg, const char *job, const struct listing *l);
 
 #endif

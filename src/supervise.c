@@ -180,22 +180,18 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 int supervise_outcome(const struct supervise_end *end, struct run_end *out,
 		      char name[SIGNAME_MAX])
 {
-	int code;
-
 	out->exit_status = -1;
 	out->signal_name = NULL;
 	out->timed_out = end->timed_out;
 	if (end->start_errno)
-		code = out->exit_status = 126;
+		out->exit_status = 126;
 	else if (end->exec_errno)
-		code = out->exit_status = end->exec_errno == ENOENT ? 127 : 126;
+		out->exit_status = end->exec_errno == ENOENT ? 127 : 126;
 	else if (end->wait_errno)
 		return errno_exit(end->wait_errno);   /* the end is unknown */
-	else if (WIFSIGNALED(end->wait_status)) {
-		code = 128 + WTERMSIG(end->wait_status);
+	else if (WIFSIGNALED(end->wait_status))
 		out->signal_name = signal_name(WTERMSIG(end->wait_status), name);
-	} else {
-		code = out->exit_status = WEXITSTATUS(end->wait_status);
-	}
-	return end->timed_out ? 124 : code;
+	else
+		out->exit_status = WEXITSTATUS(end->wait_status);
+	return run_end_status(out);
 }

@@ -193,3 +193,40 @@ void sleep_seconds(double seconds)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+char *path_absolute(const char *path)
+{
+	struct buf abs = {0};
+	if (path[0] != '/') {
+		size_t size = 256;
+		char *cwd = NULL;
+		for (;;) {
+			cwd = xrealloc(cwd, size);
+			if (getcwd(cwd, size))
+				break;
+			if (errno != ERANGE) {
+				free(cwd);
+				return NULL;
+			}
+			size *= 2;
+		}
+		buf_adds(&abs, cwd);
+		free(cwd);
+	}
+	/* Join the components, dropping "." and empty ones. */
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n && !(n == 1 && p[0] == '.')) {
+			buf_addc(&abs, '/');
+			buf_add(&abs, p, n);
+		}
+		p += n;
+		p += strspn(p, "/");
+	}
+	if (!abs.len)
+		buf_addc(&abs, '/');
+	/* getcwd() gives "/" for the root: "//x" is not wanted. */
+	if (abs.len > 1 && abs.data[0] == '/' && abs.data[1] == '/')
+		memmove(abs.data, abs.data + 1, abs.len--);
+	return abs.data;
+}

@@ -46,4 +46,10 @@ double now_mono(void);
 /* Sleep SECONDS, resuming after signals that do not kill us. */
 void sleep_seconds(double seconds);
 
+/* PATH made absolute against the working directory, with "." and empty
+ * components dropped; ".." and symlinks are kept as they are, so the
+ * name is the one the user gave.  Malloc'd; NULL with errno if the
+ * working directory cannot be found. */
+char *path_absolute(const char *path);
+
 #endif

@@ -41,3 +41,32 @@ ns_fields() {
 ns_keys() {
 	ns_fields | sed 's/=.*/ /' | tr -d '\n'
 }
+
+# make_socket PATH: a Unix socket at PATH (skips the test without python3).
+make_socket() {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to make a socket"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
+}
+
+# traced ARGS...: strace ARGS..., with LeakSanitizer off in a SANITIZE=1 build (it
+# cannot work under ptrace).
+traced() {
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace "$@"
+}
+
+# refused_without_lock CMD...: with a FIFO, a directory and a symlink planted as the
+# records of jobs fifo, dir and link, CMD (the word JOB in it standing for the job)
+# exits 77 with one line naming the record, and leaves no lock file behind.
+refused_without_lock() {
+	local job prog=$1
+	mkdir -p "$REG/dir"
+	mkfifo "$REG/fifo"
+	ln -s "$BATS_TEST_TMPDIR/target" "$REG/link"
+	for job in fifo dir link; do
+		run --separate-stderr timeout 5 "${@/#JOB/$job}"
+		[ "$status" -eq 77 ]
+		[ "$stderr" = "$prog: $job: not a regular file: $REG/$job" ]
+		[ ! -e "$REG/.$job.lock" ]
+	done
+	[ "$(ls -A "$REG")" = $'dir\nfifo\nlink' ]
+}

@@ -429,22 +429,27 @@ older_sweep() {
 	[ "$(ls -A "$REG")" = "" ]
 }
 
-@test "clear sweeps exactly the job's leftover temp files" {
+@test "clear sweeps exactly the job's leftover temp file" {
 	done_record j
 	done_record k
 	cd "$REG"
-	touch .j.tmp.AbC123 .j.tmp.zz9ZZ0 .j.tmp.abcde .j.tmp.abcdefg .j.tmp.ab-cd1 .k.tmp.ABCDEF .j.tmpx.ABCDEF
+	touch .j.tmp .j.tmp.AbC123 .j.tmpx .k.tmp .jj.tmp
 	run jobreg-clear j
 	[ "$status" -eq 0 ]
 	[ ! -e j ]
-	[ ! -e .j.tmp.AbC123 ]
-	[ ! -e .j.tmp.zz9ZZ0 ]
-	[ -e .j.tmp.abcde ]
-	[ -e .j.tmp.abcdefg ]
-	[ -e .j.tmp.ab-cd1 ]
-	[ -e .k.tmp.ABCDEF ]
-	[ -e .j.tmpx.ABCDEF ]
+	[ ! -e .j.tmp ]
+	[ -e .j.tmp.AbC123 ]
+	[ -e .j.tmpx ]
+	[ -e .k.tmp ]
+	[ -e .jj.tmp ]
 	[ -e k ]
+	touch .j.tmp .k.tmp
+	done_record j
+	run jobreg-clear -a
+	[ "$status" -eq 0 ]
+	[ ! -e .j.tmp ]
+	[ ! -e .k.tmp ]
+	[ -e .jj.tmp ]
 }
 
 @test "clear waits at most -w for a job lock held by flock(1), then exits 75" {
@@ -538,6 +543,23 @@ older_sweep() {
 	one_line
 	[[ "$stderr" == "jobreg-clear: "* ]]
 	[ -e "$REG/j" ]
+}
+
+@test "clear refused for a FIFO, directory or symlink planted as the record leaves no lock file behind" {
+	refused_without_lock jobreg-clear JOB
+}
+
+@test "clear exits 77 when a directory or a socket sits where the job lock belongs" {
+	done_record dir
+	done_record sock
+	mkdir "$REG/.dir.lock"
+	make_socket "$REG/.sock.lock"
+	run --separate-stderr timeout 5 jobreg-clear dir sock
+	[ "$status" -eq 77 ]
+	[ "${stderr_lines[0]}" = "jobreg-clear: dir: not a regular file: $REG/.dir.lock" ]
+	[ "${stderr_lines[1]}" = "jobreg-clear: sock: not a regular file: $REG/.sock.lock" ]
+	[ -e "$REG/dir" ]
+	[ -e "$REG/sock" ]
 }
 
 # ---- dry run and verbose -------------------------------------------------

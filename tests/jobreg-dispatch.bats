@@ -597,7 +597,7 @@ forwarded() {
 	regabs=$(cd "$REG" && pwd -P)
 	[ "$(grep -c -x -F "$regabs/.j.run" "$T/links")" -eq 1 ]
 	! grep -q -x -F -e "$regabs" -e "$regabs/.j.lock" -e "$regabs/j" "$T/links"
-	! grep -q -F "$regabs/.j.tmp." "$T/links"
+	! grep -q -F "$regabs/.j.tmp" "$T/links"
 }
 
 @test "a job lock or run lock held with flock(1) makes dispatch -w 0.2 exit 75, even with -E" {
@@ -690,6 +690,29 @@ forwarded() {
 	: >"$T/release"
 	poll_until eval '[ "$(jobreg-get j)" = STALE ]'
 	[ "$(field j status)" = RUNNING ]
+}
+
+@test "dispatch exits 73 and runs nothing when the registry path is a dangling symlink or too long" {
+	ln -s "$T/nowhere" "$T/dangling"
+	run --separate-stderr jobreg-dispatch -d "$T/dangling" j touch "$T/ran"
+	[ "$status" -eq 73 ]
+	[ "$stderr" = "jobreg-dispatch: cannot create registry $T/dangling: it is a symbolic link to a missing directory" ]
+	local long
+	long=$T/$(printf 'x%.0s' {1..300})/reg
+	run --separate-stderr jobreg-dispatch -d "$long" j touch "$T/ran"
+	[ "$status" -eq 73 ]
+	[ "$stderr" = "jobreg-dispatch: cannot create registry $long: File name too long" ]
+	[ ! -e "$T/ran" ]
+	[ ! -e "$T/nowhere" ]
+}
+
+@test "dispatch exits 77 and runs nothing when a directory sits where the run lock belongs" {
+	mkdir -p "$REG/.j.run"
+	run --separate-stderr timeout 5 jobreg-dispatch j touch "$T/ran"
+	[ "$status" -eq 77 ]
+	[ "$stderr" = "jobreg-dispatch: j: not a regular file: $REG/.j.run" ]
+	[ ! -e "$T/ran" ]
+	[ ! -e "$REG/j" ]
 }
 
 # ---- misplaced options and option values ---------------------------------

@@ -58,12 +58,15 @@ json_valid() {
 	[[ "$stderr" == jobreg-get:*usage:* ]]
 }
 
-@test "get treats an option after a job id as a job id" {
+@test "get refuses an option after a job id: options come before the job ids" {
 	run --separate-stderr jobreg-get job -l
 	[ "$status" -eq 64 ]
 	[ -z "$output" ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == "jobreg-get: "*"-l"* ]]
+	[[ "$stderr" == "jobreg-get: misplaced option '-l': options come before the job ids"* ]]
+	run --separate-stderr jobreg-get -a -j x --prometheus
+	[ "$status" -eq 64 ]
+	[[ "$stderr" == "jobreg-get: misplaced option '--prometheus': options come before the job ids"* ]]
 	write_record nightly version=1 status=DONE since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -- nightly
 	[ "$status" -eq 0 ]
@@ -355,7 +358,7 @@ get_refuses_id() {
 		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:09Z exit=3 'note=say "hi" \ ok'
 	run --separate-stderr jobreg-get -j job
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "job", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok"}' ]
+	[ "$output" = '{"job": "job", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok", "duration": 9}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -395,6 +398,88 @@ get_refuses_id() {
 	[ "${lines[2]}" = "['job', 'note', 'signal', 'since', 'status', 'version']" ]
 }
 
+@test "get -j gives the duration of a DONE run and the history and owner numbers as numbers" {
+	write_record done version=1 status=DONE since=2026-01-01T01:00:00Z host=build01 pid=0041 \
+		timeout=1.50 started=2026-01-01T00:00:00Z ended=2026-01-01T01:00:05Z exit=0 \
+		timed_out=1 runs=012 failures=3 last_success=2025-12-31T00:00:00Z
+	write_record run version=1 status=RUNNING since=2026-01-01T00:00:00Z owner=lock host=build01 \
+		pid=7 pid_start=99 pid_ns=4026531836 time_ns=4026531834 run_lock=1234567 timeout=3600 \
+		started=2026-01-01T00:00:00Z runs=1 duration=bogus
+	run --separate-stderr jobreg-get -j done run
+	[ "${lines[0]}" = '{"job": "done", "version": "1", "status": "DONE", "since": "2026-01-01T01:00:00Z", "host": "build01", "pid": 41, "timeout": 1.50, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T01:00:05Z", "exit": 0, "timed_out": 1, "runs": 12, "failures": 3, "last_success": "2025-12-31T00:00:00Z", "duration": 3605}' ]
+	# a RUNNING run has no duration, and a record's own "duration" key is left out
+	[[ "${lines[1]}" == '{"job": "run", "version": "1", "status": '* ]]
+	[[ "${lines[1]}" == *'"pid": 7, "pid_start": 99, "pid_ns": 4026531836, "time_ns": 4026531834, "run_lock": 1234567, "timeout": 3600, "started": "2026-01-01T00:00:00Z", "runs": 1'* ]]
+	[[ "${lines[1]}" != *duration* ]]
+	printf '%s\n' "$output" | json_valid
+}
+
+# -s: the status list filters every format, with -a and with named jobs.
+plant_mix() {
+	write_record ok version=1 status=DONE since=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z exit=0
+	write_record bad version=1 status=DONE since=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z exit=2
+	write_record killed version=1 status=DONE since=2026-01-01T00:00:00Z signal=KILL
+	write_record unknown version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record run version=1 status=RUNNING since=2026-01-01T00:00:00Z
+	write_record stale version=1 status=RUNNING since=2020-01-01T00:00:00Z expires=2020-01-01T00:00:01Z
+	write_record wait version=1 status=PENDING since=2026-01-01T00:00:00Z
+}
+
+@test "get -s prints only the jobs whose status is listed, with OK and FAILED telling DONE runs apart" {
+	plant_mix
+	run --separate-stderr jobreg-get -a -s STALE,FAILED
+	[ "$status" -eq 0 ]
+	[ "$output" = $'bad DONE\nkilled DONE\nstale STALE' ]
+	run --separate-stderr jobreg-get -a -s ok
+	[ "$output" = "ok DONE" ]
+	run --separate-stderr jobreg-get -a -s DONE
+	[ "$output" = $'bad DONE\nkilled DONE\nok DONE\nunknown DONE' ]
+	run --separate-stderr jobreg-get -s pending,running -a
+	[ "$output" = $'run RUNNING\nwait PENDING' ]
+	# named jobs (a job with no record is PENDING), in the order asked
+	run --separate-stderr jobreg-get -s PENDING,FAILED never ok bad wait
+	[ "$status" -eq 0 ]
+	[ "$output" = $'PENDING\nDONE\nPENDING' ]
+	run --separate-stderr jobreg-get -l -s FAILED ok bad
+	[ "$output" = $'bad\tDONE\t2026-01-01T00:00:00Z\t-\t-\t-\t2\t-' ]
+	run --separate-stderr jobreg-get -j -a -s FAILED
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == '{"job": "bad", '* ]]
+	[[ "${lines[1]}" == '{"job": "killed", '* ]]
+	run --separate-stderr jobreg-get -a -s STALE -s RUNNING
+	[ "$output" = "run RUNNING" ]
+}
+
+@test "get -s refuses an unknown status word, and --is takes no output option" {
+	run --separate-stderr jobreg-get -s DONE,BROKEN -a
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"BROKEN"* ]]
+	run --separate-stderr jobreg-get -s CORRUPT -a
+	[ "$status" -eq 64 ]
+	for opt in -l -j -P "-s DONE" "-o $BATS_TEST_TMPDIR/out"; do
+		run --separate-stderr jobreg-get $opt --is DONE job
+		[ "$status" -eq 64 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+	done
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+	run --separate-stderr jobreg-get -l -P job
+	[ "$status" -eq 64 ]
+	run --separate-stderr jobreg-get -j --prometheus job
+	[ "$status" -eq 64 ]
+}
+
+@test "get -s leaves out a corrupt record but still reports it and exits 65" {
+	plant_mix
+	write_record broken version=1 status=DONE junk
+	run --separate-stderr jobreg-get -a -s FAILED
+	[ "$status" -eq 65 ]
+	[ "$output" = $'bad DONE\nkilled DONE' ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: broken: corrupt record $REG/broken"* ]]
+}
+
 # --- §5 -a ---------------------------------------------------------------------
 
 @test "get -a lists every job with a record as JOB STATUS sorted by id" {
@@ -403,7 +488,7 @@ get_refuses_id() {
 	write_record C version=1 status=PENDING since=2026-01-01T00:00:00Z
 	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
 	: > "$REG/.a.lock"
-	: > "$REG/.b.tmp.AbC123"
+	: > "$REG/.b.tmp"
 	run --separate-stderr jobreg-get -a
 	[ "$status" -eq 0 ]
 	[ "$output" = $'C PENDING\na DONE\na.b RUNNING\nb DONE' ]
@@ -583,6 +668,7 @@ get_sees_corrupt() {
 	mkfifo "$REG/job"
 	run --separate-stderr timeout 5 jobreg-get job
 	[ "$status" -eq 77 ]
+	[ "$output" = UNREADABLE ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: job: "* ]]
 }
@@ -627,4 +713,91 @@ get_sees_corrupt() {
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: "* ]]
+}
+
+# --- §5 UNREADABLE and vanished records -------------------------------------------
+
+@test "get prints UNREADABLE for a directory or FIFO where a record should be, CORRUPT only for one that does not parse" {
+	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record bad version=1 status=DONE garbage
+	mkdir "$REG/dir"
+	mkfifo "$REG/fifo"
+	run --separate-stderr timeout 5 jobreg-get dir fifo bad good
+	[ "$status" -eq 77 ]
+	[ "$output" = $'UNREADABLE\nUNREADABLE\nCORRUPT\nDONE' ]
+	[ "${#stderr_lines[@]}" -eq 3 ]
+	[[ "${stderr_lines[0]}" == "jobreg-get: dir: not a regular file: $REG/dir" ]]
+	run --separate-stderr timeout 5 jobreg-get -a
+	[ "$status" -eq 65 ]
+	[ "$output" = $'bad CORRUPT\ndir UNREADABLE\nfifo UNREADABLE\ngood DONE' ]
+	run --separate-stderr timeout 5 jobreg-get -l fifo good
+	[ "$status" -eq 77 ]
+	[ "${lines[0]}" = $'fifo\tUNREADABLE\t-\t-\t-\t-\t-\t-' ]
+	run --separate-stderr timeout 5 jobreg-get -j dir bad good
+	[ "$status" -eq 77 ]
+	[ "${lines[0]}" = '{"job": "dir", "unreadable": true}' ]
+	[ "${lines[1]}" = '{"job": "bad", "corrupt": true}' ]
+	printf '%s\n' "$output" | json_valid
+}
+
+@test "get prints UNREADABLE and exits 77 for a record its user may not read" {
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	PERMDIR=$(mktemp -d /tmp/jobreg-get-perm.XXXXXX)
+	chmod 755 "$PERMDIR"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/secret"
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/open"
+	chmod 600 "$PERMDIR/secret"
+	chmod 644 "$PERMDIR/open"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR" -a
+	[ "$status" -eq 77 ]
+	[ "$output" = $'open DONE\nsecret UNREADABLE' ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: secret: "*"$PERMDIR/secret: Permission denied" ]]
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR" -j secret open
+	[ "$status" -eq 77 ]
+	[ "${lines[0]}" = '{"job": "secret", "unreadable": true}' ]
+}
+
+@test "get prints UNREADABLE and exits 74 for a record whose read fails with EIO" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1 ||
+		skip "this strace cannot inject faults"
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr strace -o /dev/null -P "$REG/job" -e trace=read -e inject=read:error=EIO \
+		"$JOBREG_ROOT/bin/jobreg-get" job
+	[ "$status" -eq 74 ]
+	[ "$output" = UNREADABLE ]
+	[[ "$stderr" == "jobreg-get: job: read $REG/job: Input/output error" ]]
+	run --separate-stderr strace -o /dev/null -P "$REG/job" -e trace=read -e inject=read:error=EIO \
+		"$JOBREG_ROOT/bin/jobreg-get" -j job
+	[ "$output" = '{"job": "job", "unreadable": true}' ]
+}
+
+@test "get -a leaves out a record that is cleared between the listing and its read" {
+	# A loop links 200 complete records in and clears them all again, while
+	# get -a runs many times: a job it lists may be gone when it reads it.
+	local stage="$BATS_TEST_TMPDIR/stage" i n=0 seen=0 stop="$BATS_TEST_TMPDIR/stop"
+	mkdir -p "$stage" "$REG"
+	for i in $(seq 200); do
+		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$stage/j$i"
+	done
+	( while [ ! -e "$stop" ]; do
+		ln "$stage"/j* "$REG"/ 2>/dev/null
+		jobreg-clear -q -a >/dev/null 2>&1
+	done ) 3>&- &
+	BG+=("$!")
+	local out="$BATS_TEST_TMPDIR/out"
+	for i in $(seq 300); do
+		jobreg-get -a > "$out" 2>&1 || { cat "$out"; : > "$stop"; return 1; }
+		if grep -v ' DONE$' "$out"; then : > "$stop"; return 1; fi
+		n=$(wc -l < "$out")
+		if [ "$n" -gt 0 ] && [ "$n" -lt 200 ]; then seen=$((seen + 1)); fi
+	done
+	: > "$stop"
+	echo "runs that saw a partly cleared registry: $seen" >&3
+	[ "$seen" -gt 0 ]
 }

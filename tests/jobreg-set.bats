@@ -180,9 +180,11 @@ set_refuses_id() {
 	[ "$(stat -c %a "$REG")" = 775 ]
 	[ "$(stat -c %a "$REG/job")" = 664 ]
 	[ "$(stat -c %a "$REG/.job.lock")" = 664 ]
-	(umask 022 && jobreg-set other DONE)
-	[ "$(stat -c %a "$REG/other")" = 644 ]
-	[ "$(stat -c %a "$REG/.other.lock")" = 644 ]
+	local other=$BATS_TEST_TMPDIR/other
+	(umask 022 && jobreg-set -d "$other" other DONE)
+	[ "$(stat -c %a "$other")" = 755 ]
+	[ "$(stat -c %a "$other/other")" = 644 ]
+	[ "$(stat -c %a "$other/.other.lock")" = 644 ]
 }
 
 # --- §3 what each transition writes ----------------------------------------------
@@ -578,7 +580,7 @@ set_refuses_corrupt() {
 	jobreg-set --ttl 60 b RUNNING
 	jobreg-set --exit 0 a DONE
 	jobreg-set c PENDING
-	[ -z "$(find "$REG" -name '.*.tmp.*')" ]
+	[ -z "$(find "$REG" -name '.*.tmp*')" ]
 	[ "$(ls "$REG")" = $'a\nb\nc' ]
 	local f
 	for f in $(ls -A "$REG"); do
@@ -586,25 +588,33 @@ set_refuses_corrupt() {
 	done
 }
 
-@test "set removes this job's leftover temp files and nothing broader" {
+@test "set removes this job's leftover temp file and nothing broader" {
 	mkdir -p "$REG"
+	printf 'version=1\nstatus=RUN' > "$REG/.job.tmp"
 	: > "$REG/.job.tmp.AbC123"
-	: > "$REG/.job.tmp.zz9ZZ9"
-	: > "$REG/.job.tmp.toolong"
-	: > "$REG/.job.tmp.abc12"
-	: > "$REG/.job.tmp.ab-123"
-	: > "$REG/.other.tmp.AbC123"
-	: > "$REG/.jobx.tmp.AbC123"
+	: > "$REG/.job.tmpx"
+	: > "$REG/.other.tmp"
+	: > "$REG/.jobx.tmp"
+	: > "$REG/job.tmp"
 	run --separate-stderr jobreg-set job DONE
 	[ "$status" -eq 0 ]
-	[ ! -e "$REG/.job.tmp.AbC123" ]
-	[ ! -e "$REG/.job.tmp.zz9ZZ9" ]
-	[ -e "$REG/.job.tmp.toolong" ]
-	[ -e "$REG/.job.tmp.abc12" ]
-	[ -e "$REG/.job.tmp.ab-123" ]
-	[ -e "$REG/.other.tmp.AbC123" ]
-	[ -e "$REG/.jobx.tmp.AbC123" ]
+	[ ! -e "$REG/.job.tmp" ]
+	[ -e "$REG/.job.tmp.AbC123" ]
+	[ -e "$REG/.job.tmpx" ]
+	[ -e "$REG/.other.tmp" ]
+	[ -e "$REG/.jobx.tmp" ]
+	[ -e "$REG/job.tmp" ]
 	[ "$(field job status)" = DONE ]
+}
+
+@test "set never reads the registry directory, however many entries it has" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	mkdir -p "$REG"
+	: > "$REG/.job.tmp"
+	traced -f -o "$BATS_TEST_TMPDIR/trace" -e trace=getdents,getdents64 jobreg-set job RUNNING
+	[ "$(field job status)" = RUNNING ]
+	[ ! -e "$REG/.job.tmp" ]
+	! grep -q getdents "$BATS_TEST_TMPDIR/trace"
 }
 
 @test "set refuses a symlink planted as the record with 77 and does not follow it" {
@@ -717,4 +727,39 @@ set_refuses_corrupt() {
 		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" done PENDING
 	[ "$status" -eq 77 ]
 	cmp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
+}
+
+# --- non-regular entries and registries that cannot be made (issue 8) -------------
+
+@test "set refused for a FIFO, directory or symlink planted as the record leaves no lock file behind" {
+	refused_without_lock jobreg-set JOB RUNNING
+}
+
+@test "set exits 77 when a directory or a socket sits where the job lock belongs" {
+	mkdir -p "$REG/.dir.lock"
+	make_socket "$REG/.sock.lock"
+	local job
+	for job in dir sock; do
+		run --separate-stderr timeout 5 jobreg-set "$job" RUNNING
+		[ "$status" -eq 77 ]
+		[ "$stderr" = "jobreg-set: $job: not a regular file: $REG/.$job.lock" ]
+		[ ! -e "$REG/$job" ]
+	done
+}
+
+@test "set exits 73 when the registry path is a dangling symlink, too long, or under a file" {
+	ln -s "$BATS_TEST_TMPDIR/nowhere" "$BATS_TEST_TMPDIR/dangling"
+	run --separate-stderr jobreg-set -d "$BATS_TEST_TMPDIR/dangling" job RUNNING
+	[ "$status" -eq 73 ]
+	[ "$stderr" = "jobreg-set: cannot create registry $BATS_TEST_TMPDIR/dangling: it is a symbolic link to a missing directory" ]
+	[ ! -e "$BATS_TEST_TMPDIR/nowhere" ]
+	local long
+	long=$BATS_TEST_TMPDIR/$(printf 'x%.0s' {1..300})
+	run --separate-stderr jobreg-set -d "$long" job RUNNING
+	[ "$status" -eq 73 ]
+	[ "$stderr" = "jobreg-set: cannot create registry $long: File name too long" ]
+	: > "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr jobreg-set -d "$BATS_TEST_TMPDIR/file/reg" job RUNNING
+	[ "$status" -eq 73 ]
+	[ "$stderr" = "jobreg-set: cannot create registry $BATS_TEST_TMPDIR/file/reg: Not a directory" ]
 }

@@ -128,10 +128,10 @@ get_prints() {
 	[ "$(jobreg-get "$1" 2>/dev/null)" = "$2" ]
 }
 
-# no_temp_files JOB: no .JOB.tmp.* file is left in the registry.
+# no_temp_files JOB: no .JOB.tmp file is left in the registry.
 no_temp_files() {
 	local left
-	left=$(cd "$REG" && ls -A | grep -F ".$1.tmp." || true)
+	left=$(cd "$REG" && ls -A | grep -x -F ".$1.tmp" || true)
 	[ -z "$left" ] || { echo "temp files left: $left"; return 1; }
 }
 

@@ -9,7 +9,7 @@
  *   - on success: record_format's text parses again and re-formats to the
  *     identical bytes (round trip), and is a permutation of the input's lines
  *     in canonical key order;
- *   - record_json, for every status (and with no record), writes exactly one
+ *   - output_json (src/output.c), for every status (and with no record), writes exactly one
  *     line holding one well-formed JSON object: a small validating scanner
  *     of our own (balanced strings, legal escapes only, no raw control bytes,
  *     valid UTF-8, numbers per RFC 8259, unique member names) that also
@@ -31,6 +31,7 @@
  *
  * The regress-* seeds reproduce bugs this harness found (a record grown past
  * 64 KiB by a transition, duplicate JSON members); they must keep passing. */
+#include "../../src/output.h"
 #include "../../src/record.h"
 
 #include <stdint.h>
@@ -726,14 +727,48 @@ static const struct member *member(const struct scanner *s, const char *name)
 	return NULL;
 }
 
+static int one_of(const char *k, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(k, *list) == 0)
+			return 1;
+	return 0;
+}
+
 static int json_number_key(const char *k)
 {
-	return strcmp(k, "pid") == 0 || strcmp(k, "pid_start") == 0 || strcmp(k, "exit") == 0;
+	static const char *const keys[] = {
+		"pid", "pid_start", "exit", "runs", "failures", "pid_ns", "time_ns",
+		"run_lock", "timed_out", "timeout", NULL,
+	};
+	return one_of(k, keys);
 }
 
 static int is_reserved_member(const char *k)
 {
-	return strcmp(k, "job") == 0 || strcmp(k, "stale") == 0 || strcmp(k, "corrupt") == 0;
+	static const char *const keys[] = {
+		"job", "stale", "corrupt", "unreadable", "duration", NULL,
+	};
+	return one_of(k, keys);
+}
+
+/* The JSON number a checked decimal ("007", "1.50") must become: no
+ * leading zeros, a digit before a point, no point without a fraction. */
+static void ref_number(const char *v, struct buf *out)
+{
+	const char *point = strchr(v, '.');
+	size_t whole = point ? (size_t)(point - v) : strlen(v);
+	while (whole > 1 && v[0] == '0')
+		v++, whole--;
+	buf_reset(out);
+	if (whole)
+		buf_add(out, v, whole);
+	else
+		buf_addc(out, '0');
+	if (point && point[1]) {
+		buf_addc(out, '.');
+		buf_adds(out, point + 1);
+	}
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -745,7 +780,7 @@ static int cmp_str(const void *a, const void *b)
 static void check_json(const char *job, const struct record *r, enum status st)
 {
 	struct buf out = {0};
-	record_json(job, r, st, &out);
+	output_json(&out, job, r, st);
 	CHECK(out.data != NULL && out.len > 0);
 	CHECK(strlen(out.data) == out.len);
 	/* JSON Lines: one line, ending in its only newline. */
@@ -757,7 +792,7 @@ static void check_json(const char *job, const struct record *r, enum status st)
 	if (js_object(&s) < 0) {
 		fprintf(stderr, "record_fuzz: malformed JSON near byte %zu: %s",
 			(size_t)(s.p - out.data), out.data);
-		FAIL("record_json wrote malformed JSON");
+		FAIL("output_json wrote malformed JSON");
 	}
 	js_ws(&s);
 	CHECK(s.p == s.end);           /* nothing after the object */
@@ -774,7 +809,7 @@ static void check_json(const char *job, const struct record *r, enum status st)
 			if (strcmp(names[i - 1], names[i]) == 0) {
 				fprintf(stderr, "record_fuzz: duplicate member \"%s\": %.2000s",
 					names[i], out.data);
-				FAIL("record_json wrote a duplicate member name");
+				FAIL("output_json wrote a duplicate member name");
 			}
 		free(names);
 	}
@@ -782,8 +817,8 @@ static void check_json(const char *job, const struct record *r, enum status st)
 	/* The contents. */
 	CHECK(s.n > 0 && strcmp(s.m[0].name, "job") == 0 && s.m[0].is_string &&
 	      strcmp(s.m[0].value, job) == 0);
-	if (st == ST_CORRUPT) {
-		CHECK(s.n == 2 && strcmp(s.m[1].name, "corrupt") == 0 &&
+	if (st == ST_CORRUPT || st == ST_UNREADABLE) {
+		CHECK(s.n == 2 && strcmp(s.m[1].name, st == ST_CORRUPT ? "corrupt" : "unreadable") == 0 &&
 		      strcmp(s.m[1].value, "true") == 0 && !s.m[1].is_string);
 		goto done;
 	}
@@ -794,13 +829,18 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		goto done;
 	}
 	/* Every field once, in canonical order, with its value (numbers for
-	 * pid, pid_start, exit), then "stale": true for STALE. */
-	/* Unknown keys named like the writer's own members (job, stale,
-	 * corrupt) are left out. */
+	 * the numeric keys), then "duration" (ended - started) for DONE and
+	 * "stale": true for STALE.  Unknown keys named like the writer's own
+	 * members (job, stale, corrupt, unreadable, duration) are left out. */
 	size_t shown = 0;
 	for (size_t i = 0; i < r->count; i++)
 		shown += !is_reserved_member(r->fields[i].key);
-	CHECK(s.n == 1 + shown + (st == ST_STALE));
+	const char *started = record_get(r, "started"), *ended = record_get(r, "ended");
+	time_t from = 0, to = 0;
+	int has_duration = st == ST_DONE && started && ended &&
+			   time_parse(started, &from) == 0 && time_parse(ended, &to) == 0;
+	CHECK(s.n == 1 + shown + (size_t)has_duration + (st == ST_STALE));
+	struct buf want = {0};
 	size_t last_rank = 0;
 	struct index ix;
 	index_build(&ix, r);
@@ -809,7 +849,7 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		const char *v = index_get(&ix, mm->name);
 		if (!v) {
 			fprintf(stderr, "record_fuzz: JSON member \"%s\" is not a field\n", mm->name);
-			FAIL("record_json wrote a member the record has not");
+			FAIL("output_json wrote a member the record has not");
 		}
 		size_t rk = rank(mm->name);
 		CHECK(rk >= last_rank);
@@ -819,9 +859,8 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		if (json_number_key(mm->name)) {
 			CHECK(!mm->is_string);
 			/* The same decimal number, leading zeros dropped. */
-			while (v[0] == '0' && v[1])
-				v++;
-			CHECK(strcmp(mm->value, v) == 0);
+			ref_number(v, &want);
+			CHECK(strcmp(mm->value, want.data) == 0);
 		} else {
 			CHECK(mm->is_string);
 			if (strcmp(mm->value, v) != 0) {
@@ -832,6 +871,14 @@ static void check_json(const char *job, const struct record *r, enum status st)
 		}
 	}
 	index_free(&ix);
+	if (has_duration) {
+		const struct member *d = &s.m[1 + shown];
+		buf_reset(&want);
+		buf_addf(&want, "%lld", (long long)to - (long long)from);
+		CHECK(strcmp(d->name, "duration") == 0 && !d->is_string &&
+		      strcmp(d->value, want.data) == 0);
+	}
+	buf_free(&want);
 	if (st == ST_STALE) {
 		const struct member *last = &s.m[s.n - 1];
 		CHECK(strcmp(last->name, "stale") == 0 && !last->is_string &&
@@ -1190,7 +1237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 skip_round_trip:
 
 	/* The JSON, for every status, and for no record. */
-	for (int s = ST_PENDING; s <= ST_CORRUPT; s++)
+	for (int s = ST_PENDING; s <= ST_UNREADABLE; s++)
 		check_json("nightly.build-01@x+y", &r, (enum status)s);
 	check_json("nightly", NULL, ST_PENDING);
 

@@ -1,0 +1,432 @@
+#!/usr/bin/env bats
+# jobreg-get -P (the Prometheus text format, SPEC §5) and -o FILE (atomic
+# output).  The metrics are read back with real parsers: prometheus_client's
+# (Debian's python3-prometheus-client) and, where installed, promtool.
+
+bats_require_minimum_version 1.5.0
+load helper
+load owners
+
+local_setup() {
+	PROM_PY=
+	local py
+	for py in python3 /usr/bin/python3; do
+		if "$py" -c 'from prometheus_client.parser import text_string_to_metric_families' 2>/dev/null; then
+			PROM_PY=$py
+			break
+		fi
+	done
+}
+
+need_parser() {
+	[ -n "$PROM_PY" ] || skip "prometheus_client is not installed (apt-get install python3-prometheus-client)"
+}
+
+# prom_samples: parse stdin with prometheus_client; print one line per sample,
+# "NAME LABELS VALUE" with the labels as sorted JSON, and one line
+# "family NAME TYPE" per family.
+prom_samples() {
+	"$PROM_PY" -c '
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+for fam in text_string_to_metric_families(sys.stdin.read()):
+    print("family", fam.name, fam.type)
+    for s in fam.samples:
+        print(s.name, json.dumps(s.labels, sort_keys=True), repr(s.value))
+'
+}
+
+# sample NAME JOB [STATUS]: the value of one series in $PARSED ("" if absent).
+sample() {
+	local labels
+	if [ -n "${3:-}" ]; then
+		labels="{\"job\": \"$2\", \"registry\": \"$REG\", \"status\": \"$3\"}"
+	else
+		labels="{\"job\": \"$2\", \"registry\": \"$REG\"}"
+	fi
+	local line
+	while IFS= read -r line; do
+		if [ "${line% *}" = "$1 $labels" ]; then
+			echo "${line##* }"
+			return 0
+		fi
+	done <<<"$PARSED"
+	echo ""
+}
+
+plant_jobs() {
+	write_record ok version=1 status=DONE since=2026-01-01T01:00:00Z host=build01 pid=41 \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T01:00:00Z exit=0 runs=12 failures=3 \
+		last_success=2026-01-01T01:00:00Z
+	write_record failed version=1 status=DONE since=2026-01-01T00:00:00Z \
+		started=2025-12-31T23:00:00Z ended=2026-01-01T00:00:00Z exit=3 runs=4 failures=2 \
+		last_success=2025-12-01T00:00:00Z
+	write_record killed version=1 status=DONE since=2026-01-01T00:00:00Z signal=TERM runs=1 failures=1
+	write_record oddsig version=1 status=DONE since=2026-01-01T00:00:00Z signal=NOSUCH
+	write_record timed version=1 status=DONE since=2026-01-01T00:00:00Z timeout=60 exit=0 timed_out=1
+	write_record running version=1 status=RUNNING since=2026-01-01T00:00:00Z started=2026-01-01T00:00:00Z runs=7
+	write_record stale version=1 status=RUNNING since=2020-01-01T00:00:00Z expires=2020-01-01T00:00:01Z \
+		started=2020-01-01T00:00:00Z
+	write_record waiting version=1 status=PENDING since=2026-01-01T00:00:00Z
+}
+
+@test "get -P gives every series of each job, read back by prometheus_client" {
+	need_parser
+	plant_jobs
+	run --separate-stderr jobreg-get -a -P
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	PARSED=$(prom_samples <<<"$output")
+	# status: 1 for the job's own, 0 for the other three
+	[ "$(sample jobreg_job_status ok done)" = 1.0 ]
+	[ "$(sample jobreg_job_status ok pending)" = 0.0 ]
+	[ "$(sample jobreg_job_status ok running)" = 0.0 ]
+	[ "$(sample jobreg_job_status ok stale)" = 0.0 ]
+	[ "$(sample jobreg_job_status stale stale)" = 1.0 ]
+	[ "$(sample jobreg_job_status stale running)" = 0.0 ]
+	[ "$(sample jobreg_job_status running running)" = 1.0 ]
+	[ "$(sample jobreg_job_status waiting pending)" = 1.0 ]
+	# exit codes: as recorded, 128+N for a signal, 124 for a time limit; none unless DONE
+	[ "$(sample jobreg_job_exit_code ok)" = 0.0 ]
+	[ "$(sample jobreg_job_exit_code failed)" = 3.0 ]
+	[ "$(sample jobreg_job_exit_code killed)" = 143.0 ]
+	[ "$(sample jobreg_job_exit_code timed)" = 124.0 ]
+	[ "$(sample jobreg_job_exit_code oddsig)" = 128.0 ]
+	[ "$(sample jobreg_job_exit_code running)" = "" ]
+	# times, where the record has them
+	[ "$(sample jobreg_job_start_time_seconds ok)" = "$(date -u -d 2026-01-01T00:00:00Z +%s).0" ]
+	[ "$(sample jobreg_job_end_time_seconds ok)" = "$(date -u -d 2026-01-01T01:00:00Z +%s).0" ]
+	[ "$(sample jobreg_job_last_success_time_seconds failed)" = "$(date -u -d 2025-12-01T00:00:00Z +%s).0" ]
+	[ "$(sample jobreg_job_start_time_seconds running)" = "$(date -u -d 2026-01-01T00:00:00Z +%s).0" ]
+	[ "$(sample jobreg_job_end_time_seconds running)" = "" ]
+	[ "$(sample jobreg_job_last_success_time_seconds waiting)" = "" ]
+	# counters (0 where the record has none)
+	[ "$(sample jobreg_job_runs_total ok)" = 12.0 ]
+	[ "$(sample jobreg_job_failures_total ok)" = 3.0 ]
+	[ "$(sample jobreg_job_runs_total running)" = 7.0 ]
+	[ "$(sample jobreg_job_failures_total waiting)" = 0.0 ]
+	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 0.0" <<<"$PARSED"
+	# the families and their types
+	[ "$(grep '^family ' <<<"$PARSED")" = "family jobreg_job_status gauge
+family jobreg_job_exit_code gauge
+family jobreg_job_start_time_seconds gauge
+family jobreg_job_end_time_seconds gauge
+family jobreg_job_last_success_time_seconds gauge
+family jobreg_job_runs counter
+family jobreg_job_failures counter
+family jobreg_corrupt_records gauge" ]
+	# 8 jobs: 4 status series each, 5 exit codes
+	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 32 ]
+	[ "$(grep -c '^jobreg_job_exit_code ' <<<"$PARSED")" -eq 5 ]
+}
+
+@test "get -P gives a family's HELP and TYPE once, before its samples, all samples grouped" {
+	plant_jobs
+	run --separate-stderr jobreg-get -a -P
+	[ "$status" -eq 0 ]
+	# every line is a HELP, a TYPE or a sample; a family's lines are contiguous
+	run awk '
+		/^# HELP / { if (help[$3]++) bad = bad " second HELP " $3; cur = $3; seen[$3]++; next }
+		/^# TYPE / { if (type[$3]++) bad = bad " second TYPE " $3
+			     if ($3 != cur) bad = bad " TYPE apart from HELP " $3
+			     if ($4 != "gauge" && $4 != "counter") bad = bad " type " $4; next }
+		/^#/ { bad = bad " comment " $0; next }
+		{ name = $1; sub(/\{.*/, "", name)
+		  if (name != cur) bad = bad " sample " name " outside its family " cur
+		  if (!type[name]) bad = bad " no TYPE before " name
+		  n[name]++ }
+		END { print (bad == "" ? "ok" : bad); for (f in help) if (!type[f]) print "no TYPE for " f }
+	' <<<"$output"
+	[ "$output" = ok ]
+	run jobreg-get -a -P
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 8 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 8 ]
+	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
+	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
+	# the last line ends with a line feed, as the format requires
+	[ "$(jobreg-get -a -P | tail -c 1 | od -An -c | tr -d ' ')" = '\n' ]
+}
+
+@test "get -P passes promtool check metrics" {
+	command -v promtool >/dev/null 2>&1 || skip "promtool is not installed (Debian package prometheus)"
+	plant_jobs
+	write_record corrupt version=1 garbage
+	run --separate-stderr jobreg-get -a -P
+	[ "$status" -eq 65 ]
+	run promtool check metrics <<<"$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "get -P escapes quotes, backslashes and newlines of the registry path in its label" {
+	need_parser
+	export REG="$BATS_TEST_TMPDIR/a \"quoted\" back\\slash"$'\n'"new line"
+	export JOBREG_DIR=$REG
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
+	run --separate-stderr jobreg-get -P job
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'registry="'"$BATS_TEST_TMPDIR"'/a \"quoted\" back\\slash\nnew line"'* ]]
+	run "$PROM_PY" -c '
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+regs = {s.labels["registry"] for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples}
+assert regs == {sys.argv[1]}, regs
+print("ok")' "$REG" <<<"$output"
+	[ "$output" = ok ]
+}
+
+@test "get -P labels a relative -d with the registry's absolute path" {
+	need_parser
+	write_record job version=1 status=PENDING since=2026-01-01T00:00:00Z
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr jobreg-get -d ./reg/ -P job
+	[ "$status" -eq 0 ]
+	PARSED=$(prom_samples <<<"$output")
+	[ "$(sample jobreg_job_status job pending)" = 1.0 ]
+	run --separate-stderr jobreg-get -d reg -P -a
+	PARSED=$(prom_samples <<<"$output")
+	[ "$(sample jobreg_job_status job pending)" = 1.0 ]
+}
+
+@test "get -P counts corrupt and unreadable records in jobreg_corrupt_records and gives them no job series" {
+	need_parser
+	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
+	write_record bad version=1 status=DONE junk
+	mkfifo "$REG/fifo"
+	run --separate-stderr timeout 5 jobreg-get -a -P
+	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	PARSED=$(prom_samples <<<"$output")
+	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 2.0" <<<"$PARSED"
+	[ "$(sample jobreg_job_status good done)" = 1.0 ]
+	! grep -q '"job": "bad"' <<<"$PARSED"
+	! grep -q '"job": "fifo"' <<<"$PARSED"
+	# a registry that does not exist: no jobs, no corrupt records, valid metrics
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/none" -a -P
+	[ "$status" -eq 0 ]
+	[ "$(prom_samples <<<"$output" | grep -v '^family ')" = "jobreg_corrupt_records {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
+	[ ! -e "$BATS_TEST_TMPDIR/none" ]
+}
+
+@test "get -P -s gives series only for the jobs with the statuses asked" {
+	need_parser
+	plant_jobs
+	run --separate-stderr jobreg-get -a -P -s FAILED,STALE
+	[ "$status" -eq 0 ]
+	PARSED=$(prom_samples <<<"$output")
+	local jobs
+	jobs=$(grep '^jobreg_job_status ' <<<"$PARSED" | sed 's/.*"job": "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
+	[ "$jobs" = "failed killed oddsig stale timed " ]
+	run --separate-stderr jobreg-get -P -s OK ok failed waiting
+	PARSED=$(prom_samples <<<"$output")
+	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 4 ]
+	[ "$(sample jobreg_job_status ok done)" = 1.0 ]
+}
+
+# --- -o FILE -----------------------------------------------------------------
+
+# temps_in DIR: the names of the hidden files in DIR (empty when none).
+temps_in() {
+	find "$1" -maxdepth 1 -name '.*' ! -name . -printf '%f\n'
+}
+
+@test "get -o writes the output to FILE instead of standard output, in every format" {
+	plant_jobs
+	local out="$BATS_TEST_TMPDIR/out/jobs.txt"
+	mkdir "$BATS_TEST_TMPDIR/out"
+	local f
+	for f in "" -l -j -P; do
+		run --separate-stderr jobreg-get $f -a
+		local want=$output
+		run --separate-stderr jobreg-get $f -o "$out" -a
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+		[ -z "$stderr" ]
+		[ "$(cat "$out")" = "$want" ]
+		[ -z "$(temps_in "$BATS_TEST_TMPDIR/out")" ]
+	done
+	# a relative FILE, in the working directory
+	cd "$BATS_TEST_TMPDIR/out"
+	run --separate-stderr jobreg-get -o rel.prom -P ok
+	[ "$status" -eq 0 ]
+	grep -q '^jobreg_job_status{job="ok",' rel.prom
+	[ -z "$(temps_in .)" ]
+}
+
+@test "get -o replaces FILE with a new file of mode 0666 & ~umask" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	local out="$BATS_TEST_TMPDIR/metrics.prom"
+	echo old > "$out"
+	chmod 600 "$out"
+	local before
+	before=$(stat -c %i "$out")
+	run sh -c 'umask 022; exec jobreg-get -P -o "$1" job' _ "$out"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$out")" = 644 ]
+	[ "$(stat -c %i "$out")" != "$before" ]
+	grep -q 'job="job"' "$out"
+	run sh -c 'umask 002; exec jobreg-get -o "$1" job' _ "$out"
+	[ "$(stat -c %a "$out")" = 664 ]
+	[ "$(cat "$out")" = DONE ]
+	[ -z "$(temps_in "$BATS_TEST_TMPDIR")" ]
+}
+
+@test "get -o never lets a reader see a partial file while it rewrites a large one" {
+	# 3000 jobs make about 2 MB of metrics; a reader copies the file over and
+	# over while it is rewritten, and every copy must be whole: 10 lines per
+	# job, 16 of HELP and TYPE, and the registry's line last.
+	local i
+	mkdir -p "$REG"
+	for i in $(seq 3000); do
+		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nstarted=2026-01-01T00:00:00Z\nended=2026-01-01T00:00:01Z\nexit=0\nlast_success=2026-01-01T00:00:01Z\nnote=%s\n' \
+			"$(printf 'x%.0s' $(seq 40))" > "$REG/job$i"
+	done
+	local out="$BATS_TEST_TMPDIR/m/jobreg.prom" snap="$BATS_TEST_TMPDIR/snap" done="$BATS_TEST_TMPDIR/done"
+	mkdir "$BATS_TEST_TMPDIR/m"
+	jobreg-get -a -P -o "$out"
+	local lines
+	lines=$(wc -l < "$out")
+	[ "$lines" -eq 30017 ]
+	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
+	local writer=$!
+	BG+=("$writer")
+	local reads=0
+	while [ ! -e "$done" ] && [ "$reads" -lt 100000 ]; do
+		cat "$out" > "$snap"
+		reads=$((reads + 1))
+		[ "$(wc -l < "$snap")" -eq "$lines" ]
+		[ "$(tail -n 1 "$snap")" = "jobreg_corrupt_records{registry=\"$REG\"} 0" ]
+	done
+	wait "$writer"
+	echo "whole copies read while rewriting: $reads" >&3
+	[ "$reads" -gt 1 ]
+	[ -z "$(temps_in "$BATS_TEST_TMPDIR/m")" ]
+}
+
+@test "get -o still writes FILE when a record is corrupt, and exits 65" {
+	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record bad version=1 status=DONE junk
+	local out="$BATS_TEST_TMPDIR/out"
+	run --separate-stderr jobreg-get -a -P -o "$out"
+	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	grep -qx "jobreg_corrupt_records{registry=\"$REG\"} 1" "$out"
+}
+
+@test "get -o reports a FILE it cannot create or may not replace with 73 or 77 and one line, leaving no temp file" {
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/missing/out.prom" -P job
+	[ "$status" -eq 73 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: cannot write $BATS_TEST_TMPDIR/missing/out.prom: "*"No such file or directory" ]]
+	# FILE is a directory
+	mkdir "$BATS_TEST_TMPDIR/adir"
+	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/adir" job
+	[ "$status" -eq 73 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "jobreg-get: cannot write $BATS_TEST_TMPDIR/adir: not a regular file" ]
+	[ -d "$BATS_TEST_TMPDIR/adir" ]
+	# a symlink (root's -o /dev/stdout must not turn it into a file)
+	echo target > "$BATS_TEST_TMPDIR/target"
+	ln -s target "$BATS_TEST_TMPDIR/link"
+	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/link" job
+	[ "$status" -eq 73 ]
+	[ -L "$BATS_TEST_TMPDIR/link" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/target")" = target ]
+	[ -z "$(temps_in "$BATS_TEST_TMPDIR")" ]
+	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/adir/" job
+	[ "$status" -eq 73 ]
+	run --separate-stderr jobreg-get -o '' job
+	[ "$status" -eq 64 ]
+	# permission denied, as a user who may not write the directory
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	PERMDIR=$(mktemp -d /tmp/jobreg-get-out.XXXXXX)
+	chmod 755 "$PERMDIR"
+	cp -r "$REG" "$PERMDIR/reg"
+	chmod -R a+rX "$PERMDIR/reg"
+	echo old > "$PERMDIR/out.prom"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/reg" -P -o "$PERMDIR/out.prom" job
+	[ "$status" -eq 77 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-get: cannot write $PERMDIR/out.prom: create $PERMDIR/.out.prom."*": Permission denied" ]]
+	[ "$(cat "$PERMDIR/out.prom")" = old ]
+	[ -z "$(temps_in "$PERMDIR")" ]
+}
+
+@test "get -o exits 74 when the write or fsync fails, keeps FILE as it was and removes its temp file" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1 ||
+		skip "this strace cannot inject faults (strace >= 4.16 needed)"
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
+	local out="$BATS_TEST_TMPDIR/o/out.prom" fault
+	mkdir "$BATS_TEST_TMPDIR/o"
+	echo old > "$out"
+	for fault in write:error=ENOSPC:when=1 fsync:error=EIO:when=1 rename,renameat,renameat2:error=EIO; do
+		run --separate-stderr strace -o /dev/null -e trace=write,fsync,rename,renameat,renameat2 \
+			-e inject="$fault" "$JOBREG_ROOT/bin/jobreg-get" -P -o "$out" job
+		[ "$status" -eq 74 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == "jobreg-get: cannot write $out: "* ]]
+		[ "$(cat "$out")" = old ]
+		[ -z "$(temps_in "$BATS_TEST_TMPDIR/o")" ]
+	done
+}
+
+@test "the alert rules of jobreg-get(1) fire for exactly the jobs they name, on the series -P gives" {
+	command -v promtool >/dev/null 2>&1 || skip "promtool is not installed (Debian package prometheus)"
+	# promtool's rule tests start at time() = 0 and are evaluated here at 2 days.
+	write_record old version=1 status=DONE since=1970-01-01T00:00:00Z exit=0 last_success=1970-01-01T00:00:00Z
+	write_record recent version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 last_success=1970-01-02T12:00:00Z
+	write_record failed version=1 status=DONE since=1970-01-02T12:00:00Z exit=2 last_success=1970-01-02T12:00:00Z
+	write_record killed version=1 status=DONE since=1970-01-02T12:00:00Z signal=KILL
+	write_record timed version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 timed_out=1
+	write_record running version=1 status=RUNNING since=1970-01-02T12:00:00Z
+	write_record stale version=1 status=RUNNING since=1970-01-01T00:00:00Z expires=1970-01-01T00:00:01Z
+	write_record broken version=1 junk
+	run --separate-stderr jobreg-get -a -P
+	[ "$status" -eq 65 ]
+	local t=$BATS_TEST_TMPDIR exprs
+	exprs=$(sed -n '/^and alert rules such as$/,/^\.Ed$/p' "$JOBREG_ROOT/man/jobreg-get.1" | grep -v '^[.a]')
+	[ "$(wc -l <<<"$exprs")" -eq 4 ]
+	{
+		echo 'groups:'
+		echo '  - name: jobreg'
+		echo '    rules:'
+		local i=0 e
+		while IFS= read -r e; do
+			i=$((i + 1))
+			printf '      - alert: rule%d\n        expr: %s\n' "$i" "$e"
+		done <<<"$exprs"
+	} > "$t/rules.yml"
+	{
+		echo 'rule_files: [rules.yml]'
+		echo 'evaluation_interval: 1h'
+		echo 'tests:'
+		echo '  - interval: 1h'
+		echo '    input_series:'
+		grep -v '^#' <<<"$output" | while read -r series value; do
+			printf "      - series: '%s'\n        values: '%sx60'\n" "$series" "$value"
+		done
+		echo '    alert_rule_test:'
+		# each rule and the jobs it must name (rule4: the registry's one series)
+		local rule jobs j
+		for rule in "rule1:old" "rule2:stale" "rule3:failed killed timed" "rule4:"; do
+			printf '      - eval_time: 2d\n        alertname: %s\n        exp_alerts:\n' "${rule%%:*}"
+			jobs=${rule#*:}
+			if [ -z "$jobs" ]; then
+				printf '          - exp_labels: {registry: "%s"}\n' "$REG"
+			fi
+			for j in $jobs; do
+				printf '          - exp_labels: {job: %s, registry: "%s"%s}\n' "$j" "$REG" \
+					"$([ "${rule%%:*}" = rule2 ] && echo ', status: stale')"
+			done
+		done
+	} > "$t/test.yml"
+	run promtool test rules "$t/test.yml"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

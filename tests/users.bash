@@ -1,0 +1,59 @@
+# Helpers for tests that need other users: a group and users with names unique to
+# this test process, removed again in users_teardown (call it from teardown, which
+# runs even when the test fails), and a world-traversable directory for a registry
+# they can reach ($BATS_TEST_TMPDIR is private to root).
+
+USERS_MADE=()
+GROUPS_MADE=()
+
+# need_users: skip unless we are root with useradd, groupadd and setpriv.
+need_users() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to add users"
+	local c
+	for c in useradd userdel groupadd groupdel setpriv; do
+		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
+	done
+}
+
+# retry CMD...: useradd and friends fail while another process holds /etc/passwd's lock.
+retry_accounts() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$@" 2>/dev/null && return 0
+		sleep 0.3
+	done
+	"$@"
+}
+
+# add_group NAME / add_user NAME GROUP: create them (no home, no login shell).
+add_group() {
+	retry_accounts groupadd "$1"
+	GROUPS_MADE+=("$1")
+}
+add_user() {
+	retry_accounts useradd -M -N -g "$2" -s /usr/sbin/nologin "$1"
+	USERS_MADE+=("$1")
+}
+
+users_teardown() {
+	local u g
+	for u in "${USERS_MADE[@]}"; do retry_accounts userdel "$u" || true; done
+	for g in "${GROUPS_MADE[@]}"; do retry_accounts groupdel "$g" || true; done
+	USERS_MADE=() GROUPS_MADE=()
+	[ -z "${PUBLIC:-}" ] || rm -rf "$PUBLIC"
+}
+
+# public_dir: set PUBLIC to a fresh directory under /tmp that every user can enter.
+public_dir() {
+	PUBLIC=$(mktemp -d /tmp/jobreg-shared.XXXXXX)
+	chmod 755 "$PUBLIC"
+}
+
+# as USER CMD...: run CMD as USER (with USER's groups) under umask 022, the
+# commands found on our PATH.
+as() {
+	local user=$1
+	shift
+	setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups \
+		env PATH="$PATH" JOBREG_DIR="$JOBREG_DIR" sh -c 'umask 022; exec "$@"' sh "$@"
+}
