@@ -27,9 +27,9 @@
  *   - another host (and no same boot id) or another namespace: never DEAD
  *     unless expired; the pid is never probed.
  *
- * Any violated property calls abort().  Built by tests/fuzz/run, or alone:
- *   clang -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/liveness_fuzz.c \
- *     src/liveness.c src/record.c src/sys.c */
+ * Any violated property calls abort().  Built by tests/fuzz/run, or alone
+ * with the library (every src/ .c file but the jobreg-*.c mains):
+ *   clang -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/liveness_fuzz.c LIB.c... */
 #include "../../src/liveness.h"
 
 #include <stdint.h>
