@@ -403,6 +403,22 @@ void reg_unlock(int *fd)
 	*fd = -1;
 }
 
+int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
+		   unsigned long long *ino)
+{
+	char *name = dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	struct stat st;
+	int rc = 0;
+
+	*ino = 0;
+	if (reg->fd >= 0 && fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		*ino = (unsigned long long)st.st_ino;
+	else if (reg->fd >= 0 && errno != ENOENT)
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
+	free(name);
+	return rc;
+}
+
 static void remove_leftover(const struct registry *reg, const char *job, const char *name)
 {
 	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
