@@ -299,33 +299,6 @@ out:
 	return rc;
 }
 
-static char *absolute(const char *path)
-{
-	struct buf abs = {0};
-	if (path[0] != '/') {
-		size_t size = 256;
-		char *cwd = NULL;
-		for (;;) {
-			cwd = xrealloc(cwd, size);
-			if (getcwd(cwd, size))
-				break;
-			if (errno != ERANGE) {
-				/* Unknown cwd: the relative path is the best we have. */
-				cwd[0] = '\0';
-				break;
-			}
-			size *= 2;
-		}
-		if (cwd[0]) {
-			buf_adds(&abs, cwd);
-			buf_addc(&abs, '/');
-		}
-		free(cwd);
-	}
-	buf_adds(&abs, path);
-	return abs.data;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -422,7 +395,10 @@ int main(int argc, char **argv)
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	char *abs = absolute(path);
+	/* Unknown working directory: the relative path is the best we have. */
+	char *abs = path_absolute(path);
+	if (!abs)
+		abs = xstrdup(path);
 	struct registry reg;
 	rc = reg_open(&reg, path, 1);
 	free(path);

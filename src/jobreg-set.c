@@ -1,7 +1,7 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cli.h"
 #include "liveness.h"
-#include "proc.h"
+#include "probe.h"
 #include "record.h"
 #include "registry.h"
 #include "state.h"
@@ -73,16 +73,20 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		struct run_end end = { .exit_status = (int)req->exit_status };
 		record_to_done(&st.rec, now, &end, req->note);
 	} else {
-		char host[HOST_NAME_MAX + 1] = "";
 		struct owner o = { .kind = OWNER_NONE };
 		time_t expires = 0;
 		if (req->owner_pid) {
-			gethostname(host, sizeof host - 1);
+			/* The writer's identity: readers check the pid only
+			 * where it means the same process (SPEC §2). */
+			struct reader me;
+			probe_reader(&me);
 			o.kind = OWNER_PID;
-			o.host = host;
+			o.host = me.host ? me.host : "";
 			o.pid = req->owner_pid;
 			o.pid_start = req->owner_start;
-			o.boot_id = boot_id();
+			o.boot_id = me.boot_id;
+			o.pid_ns = me.pid_ns;
+			o.time_ns = me.time_ns;
 		}
 		if (req->ttl > 0) {
 			/* Rounded up, so the record never expires early. */
@@ -175,8 +179,18 @@ int main(int argc, char **argv)
 		return fail(EXIT_USAGE, req.job, "--ttl is for RUNNING only");
 	if (req.exit_status >= 0 && req.status != ST_DONE)
 		return fail(EXIT_USAGE, req.job, "--exit is for DONE only");
-	if (req.owner_pid && pid_start_time(req.owner_pid, &req.owner_start) <= 0)
-		return fail(EXIT_USAGE, req.job, "no such process: %ld", req.owner_pid);
+	if (req.owner_pid) {
+		struct probes p = { .pid = PID_UNPROBED };
+		probe_pid(req.owner_pid, &p);
+		if (p.pid == PID_GONE || p.pid == PID_ZOMBIE)
+			return fail(EXIT_USAGE, req.job, "no such process: %ld", req.owner_pid);
+		/* kill(2) sees it but /proc hides it (hidepid=): the record
+		 * gets no pid_start, and a reused pid would pass for it. */
+		if (p.pid == PID_HIDDEN)
+			info(req.job, "pid %ld: start time hidden by /proc; recorded without pid_start",
+			     req.owner_pid);
+		req.owner_start = p.pid == PID_STARTED ? p.pid_start : 0;
+	}
 
 	char *path = registry_path(common.dir);
 	if (!path)

@@ -1,35 +1,100 @@
 #include "liveness.h"
-#include "proc.h"
-#include "sys.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-int owner_alive(const struct record *r, time_t now)
+static unsigned long long number(const struct record *r, const char *key)
+{
+	const char *v = record_get(r, key);
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+void liveness_claim(const struct record *r, struct claim *c)
 {
 	const char *owner = record_get(r, "owner");
 	const char *expires = record_get(r, "expires");
-	time_t until;
 
-	if (owner && strcmp(owner, "pid") == 0) {
-		const char *their_boot = record_get(r, "boot_id");
-		const char *our_boot = boot_id();
-		/* Only a pid of this boot can be checked. */
-		if (their_boot && our_boot && strcmp(their_boot, our_boot) == 0) {
-			unsigned long long start;
-			const char *want = record_get(r, "pid_start");
-			int live = pid_start_time(strtol(record_get(r, "pid"), NULL, 10), &start);
-			if (live == 0)
-				return 0;
-			if (live > 0 && want && strtoull(want, NULL, 10) != start)
-				return 0;
+	memset(c, 0, sizeof *c);
+	c->owner.kind = !owner ? OWNER_NONE
+		      : strcmp(owner, "lock") == 0 ? OWNER_LOCK : OWNER_PID;
+	c->owner.host = record_get(r, "host");
+	/* The parser checked these are decimal (pid at most 10 digits). */
+	c->owner.pid = (long)number(r, "pid");
+	c->owner.pid_start = number(r, "pid_start");
+	c->owner.boot_id = record_get(r, "boot_id");
+	c->owner.pid_ns = number(r, "pid_ns");
+	c->owner.time_ns = number(r, "time_ns");
+	c->owner.run_lock = number(r, "run_lock");
+	c->has_expires = expires && time_parse(expires, &c->expires) == 0;
+}
+
+/* Equal, or both missing. */
+static int same(const char *a, const char *b)
+{
+	return a ? b && strcmp(a, b) == 0 : !b;
+}
+
+static int known_and_different(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) != 0;
+}
+
+/* The pid rules of SPEC §2.2, without the TTL.  LIVE_ALIVE also stands
+ * for "cannot be checked". */
+static enum liveness by_pid(const struct owner *o, const struct reader *me,
+			    const struct probes *p)
+{
+	/* A boot id names one boot of one machine; with none on either
+	 * side, only the host name can tell the machines apart. */
+	int same_boot = same(o->boot_id, me->boot_id) && (o->boot_id || same(o->host, me->host));
+
+	if (same_boot && o->pid_ns == me->pid_ns && o->time_ns == me->time_ns && o->pid > 0) {
+		switch (p->pid) {
+		case PID_UNPROBED:
+			return LIVE_PROBE_PID;
+		case PID_GONE:
+		case PID_ZOMBIE:
+			return LIVE_DEAD;
+		case PID_STARTED:
+			/* No pid_start recorded: existence is all we know. */
+			return !o->pid_start || o->pid_start == p->pid_start ? LIVE_ALIVE : LIVE_DEAD;
+		case PID_HIDDEN:
+			/* Absence from /proc never proves death. */
+			return LIVE_ALIVE;
 		}
 	}
-	if (expires && time_parse(expires, &until) == 0 && now > until)
+	if (o->host && me->host && strcmp(o->host, me->host) == 0 &&
+	    known_and_different(o->boot_id, me->boot_id))
+		return LIVE_DEAD;   /* rebooted since */
+	return LIVE_ALIVE;          /* another host or namespace: cannot tell */
+}
+
+int liveness_lock_trusted(const struct claim *c, const struct probes *p)
+{
+	if (c->owner.kind != OWNER_LOCK || p->lock == LOCK_UNPROBED)
 		return 0;
-	return 1;
+	if (!c->owner.run_lock)
+		return 1;   /* 0.1.0 wrote no inode: the lock as before */
+	return p->lock != LOCK_MISSING && p->lock_ino == c->owner.run_lock;
+}
+
+enum liveness liveness_judge(const struct claim *c, const struct reader *me,
+			     const struct probes *p)
+{
+	if (c->owner.kind == OWNER_LOCK) {
+		if (p->lock == LOCK_UNPROBED)
+			return LIVE_PROBE_LOCK;
+		if (liveness_lock_trusted(c, p))
+			return p->lock == LOCK_HELD ? LIVE_ALIVE : LIVE_DEAD;
+		/* Removed or replaced during the run: the lock proves
+		 * nothing, the dispatcher's pid decides. */
+		return by_pid(&c->owner, me, p);
+	}
+	/* expires is written rounded up to the second: compare it with the
+	 * sub-second time, so a TTL of 1 s ends 1 to 2 s after it was set. */
+	if (c->has_expires && me->now > (double)c->expires)
+		return LIVE_DEAD;
+	if (c->owner.kind == OWNER_NONE)
+		return LIVE_ALIVE;
+	return by_pid(&c->owner, me, p);
 }

@@ -48,15 +48,18 @@ const char *boot_id(void)
 int pid_start_time(long pid, unsigned long long *start)
 {
 	char path[64], stat[1024];
-	if (pid <= 0)
-		return 0;
+	if (pid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	/* The command name in field 2 may hold anything, even ") ", so the
 	 * fields are counted from the last ')'; the 1 KiB read covers the
 	 * 16-byte name and the 20 fields after it. */
 	ssize_t n = read_proc(path, stat, sizeof stat);
+	/* ENOENT is no proof of death: hidepid=2 hides live processes. */
 	if (n < 0)
-		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+		return -1;
 	char *p = strrchr(stat, ')');
 	if (!p) {
 		errno = EIO;

@@ -11,8 +11,9 @@
 const char *boot_id(void);
 
 /* The start time of PID (field 22 of /proc/PID/stat).  Returns 1 and sets
- * *start for a live process, 0 for none or a zombie, -1 on error (errno
- * set: EACCES or EPERM when hidden, e.g. by hidepid=). */
+ * *start for a live process, 0 for a zombie, -1 with errno set when the
+ * entry cannot be read: ENOENT or ESRCH for no such process — or one that
+ * hidepid=2 hides —, EACCES or EPERM when hidden otherwise. */
 int pid_start_time(long pid, unsigned long long *start);
 
 /* The inode of /proc/self/ns/KIND ("pid" or "time"), cached; 0 when the

@@ -519,7 +519,8 @@ int record_owned_by(const struct record *r, const struct owner *o)
 		return 0;
 	if (o->kind == OWNER_PID) {
 		const char *start = record_get(r, "pid_start"), *boot = record_get(r, "boot_id");
-		if (!start || strtoull(start, NULL, 10) != o->pid_start)
+		/* No pid_start when /proc hid it from the writer. */
+		if ((start ? strtoull(start, NULL, 10) : 0) != o->pid_start)
 			return 0;
 		if (!boot || !o->boot_id || strcmp(boot, o->boot_id) != 0)
 			return 0;

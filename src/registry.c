@@ -196,14 +196,14 @@ static int read_record(int fd, off_t size, struct buf *data)
 
 int reg_read(const struct registry *reg, const char *job, struct buf *data, int *found)
 {
-	int fd = -1, rc = 0, tries = 0;
+	int fd = -1, tries = 0;
 	*found = 0;
 	buf_reset(data);
 	if (reg->fd < 0)
 		return 0;
 	for (;;) {
 		off_t size = 0;
-		rc = open_entry(reg, job, job, O_RDONLY, &fd, &size);
+		int rc = open_entry(reg, job, job, O_RDONLY, &fd, &size);
 		if (rc || fd < 0)
 			return rc;
 		rc = read_record(fd, size, data);
@@ -306,11 +306,10 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 		     int exclusive, int create, int *fd, struct stat *st)
 {
 	int mode = exclusive ? O_RDWR : O_RDONLY;
-	int rc = 0;
 	/* Each round sees the file appear or vanish under us: rare, but a
 	 * clear removing lock files could repeat it, so bound the rounds. */
 	for (int round = 0; round < 100; round++) {
-		rc = entry_open(reg->fd, name, mode, fd, st);
+		int rc = entry_open(reg->fd, name, mode, fd, st);
 		if (rc == 0)
 			return 0;
 		if (rc == ENTRY_NOT_REGULAR)
@@ -403,6 +402,22 @@ void reg_unlock(int *fd)
 	*fd = -1;
 }
 
+int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
+		   unsigned long long *ino)
+{
+	char *name = dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	struct stat st;
+	int rc = 0;
+
+	*ino = 0;
+	if (reg->fd >= 0 && fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		*ino = (unsigned long long)st.st_ino;
+	else if (reg->fd >= 0 && errno != ENOENT)
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
+	free(name);
+	return rc;
+}
+
 static void remove_leftover(const struct registry *reg, const char *job, const char *name)
 {
 	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
@@ -449,7 +464,7 @@ static int replace_once(const struct registry *reg, const char *job, const char 
 		fd = -1;
 		if (rc == 0) {
 			*what = "rename";
-			if ((rc = renameat(reg->fd, tmp, reg->fd, job)) == 0)
+			if (renameat(reg->fd, tmp, reg->fd, job) == 0)
 				return 0;
 		}
 		return -1;

@@ -50,6 +50,9 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd);
 void reg_unlock(int *fd);
+/* The inode of JOB's job or run lock file, 0 when it does not exist. */
+int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
+		   unsigned long long *ino);
 
 /* Replace JOB's record with DATA: DIR/.JOB.tmp (a leftover of that name
  * is unlinked first), fsync, renameat, fsync of the directory.  Call with

@@ -1,29 +1,87 @@
 #include "state.h"
 #include "cli.h"
 #include "liveness.h"
+#include "probe.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
 static int same_value(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* The run a lock-owned record names: its pid and start. */
+/* The run a record names: its owner, start and limits.  A dead verdict
+ * stands when the record read again still names the same run. */
 static int same_run(const struct record *a, const struct record *b)
 {
-	return record_status(a) == ST_RUNNING && record_status(b) == ST_RUNNING &&
-	       same_value(record_get(a, "owner"), record_get(b, "owner")) &&
-	       same_value(record_get(a, "host"), record_get(b, "host")) &&
-	       same_value(record_get(a, "pid"), record_get(b, "pid")) &&
-	       same_value(record_get(a, "started"), record_get(b, "started"));
+	static const char *const keys[] = {
+		"owner", "host", "pid", "pid_start", "started", "run_lock", "expires",
+	};
+	if (record_status(a) != ST_RUNNING || record_status(b) != ST_RUNNING)
+		return 0;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (!same_value(record_get(a, keys[i]), record_get(b, keys[i])))
+			return 0;
+	return 1;
 }
 
-static int lock_owned(const struct record *r)
+/* The run-lock probe: LOCK_SH|LOCK_NB, released at once unless it is
+ * free, when *probe keeps it for the read that confirms the verdict. */
+static int probe_lock(const struct registry *reg, const char *job, int *probe,
+		      struct probes *p)
 {
-	const char *owner = record_get(r, "owner");
-	return owner && strcmp(owner, "lock") == 0;
+	struct stat held;
+	int rc = reg_lock(reg, job, RUN_LOCK, LOCK_SH, 0, LOCK_QUIET_BUSY, probe);
+
+	if (rc == EXIT_BUSY) {
+		p->lock = LOCK_HELD;
+		return reg_lock_inode(reg, job, RUN_LOCK, &p->lock_ino);
+	}
+	if (rc)
+		return rc;
+	if (*probe < 0) {
+		p->lock = LOCK_MISSING;
+		return 0;
+	}
+	if (fstat(*probe, &held) < 0) {
+		struct buf name = {0};
+		buf_addf(&name, ".%s.run", job);
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name.data));
+		buf_free(&name);
+		return rc;
+	}
+	p->lock = LOCK_FREE;
+	p->lock_ino = (unsigned long long)held.st_ino;
+	return 0;
+}
+
+/* Ask liveness_judge(), making the probes it asks for. */
+static int judge(const struct registry *reg, const char *job, const struct record *r,
+		 int *probe, enum liveness *verdict, int *by_lock)
+{
+	struct claim c;
+	struct reader me;
+	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
+	int rc = 0;
+
+	liveness_claim(r, &c);
+	probe_reader(&me);
+	for (;;) {
+		*verdict = liveness_judge(&c, &me, &p);
+		if (*verdict == LIVE_PROBE_LOCK)
+			rc = probe_lock(reg, job, probe, &p);
+		else if (*verdict == LIVE_PROBE_PID)
+			probe_pid(c.owner.pid, &p);
+		else
+			break;
+		if (rc)
+			return rc;
+	}
+	*by_lock = liveness_lock_trusted(&c, &p);
+	return 0;
 }
 
 static int read_record(const struct registry *reg, const char *job, struct job_state *st)
@@ -49,42 +107,36 @@ static int read_record(const struct registry *reg, const char *job, struct job_s
 
 int state_load(const struct registry *reg, const char *job, struct job_state *st)
 {
-	struct record probed;   /* the record read before the probe */
-	int probe = -1, rc;
+	struct record dead;     /* a RUNNING record judged dead, to confirm */
+	int probe = -1, rc, have_dead = 0;
 
 	record_init(&st->rec);
-	record_init(&probed);
+	record_init(&dead);
 	st->why = NULL;
+	st->by_lock = 0;
 	for (int attempt = 0; attempt < 1000; attempt++) {
 		rc = read_record(reg, job, st);
 		if (rc || st->status != ST_RUNNING)
 			break;
-		if (!lock_owned(&st->rec)) {
-			if (!owner_alive(&st->rec, now_seconds()))
-				st->status = ST_STALE;
-			break;
-		}
-		if (attempt > 0 && probed.count && same_run(&probed, &st->rec)) {
-			/* Read again under a successful probe and the same
-			 * run: nobody holds its lock, so it is dead. */
+		if (have_dead && same_run(&dead, &st->rec)) {
 			st->status = ST_STALE;
 			break;
 		}
 		reg_unlock(&probe);
-		rc = reg_lock(reg, job, RUN_LOCK, LOCK_SH, 0, LOCK_QUIET_BUSY, &probe);
-		if (rc == EXIT_BUSY) {
-			rc = 0;   /* held: the run is alive */
+		enum liveness verdict;
+		rc = judge(reg, job, &st->rec, &probe, &verdict, &st->by_lock);
+		if (rc || verdict == LIVE_ALIVE)
 			break;
-		}
-		if (rc)
-			break;
-		/* Free (or gone): remember this run, read again under it. */
-		record_free(&probed);
-		probed = st->rec;
+		/* Dead: read again (under a free lock's probe, so no new run
+		 * starts meanwhile) before saying so, so that a run which has
+		 * just ended and written DONE is not called STALE. */
+		record_free(&dead);
+		dead = st->rec;
+		have_dead = 1;
 		record_init(&st->rec);
 	}
 	reg_unlock(&probe);
-	record_free(&probed);
+	record_free(&dead);
 	return rc;
 }
 

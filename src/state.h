@@ -11,11 +11,15 @@ struct job_state {
 	int found;            /* a record exists */
 	struct record rec;    /* empty unless found and not corrupt */
 	const char *why;      /* what makes it corrupt */
+	int by_lock;          /* the run lock decided liveness: a wait for
+				 the run's end may block on it */
 };
 
-/* Read JOB and judge it.  A lock-owned RUNNING record is probed with
- * LOCK_SH|LOCK_NB on the run lock; when the probe succeeds the record is
- * read again under it, so a run that has just written DONE is not called
+/* Read JOB and judge a RUNNING record's owner by liveness_judge(),
+ * making the probes it asks for: the run lock with LOCK_SH|LOCK_NB (its
+ * inode compared with run_lock), kill(2) and /proc for a pid.  A dead
+ * verdict is confirmed by reading the record again (under the probe, when
+ * the lock was free), so a run that has just written DONE is not called
  * STALE.  Returns an exit status (errors printed), but 65 for a corrupt
  * record silently, with status ST_CORRUPT: state_corrupt() reports it. */
 int state_load(const struct registry *reg, const char *job, struct job_state *st);

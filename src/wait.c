@@ -189,17 +189,6 @@ static void unwatch_pid(struct wjob *j)
 	j->pid = 0;
 }
 
-/* Does DIR/.JOB.run still name the inode the record's run_lock names?
- * If not, the dispatcher's pid decides liveness (SPEC §2). */
-static int run_lock_current(const struct waiter *w, const struct wjob *j, const char *inode)
-{
-	struct stat st;
-	if (!inode)
-		return 1;
-	return fstatat(w->reg.fd, j->run_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       (unsigned long long)st.st_ino == strtoull(inode, NULL, 10);
-}
-
 /* Arm what tells of a change of an unmet job; returns 1 when something
  * new was armed (so the caller checks once more: no lost wake-up). */
 static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, double now)
@@ -227,8 +216,10 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		unwatch_pid(j);
 		return 0;
 	}
-	if (j->lock_run && run_lock_current(w, j, record_get(r, "run_lock"))) {
-		unwatch_pid(j);   /* the run lock's close tells */
+	if (j->lock_run && st->by_lock) {
+		/* The run lock decides (not removed or replaced, SPEC §2):
+		 * its close tells. */
+		unwatch_pid(j);
 		return 0;
 	}
 	if (j->pidfd >= 0 && j->pid == pid)

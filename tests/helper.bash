@@ -27,6 +27,21 @@ field() {
 	sed -n "s/^$2=//p" "$REG/$1"
 }
 
+# ns_fields: the record lines naming this shell's pid and time namespaces
+# (pid_ns=, time_ns=), as jobreg-set --owner writes them; one a line, none
+# for a namespace the kernel lacks.
+ns_fields() {
+	local k
+	for k in pid time; do
+		if [ -e "/proc/self/ns/$k" ]; then echo "${k}_ns=$(stat -L -c %i "/proc/self/ns/$k")"; fi
+	done
+}
+
+# ns_keys: the keys of ns_fields, each followed by a space ("pid_ns time_ns ").
+ns_keys() {
+	ns_fields | sed 's/=.*/ /' | tr -d '\n'
+}
+
 # make_socket PATH: a Unix socket at PATH (skips the test without python3).
 make_socket() {
 	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to make a socket"

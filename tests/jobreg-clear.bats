@@ -25,7 +25,7 @@ stale_record() {
 	local t
 	t=$(now_rfc3339 -60)
 	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$(dead_pid)" pid_start=1 "boot_id=$BOOT_ID" "started=$t"
+		"pid=$(dead_pid)" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
 }
 
 # live_record JOB: RUNNING owned by a live background sleep (its pid in LIVE_PID).
@@ -36,7 +36,7 @@ live_record() {
 	LIVE_PID=$!
 	BG_PIDS+=("$LIVE_PID")
 	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" "started=$t"
+		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
 }
 
 # bg_dispatch JOB: a dispatcher of JOB in the background whose command waits for
@@ -126,7 +126,7 @@ one_line() {
 	[ "$output" = "RUNNING" ]
 }
 
-@test "clear refuses a RUNNING record whose owner pid is alive (or on another boot), naming the pid" {
+@test "clear refuses a RUNNING record whose owner pid is alive (or on another host), naming the pid" {
 	live_record j
 	cp "$REG/j" "$T/before"
 	run --separate-stderr jobreg-clear j
@@ -135,7 +135,7 @@ one_line() {
 	[[ "$stderr" == "jobreg-clear: j: "* ]]
 	[[ "$stderr" == *"pid $LIVE_PID"* ]]
 	cmp "$T/before" "$REG/j"
-	write_record k version=1 status=RUNNING "since=$(now_rfc3339)" owner=pid "host=$HOST" \
+	write_record k version=1 status=RUNNING "since=$(now_rfc3339)" owner=pid "host=other-$HOST" \
 		"pid=$(dead_pid)" pid_start=1 boot_id=00000000-0000-0000-0000-000000000000 "started=$(now_rfc3339)"
 	run jobreg-clear k
 	[ "$status" -eq 1 ]

@@ -30,7 +30,7 @@ stale_record() {
 	t=$(now_rfc3339 -60)
 	STALE_PID=$(dead_pid)
 	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$STALE_PID" pid_start=1 "boot_id=$BOOT_ID" "started=$t"
+		"pid=$STALE_PID" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
 }
 
 # live_record JOB: RUNNING owned by a live background sleep (its pid in LIVE_PID).
@@ -42,7 +42,7 @@ live_record() {
 	LIVE_PID=$!
 	BG_PIDS+=("$LIVE_PID")
 	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" "started=$t"
+		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
 }
 
 # bg_dispatch JOB [OPTION...]: a dispatcher of JOB in the background whose command

@@ -6,12 +6,15 @@ load helper
 
 load owners
 
-# pid_record JOB PID PID_START BOOT_ID [EXTRA LINES...]: an owner=pid RUNNING record.
+# pid_record JOB PID PID_START BOOT_ID [EXTRA LINES...]: an owner=pid RUNNING
+# record, written in this shell's namespaces.
 pid_record() {
 	local job=$1 pid=$2 ps=$3 boot=$4
 	shift 4
+	# shellcheck disable=SC2046
 	write_record "$job" version=1 status=RUNNING since=2026-01-01T00:00:00Z owner=pid \
-		host=build01 "pid=$pid" "pid_start=$ps" "boot_id=$boot" "$@" started=2026-01-01T00:00:00Z
+		host=build01 "pid=$pid" "pid_start=$ps" "boot_id=$boot" $(ns_fields) "$@" \
+		started=2026-01-01T00:00:00Z
 }
 
 # json_valid: every stdin line parses as JSON (skipped silently without python3).
@@ -258,7 +261,7 @@ get_refuses_id() {
 	[ "$output" = RUNNING ]
 }
 
-@test "get counts an owner from another boot as alive even if its pid is gone" {
+@test "get counts an owner from another host and boot as alive even if its pid is gone here" {
 	dead_pid
 	pid_record job "$DEAD" 12345 00000000-1111-2222-3333-444444444444
 	run --separate-stderr jobreg-get job
@@ -364,7 +367,8 @@ get_refuses_id() {
 	local ps boot
 	ps=$(pid_start "$SLEEPER")
 	boot=$(boot_id)
-	pid_record job "$SLEEPER" "$ps" "$boot"
+	write_record job version=1 status=RUNNING since=2026-01-01T00:00:00Z owner=pid \
+		host=build01 "pid=$SLEEPER" "pid_start=$ps" "boot_id=$boot" started=2026-01-01T00:00:00Z
 	write_record bare version=1 status=RUNNING since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get --json job bare
 	[ "$status" -eq 0 ]

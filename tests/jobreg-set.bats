@@ -205,11 +205,12 @@ set_refuses_id() {
 	[ "$(jobreg-get job)" = RUNNING ]
 }
 
-@test "set RUNNING --owner PID writes the owner's pid, start time, host and boot id" {
+@test "set RUNNING --owner PID writes the owner's pid, start time, host, boot id and namespaces" {
 	start_sleeper
 	run --separate-stderr jobreg-set --owner "$SLEEPER" job RUNNING
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started runs" ]
+	[ "$(keys job)" = "version status since owner host pid pid_start boot_id $(ns_keys)started runs" ]
+	[ "$(grep '_ns=' "$REG/job")" = "$(ns_fields)" ]
 	[ "$(field job owner)" = pid ]
 	[ "$(field job host)" = "$(hostname)" ]
 	[ "$(field job pid)" = "$SLEEPER" ]
@@ -297,7 +298,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set --owner "$SLEEPER" job RUNNING
 	[ "$status" -eq 0 ]
 	[ "$(field job since)" = "$OLD" ]
-	[ "$(keys job)" = "version status since owner host pid pid_start boot_id started runs" ]
+	[ "$(keys job)" = "version status since owner host pid pid_start boot_id $(ns_keys)started runs" ]
 }
 
 @test "set RUNNING again without an owner on an ownerless run is a renewal too" {
@@ -497,7 +498,7 @@ set_refuses_id() {
 @test "set --if compares against the derived status, so STALE can be taken over" {
 	dead_pid
 	write_record job version=1 status=RUNNING "since=$OLD" owner=pid host=build01 "pid=$DEAD" \
-		pid_start=12345 "boot_id=$(boot_id)" "started=$OLD"
+		pid_start=12345 "boot_id=$(boot_id)" $(ns_fields) "started=$OLD"
 	run --separate-stderr jobreg-set --if RUNNING job DONE
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "jobreg-set: job: "*STALE* ]]

@@ -12,6 +12,7 @@ teardown() {
 		poll_until gone "$p" || kill_tree "$p" KILL
 		wait "$p" 2>/dev/null || true
 	done
+	if declare -F local_teardown >/dev/null; then local_teardown; fi
 }
 
 # poll_until CMD...: retry CMD every 25 ms for at most 10 s.

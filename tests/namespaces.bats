@@ -1,0 +1,329 @@
+#!/usr/bin/env bats
+# Where owners live (SPEC §2): pid and time namespaces sharing a registry,
+# /proc mounted hidepid=2, reboots, other hosts, the sub-second TTL, and a
+# run lock removed or replaced during a run.  Namespaces and mounts are made
+# with unshare(1) and die with the test's processes; users are removed in
+# teardown.
+
+bats_require_minimum_version 1.5.0
+load helper
+load procs
+
+local_setup() {
+	T=$BATS_TEST_TMPDIR
+	HOST=$(uname -n)
+	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
+	OTHER_BOOT=00000000-1111-2222-3333-444444444444
+	mkdir -p "$REG"
+}
+
+local_teardown() {
+	if [ -n "${TEST_USER:-}" ]; then userdel "$TEST_USER" 2>/dev/null || true; fi
+	if [ -n "${USER_DIR:-}" ]; then rm -rf "$USER_DIR"; fi
+}
+
+need_unshare() {
+	unshare "$@" true 2>/dev/null || skip "unshare $* does not work here (no namespace support or privilege)"
+}
+
+# in_background CMD...: run CMD in the background as a test process.
+in_background() {
+	"$@" 3>&- >"$T/bg.out" 2>&1 &
+	BG_PIDS+=("$!")
+}
+
+# A shell script for sh -c that waits (at most ~10 s) for $T/release.
+HOLD='i=0; while [ ! -e "$RELEASE" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done'
+
+# container_owner JOB UNSHARE_OPTION...: a process in new namespaces that sets
+# JOB RUNNING --owner itself, then waits for $T/release.  Returns once set.
+container_owner() {
+	local job=$1; shift
+	in_background env RELEASE="$T/release" READY="$T/ready.$job" JOB="$job" \
+		unshare "$@" sh -c 'jobreg-set --owner $$ "$JOB" RUNNING &&
+			stat -L -c %i /proc/self/ns/pid > "$READY.pid_ns" &&
+			cut -d" " -f22 /proc/$$/stat > "$READY.start" &&
+			echo $$ > "$READY.pid" && : > "$READY"; '"$HOLD"
+	poll_until test -e "$T/ready.$job"
+}
+
+# sleeper: a live background process of this shell; its pid in SLEEPER.
+sleeper() {
+	sleep 30 3>&- >/dev/null 2>&1 &
+	SLEEPER=$!
+	BG_PIDS+=("$SLEEPER")
+}
+
+# pid_owned JOB HOST PID BOOT [LINES...]: an owner=pid RUNNING record.
+pid_owned() {
+	local job=$1 host=$2 pid=$3 boot=$4 start=1
+	shift 4
+	if [ -e "/proc/$pid" ]; then start=$(pid_start "$pid"); fi
+	write_record "$job" version=1 status=RUNNING "since=$(now_rfc3339 -60)" owner=pid \
+		"host=$host" "pid=$pid" "pid_start=$start" "boot_id=$boot" "$@" \
+		"started=$(now_rfc3339 -60)"
+}
+
+@test "a pid owner inside a container reads RUNNING on the host while it lives, so the host takes nothing over" {
+	need_unshare --pid --fork --mount-proc
+	container_owner cjob --pid --fork --mount-proc
+	# The container's pid 1 is the host's init: 0.1.0 compared start times.
+	[ "$(field cjob pid)" = 1 ]
+	run jobreg-get cjob
+	[ "$output" = RUNNING ]
+	run --separate-stderr jobreg-set --if PENDING,DONE,STALE cjob RUNNING
+	[ "$status" -eq 1 ]
+	run --separate-stderr jobreg-dispatch cjob touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ ! -e "$T/ran" ]
+	run --separate-stderr jobreg-clear --stale -a
+	[ "$status" -eq 0 ]
+	[ "$(field cjob owner)" = pid ]
+}
+
+@test "a host's pid owner reads RUNNING inside a container, whose clear --stale -a leaves it and clears its own dead owners" {
+	need_unshare --pid --fork --mount-proc
+	sleeper
+	jobreg-set --owner "$SLEEPER" live RUNNING
+	run --separate-stderr unshare --pid --fork --mount-proc sh -c '
+		sleep 30 & p=$!
+		jobreg-set --owner $p own RUNNING
+		jobreg-get live own
+		kill $p; wait $p
+		jobreg-get own
+		jobreg-clear --stale -a'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'RUNNING\nRUNNING\nSTALE')" ]
+	[ ! -e "$REG/own" ]
+	[ "$(jobreg-get live)" = RUNNING ]
+}
+
+@test "a record written in a pid namespace names that namespace in pid_ns, and time_ns where the kernel has one" {
+	need_unshare --pid --fork --mount-proc
+	container_owner cjob --pid --fork --mount-proc
+	[ "$(field cjob pid_ns)" = "$(cat "$T/ready.cjob.pid_ns")" ]
+	[ "$(field cjob pid_ns)" != "$(stat -L -c %i /proc/self/ns/pid)" ]
+	if [ -e /proc/self/ns/time ]; then
+		[ "$(field cjob time_ns)" = "$(stat -L -c %i /proc/self/ns/time)" ]
+	else
+		[ -z "$(field cjob time_ns)" ]
+	fi
+}
+
+@test "a pid owner in a time namespace reads RUNNING on the host, and a host's owner RUNNING in it" {
+	[ -e /proc/self/ns/time ] || skip "no time namespaces: /proc/self/ns/time is missing (kernel before 5.6 or CONFIG_TIME_NS=n)"
+	need_unshare --time --boottime 100000
+	container_owner tjob --time --boottime 100000
+	local pid
+	pid=$(cat "$T/ready.tjob.pid")
+	# Same pid, but its start time reads shifted in there: 0.1.0 said STALE.
+	[ "$(field tjob pid)" = "$pid" ]
+	[ "$(field tjob pid_start)" != "$(pid_start "$pid")" ]
+	[ "$(field tjob time_ns)" != "$(stat -L -c %i /proc/self/ns/time)" ]
+	run jobreg-get tjob
+	[ "$output" = RUNNING ]
+	sleeper
+	jobreg-set --owner "$SLEEPER" host RUNNING
+	run unshare --time --boottime 100000 jobreg-get host
+	[ "$output" = RUNNING ]
+	run unshare --time --boottime 100000 jobreg-clear --stale -a
+	[ "$status" -eq 0 ]
+	[ -e "$REG/host" ]
+}
+
+# hidepid_user: a temporary user and a registry it can read; name in
+# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.
+hidepid_user() {
+	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
+		skip "useradd or setpriv missing"
+	need_unshare --mount --propagation private
+	TEST_USER=jrtest_live_$$_$BATS_TEST_NUMBER
+	useradd -M -N -s /usr/sbin/nologin "$TEST_USER"
+	USER_DIR=$(mktemp -d /tmp/jrtest-live.XXXXXX)
+	chmod 755 "$USER_DIR"
+	install -d -m 0777 "$USER_DIR/reg"
+	export JOBREG_DIR="$USER_DIR/reg"
+	REG=$JOBREG_DIR
+}
+
+# as_user_hidepid CMD...: CMD as TEST_USER, in a private mount namespace
+# whose /proc is mounted hidepid=2 (in this pid namespace).
+as_user_hidepid() {
+	unshare --mount --propagation private sh -c '
+		mount -t proc -o hidepid=2 proc /proc || exit 99
+		u=$1; shift
+		exec setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"' _ "$TEST_USER" "$@"
+}
+
+@test "with /proc mounted hidepid=2, another user's reader sees a root-owned live pid owner as RUNNING and a dead one as STALE" {
+	hidepid_user
+	sleeper
+	jobreg-set --owner "$SLEEPER" live RUNNING
+	pid_owned dead "$HOST" "$(dead_pid)" "$BOOT_ID" $(ns_fields)
+	# The user really cannot see the pid there, but kill(2) finds it.
+	run as_user_hidepid test -e "/proc/$SLEEPER"
+	[ "$status" -eq 1 ]
+	run --separate-stderr as_user_hidepid jobreg-get live dead
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
+}
+
+@test "with /proc mounted hidepid=2, a user may set --owner a root process it cannot see; the record has no pid_start" {
+	hidepid_user
+	sleeper
+	run --separate-stderr as_user_hidepid jobreg-set --owner "$SLEEPER" job RUNNING
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "jobreg-set: job: pid $SLEEPER: start time hidden"* ]]
+	[ "$(field job pid)" = "$SLEEPER" ]
+	[ -z "$(field job pid_start)" ]
+	[ "$(jobreg-get job)" = RUNNING ]
+	kill "$SLEEPER"
+	wait "$SLEEPER" || true
+	[ "$(jobreg-get job)" = STALE ]
+	run --separate-stderr as_user_hidepid jobreg-set --owner "$SLEEPER" job2 RUNNING
+	[ "$status" -eq 64 ]
+}
+
+@test "a pid owner of this host with another boot id reads STALE: the machine has rebooted, even if the pid is alive now" {
+	sleeper
+	pid_owned old "$HOST" "$SLEEPER" "$OTHER_BOOT" $(ns_fields)
+	run jobreg-get old
+	[ "$output" = STALE ]
+	run jobreg-clear --stale -a
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/old" ]
+}
+
+@test "a pid owner of another host with another boot id reads RUNNING, STALE once it expires" {
+	pid_owned far "other-$HOST" "$(dead_pid)" "$OTHER_BOOT"
+	pid_owned gone "other-$HOST" "$(dead_pid)" "$OTHER_BOOT" "expires=$(now_rfc3339 -1)"
+	run jobreg-get far gone
+	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
+}
+
+@test "a --ttl 1 record reads RUNNING for its first second and STALE within 2 s of being set, every round" {
+	# Set at a chosen fraction of the second, so that the integer compare
+	# of 0.1.0 (STALE 2.0-2.9 s after) cannot pass: by 2.2 s it still said
+	# RUNNING in every round.
+	local frac t0 t1 t first_stale saw_running
+	for frac in 300 500 700; do
+		while [ "$((10#${EPOCHREALTIME#*.} / 1000))" -lt "$frac" ] ||
+		      [ "$((10#${EPOCHREALTIME#*.} / 1000))" -gt "$((frac + 50))" ]; do sleep 0.01; done
+		t0=$EPOCHREALTIME
+		jobreg-set --ttl 1 "ttl$frac" RUNNING
+		t1=$EPOCHREALTIME
+		first_stale='' saw_running=0
+		while :; do
+			t=$EPOCHREALTIME
+			s=$(jobreg-get "ttl$frac")
+			if [ "$s" = RUNNING ] && awk -v a="$t" -v b="$t0" 'BEGIN { exit !(a - b < 1) }'; then
+				saw_running=1
+			fi
+			if [ "$s" = STALE ]; then first_stale=$t; break; fi
+			awk -v a="$t" -v b="$t1" 'BEGIN { exit !(a - b < 2.2) }' || break
+			sleep 0.05
+		done
+		if [ -n "$first_stale" ]; then
+			echo "# ttl round .$frac: STALE $(awk -v a="$first_stale" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s after set" >&3
+		else
+			echo "# ttl round .$frac: still RUNNING 2.2 s after set" >&3
+		fi
+		[ "$saw_running" = 1 ]
+		[ -n "$first_stale" ]
+		# Never before the TTL: at least 1 s after the set began.
+		awk -v a="$first_stale" -v b="$t0" 'BEGIN { exit !(a - b >= 1) }'
+	done
+}
+
+@test "the liveness decision reads every row of the jobreg(7) truth table as the page says" {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/liveness_table.c"
+	local src lib=()
+	# The library: every src/*.c but the commands' mains.
+	for src in "$JOBREG_ROOT"/src/*.c; do
+		case $src in */jobreg-*.c) ;; *) lib+=("$src") ;; esac
+	done
+	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/liveness_table" \
+		"$JOBREG_ROOT/tests/liveness_table.c" "${lib[@]}"
+	run "$T/liveness_table"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 20 ]
+}
+
+# run_lock_holder JOB [-s]: flock(1) holds DIR/.JOB.run (exclusively, or
+# shared with -s) until $T/release.
+run_lock_holder() {
+	in_background env RELEASE="$T/release" READY="$T/held.$1" \
+		flock ${2:-} "$REG/.$1.run" sh -c ': > "$READY"; '"$HOLD"
+	poll_until test -e "$T/held.$1"
+}
+
+# lock_owned JOB PID [LINES...]: an owner=lock RUNNING record with the
+# dispatcher's pid fields of PID (this host, boot and namespaces).
+lock_owned() {
+	local job=$1 pid=$2
+	shift 2
+	pid_owned "$job" "$HOST" "$pid" "$BOOT_ID" $(ns_fields) "$@"
+	sed -i 's/^owner=pid$/owner=lock/' "$REG/$job"
+}
+
+inode() { stat -c %i "$1"; }
+
+@test "a lock-owned record whose run_lock names .JOB.run is judged by the lock alone, not by the dispatcher's pid" {
+	run_lock_holder held
+	lock_owned held "$(dead_pid)" "run_lock=$(inode "$REG/.held.run")"
+	sleeper
+	: > "$REG/.free.run"
+	lock_owned free "$SLEEPER" "run_lock=$(inode "$REG/.free.run")"
+	run jobreg-get held free
+	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
+}
+
+@test "a lock-owned record whose .JOB.run was removed during the run is judged by the dispatcher's pid" {
+	sleeper
+	lock_owned live "$SLEEPER" run_lock=12345
+	lock_owned dead "$(dead_pid)" run_lock=12345
+	run jobreg-get live dead
+	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
+	run jobreg-clear --stale -a
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/dead" ]
+	[ -e "$REG/live" ]
+}
+
+@test "a lock-owned record whose .JOB.run was replaced by another inode is judged by the dispatcher's pid, held or not" {
+	run_lock_holder held -s
+	lock_owned held "$(dead_pid)" "run_lock=$(( $(inode "$REG/.held.run") + 1 ))"
+	sleeper
+	: > "$REG/.free.run"
+	lock_owned free "$SLEEPER" "run_lock=$(( $(inode "$REG/.free.run") + 1 ))"
+	run jobreg-get held free
+	[ "$output" = "$(printf 'STALE\nRUNNING')" ]
+}
+
+@test "a lock-owned record without run_lock, as 0.1.0 wrote it, is judged by the lock: a missing .JOB.run is dead" {
+	run_lock_holder held
+	lock_owned held "$(dead_pid)"
+	sleeper
+	lock_owned gone "$SLEEPER"
+	run jobreg-get held gone
+	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
+}
+
+@test "removing DIR/.JOB.run during a dispatch leaves the run RUNNING, and a second dispatch does not run" {
+	in_background env RELEASE="$T/release" jobreg-dispatch job sh -c ': > "$0"; '"$HOLD" "$T/started"
+	local first=${BG_PIDS[-1]}
+	poll_until test -e "$T/started"
+	rm "$REG/.job.run"
+	run jobreg-get job
+	[ "$output" = RUNNING ]
+	run --separate-stderr jobreg-dispatch job touch "$T/second"
+	[ "$status" -eq 75 ]
+	[ ! -e "$T/second" ]
+	: > "$T/release"
+	wait_bg "$first"
+	[ "$BG_RC" -eq 0 ]
+	[ "$(jobreg-get job)" = DONE ]
+}
