@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "rfc3339.h"
 #include "sys.h"
 
 #define RECORD_MAX 65536   /* a larger file is corrupt */
@@ -107,9 +108,6 @@ int record_owned_by(const struct record *r, const struct owner *o);
 int status_from_word(const char *s, size_t len, int allow_stale);
 const char *status_word(enum status st);
 
-/* RFC 3339 UTC, seconds: "2026-12-02T14:00:05Z" (21 bytes with the NUL). */
-void time_format(time_t t, char out[21]);
-int time_parse(const char *s, time_t *t);
 
 int utf8_valid(const char *s, size_t len);
 /* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
