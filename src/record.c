@@ -454,7 +454,10 @@ int record_owned_by(const struct record *r, const struct owner *o)
 void record_to_running(struct record *r, time_t now, const struct owner *o,
 		       time_t expires, double timeout, const char *note)
 {
-	int renewal = r->count > 0 && record_owned_by(r, o);
+	/* A dispatch always begins a new run, even over a dead dispatcher's
+	 * record that names the same host and pid (a reused pid, as pid 1 in
+	 * containers): only jobreg-set renews. */
+	int renewal = o->kind != OWNER_LOCK && r->count > 0 && record_owned_by(r, o);
 	char since[21] = "";
 	const char *old = record_get(r, "since");
 	if (renewal && old)

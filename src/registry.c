@@ -260,6 +260,9 @@ static int flock_wait(int fd, int op, double wait)
 	timer.it_value.tv_usec = (suseconds_t)((wait - (double)(time_t)wait) * 1e6);
 	if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0)
 		timer.it_value.tv_usec = 1;
+	/* An alarm that rings before flock() has begun to wait interrupts
+	 * nothing: it rings again every 10 ms until the wait sees it. */
+	timer.it_interval.tv_usec = 10000;
 	setitimer(ITIMER_REAL, &timer, &old_timer);
 
 	int rc, err = 0;

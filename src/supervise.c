@@ -78,6 +78,26 @@ static void forward(pid_t pid, int own_group, const siginfo_t *si)
 	signal_run(pid, own_group, si->si_signo);
 }
 
+/* Take the held signals that came before the fork into EARLY (at most
+ * MAX; as they do not queue, one of each kind): the command cannot have
+ * received them, whoever sent them, so each is passed on once it runs. */
+static size_t take_early(const sigset_t *held, siginfo_t *early, size_t max)
+{
+	static const struct timespec none = { 0, 0 };
+	size_t n = 0;
+	while (n < max) {
+		siginfo_t si;
+		int sig = sigtimedwait(held, &si, &none);
+		if (sig < 0 && errno == EINTR)
+			continue;
+		if (sig < 0)
+			break;
+		if (sig != SIGCHLD)
+			early[n++] = si;
+	}
+	return n;
+}
+
 static struct timespec timespec_of(double seconds)
 {
 	struct timespec ts;
@@ -153,6 +173,8 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 		close_fd(report[1]);
 		return;
 	}
+	siginfo_t early[sizeof forwarded / sizeof forwarded[0]];
+	size_t nearly = take_early(held, early, sizeof early / sizeof early[0]);
 	double start = now_mono();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -174,6 +196,8 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 	int started = n != (ssize_t)sizeof err;
 	if (!started)
 		end->exec_errno = err;
+	for (size_t i = 0; started && i < nearly; i++)
+		signal_run(pid, started && s->timeout > 0, early[i].si_signo);
 	wait_command(s, pid, started, start, held, end);
 }
 

@@ -909,3 +909,17 @@ done_fault() {
 	[ "$st" -eq 74 ]
 	[[ "$(cat "$T/err")" == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
 }
+
+@test "a STALE lock-owned record whose dead dispatcher had our pid is taken over as a new run: JOBREG_RUN and started move on" {
+	t=$(now_rfc3339 -120)
+	mkdir -p "$REG"
+	# The dispatcher execs in place of this shell, so it has the pid the
+	# record names (as in a container, where every dispatcher may be pid 1).
+	run --separate-stderr sh -c 'printf "%s\n" version=1 status=RUNNING "since=$1" owner=lock "host=$2" "pid=$$" pid_start=1 "started=$1" runs=7 >"$JOBREG_DIR/j"; exec jobreg-dispatch j sh -c "echo \$JOBREG_RUN"' \
+		sh "$t" "$HOST"
+	echo "exit $status: $output; $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = 8 ]
+	[ "$(field j runs)" = 8 ]
+	[ "$(field j started)" != "$t" ]
+}

@@ -667,3 +667,24 @@ consistent() {
 	run flock -n "$REG/.job.run" true
 	[ "$status" -ne 0 ]
 }
+
+@test "a lock wait of a few microseconds on a held lock never outlasts its bound, however the timer and the wait interleave" {
+	jobreg-set j PENDING
+	flock "$REG/.j.lock" sleep 60 3>&- >/dev/null 2>&1 &
+	holder=$!
+	track "$holder"
+	while flock -n "$REG/.j.lock" true; do sleep 0.01; done
+	hung=0
+	for i in $(seq "$((ROUNDS * 15))"); do
+		for w in 0.00003 0.00005 0.0001; do
+			st=0
+			timeout 2 jobreg-set -w "$w" j RUNNING 2>/dev/null || st=$?
+			[ "$st" -eq 124 ] && hung=$((hung + 1))
+			[ "$st" -eq 75 ] || [ "$st" -eq 124 ]
+		done
+	done
+	kill "$holder"
+	echo "$hung of $((ROUNDS * 45)) waits overran their bound"
+	[ "$hung" -eq 0 ]
+	[ "$(field j status)" = PENDING ]
+}

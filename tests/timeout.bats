@@ -254,6 +254,45 @@ EOF
 	[ "$(printf '%s\n' "${lines[@]}" | sort -u)" = 1 ]
 }
 
+@test "Ctrl-C at a terminal before the command has started reaches it as soon as it has" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null -e inject=fsync:delay_exit=1 true >/dev/null 2>&1 ||
+		skip "this strace cannot delay system calls here"
+	# Every fsync takes 1 s: Ctrl-C is pressed once RUNNING is renamed into
+	# place, while the registry is synced, before the command is started.
+	cat >"$T/pty-early" <<'EOF'
+import os, pty, select, sys, time
+record, argv = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+limit = time.monotonic() + 20
+while time.monotonic() < limit:
+    try:
+        with open(record) as f:
+            if "status=RUNNING" in f.read():
+                break
+    except OSError:
+        pass
+    time.sleep(0.01)
+os.write(fd, b"\x03")
+while select.select([fd], [], [], 20)[0]:
+    try:
+        if not os.read(fd, 1024):
+            break
+    except OSError:
+        break
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+EOF
+	mkdir -p "$REG"
+	run -0 python3 "$T/pty-early" "$REG/j" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -o /dev/null -e inject=fsync:delay_exit=1000000 jobreg-dispatch j sleep 10
+	[ "$output" = 130 ]
+	[ "$(field j signal)" = INT ]
+}
+
 @test "a signal sent with kill to the dispatcher at a terminal is still forwarded" {
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	# Inside a pty the command shares the foreground group; kill(1) is not

@@ -1416,7 +1416,8 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		time_t expires = (h >> (8 + o)) & 1 ? now + ttl : 0;
 		double timeout = pick_timeout(h2 >> (8 + 8 * o));
 		copy_record(&r, parsed);
-		int renewal = record_owned_by(&r, ow);
+		/* A dispatcher's lock never renews: every dispatch is a new run. */
+		int renewal = ow->kind != OWNER_LOCK && record_owned_by(&r, ow);
 		record_to_running(&r, now, ow, expires, timeout, note);
 		check_common(parsed, &r, "RUNNING", note);
 		/* Written for this owner (a pid owner without a boot id or a
@@ -1461,7 +1462,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		check_json("job", &r, record_status(&r));
 
 		/* … and a renewal of the run, by its owner: not a new run. */
-		if (o == (int)(h2 >> 60) % 4 && ow->kind != OWNER_PID) {
+		if (o == (int)(h2 >> 60) % 4 && ow->kind == OWNER_NONE) {
 			record_free(&r);
 			copy_record(&r, &run);
 			CHECK(record_owned_by(&r, ow));
