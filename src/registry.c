@@ -256,6 +256,11 @@ static int flock_wait(int fd, int op, double wait)
 	double deadline = now_mono() + wait;
 	alarm_rang = 0;
 	sigaction(SIGALRM, &sa, &old_sa);
+	/* A mask inherited with SIGALRM blocked would make the wait endless. */
+	sigset_t alarm_set, old_mask;
+	sigemptyset(&alarm_set);
+	sigaddset(&alarm_set, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &alarm_set, &old_mask);
 	timer.it_value.tv_sec = (time_t)wait;
 	timer.it_value.tv_usec = (suseconds_t)((wait - (double)(time_t)wait) * 1e6);
 	if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0)
@@ -280,6 +285,7 @@ static int flock_wait(int fd, int op, double wait)
 	}
 	struct itimerval off = {0};
 	setitimer(ITIMER_REAL, &off, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	sigaction(SIGALRM, &old_sa, NULL);
 	(void)old_timer;
 	if (rc < 0)

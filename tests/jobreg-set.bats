@@ -763,3 +763,18 @@ set_refuses_corrupt() {
 	[ "$status" -eq 73 ]
 	[ "$stderr" = "jobreg-set: cannot create registry $BATS_TEST_TMPDIR/file/reg: Not a directory" ]
 }
+
+@test "a bounded lock wait ends on time even when the caller blocks SIGALRM" {
+	jobreg-set j PENDING
+	flock "$REG/.j.lock" sleep 5 3>&- &
+	local holder=$! t0 t1
+	sleep 0.2
+	t0=$(date +%s%N)
+	run timeout 4 perl -e 'use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGALRM)); exec @ARGV' \
+		jobreg-set -w 0.5 j RUNNING
+	t1=$(date +%s%N)
+	kill "$holder" 2>/dev/null || true
+	wait "$holder" 2>/dev/null || true
+	[ "$status" -eq 75 ]
+	[ $(( (t1 - t0) / 1000000 )) -lt 3000 ]
+}
