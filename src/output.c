@@ -167,19 +167,11 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 
 int record_exit_code(const struct record *r)
 {
-	enum outcome outcome = record_outcome(r);
-	const char *timed_out = record_get(r, "timed_out");
-	const char *sig_word = record_get(r, "signal");
-	if (outcome != OUTCOME_FAILED)
-		return outcome == OUTCOME_OK ? 0 : -1;
-	if (timed_out && strcmp(timed_out, "0") != 0)
-		return 124;
-	if (sig_word) {
-		/* A hand-written name no signal has still says FAILED. */
-		int sig = signal_number(sig_word);
-		return 128 + (sig > 0 ? sig : 0);
-	}
-	return (int)strtol(record_get(r, "exit"), NULL, 10);
+	/* The status a --once replay exits with: one rule, in record.c. */
+	if (record_outcome(r) == OUTCOME_UNKNOWN)
+		return -1;
+	struct run_end end = record_run_end(r);
+	return run_end_status(&end);
 }
 
 /* ---- Prometheus text exposition format ------------------------------- */

@@ -33,7 +33,7 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 void json_string(struct buf *out, const char *s);
 
 /* The status a DONE record's run ended with, as dispatch --once replays
- * it: 124 if a time limit ended it, 128+N for signal N (128 for a name no
+ * it: 124 if a time limit ended it, 128+N for signal N (1 for a name no
  * signal has), else its exit status; -1 if unknown (record_outcome()).
  * So it is not 0 exactly when the run is FAILED. */
 int record_exit_code(const struct record *r);

@@ -91,7 +91,7 @@ plant_jobs() {
 	[ "$(sample jobreg_job_exit_code failed)" = 3.0 ]
 	[ "$(sample jobreg_job_exit_code killed)" = 143.0 ]
 	[ "$(sample jobreg_job_exit_code timed)" = 124.0 ]
-	[ "$(sample jobreg_job_exit_code oddsig)" = 128.0 ]
+	[ "$(sample jobreg_job_exit_code oddsig)" = 1.0 ]
 	[ "$(sample jobreg_job_exit_code running)" = "" ]
 	# times, where the record has them
 	[ "$(sample jobreg_job_start_time_seconds ok)" = "$(date -u -d 2026-01-01T00:00:00Z +%s).0" ]
