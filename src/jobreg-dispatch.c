@@ -43,9 +43,9 @@ static const char help[] =
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: COMMAND's status (128+N if killed by signal N; 126 not executable,\n"
 	"127 not found); 124 its time limit ended it; --once on a DONE job: 0, or\n"
-	"the failed run's status;\n"
-	"64 usage; 65 corrupt record; 73 cannot create the registry; 74 I/O error;\n"
-	"75 running, or lock busy; 77 permission or not a regular file.\n";
+	"the failed run's status; 64 usage; 65 corrupt record; 73 cannot create the\n"
+	"registry; 74 I/O error; 75 running, or lock busy; 77 permission or not a\n"
+	"regular file.\n";
 
 struct request {
 	const char *job;
