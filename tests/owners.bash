@@ -46,7 +46,9 @@ dead_pid() {
 # make_zombie: a child that exited and is not reaped; its pid in $ZOMBIE.
 make_zombie() {
 	local f="$BATS_TEST_TMPDIR/zombie.pid" i z st
-	bash -c 'sleep 0 & echo $! > "$1"; exec sleep 60' _ "$f" 3>&- >/dev/null 2>&1 &
+	# The child outlives the exec (0.3 s), so bash cannot reap it first:
+	# after the exec nothing waits for it and it stays a zombie.
+	bash -c 'sleep 0.3 & echo $! > "$1"; exec sleep 60' _ "$f" 3>&- >/dev/null 2>&1 &
 	BG+=("$!")
 	for i in $(seq 100); do
 		if [ -s "$f" ]; then
