@@ -39,20 +39,20 @@ static int holders_text(dev_t dev, ino_t ino, long locker, struct buf *out)
 
 int run_lock_busy(const struct registry *reg, const char *job, long earlier)
 {
-	struct buf name = {0}, who = {0};
+	struct buf who = {0};
+	char *name = reg_lock_name(job, RUN_LOCK);
 	struct stat st;
 	int rc, found = 0, left = 0;
-	buf_addf(&name, ".%s.run", job);
-	if (fstatat(reg->fd, name.data, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who);
 		found = left || holders_text(st.st_dev, st.st_ino, 0, &who);
 	}
 	if (found)
-		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name.data),
+		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name),
 			  who.data, left ? " (left behind by an earlier run)" : "");
 	else
-		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name.data));
-	buf_free(&name);
+		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name));
+	free(name);
 	buf_free(&who);
 	return rc;
 }

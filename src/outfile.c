@@ -31,15 +31,6 @@ static int create_exit(int err)
 	}
 }
 
-static int fsync_retry(int fd)
-{
-	int rc;
-	do
-		rc = fsync(fd);
-	while (rc < 0 && errno == EINTR);
-	return rc;
-}
-
 /* ".BASE." plus six random alphanumerics; O_EXCL retries a collision, so
  * a generator seeded from the clock and the pid is enough. */
 static void temp_name(struct buf *name, const char *base)

@@ -38,7 +38,12 @@ static char *dot_name(const char *job, const char *suffix)
 	return name.data;
 }
 
-static int open_dir(const char *path)
+char *reg_lock_name(const char *job, enum lock_kind kind)
+{
+	return dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+}
+
+int reg_open_dir(const char *path)
 {
 	int fd, tries = 0;
 	do
@@ -109,7 +114,7 @@ int reg_open(struct registry *reg, const char *path, int create)
 	int rc;
 	reg->path = xstrdup(path);
 	reg->share_mode = 0;
-	reg->fd = open_dir(path);
+	reg->fd = reg_open_dir(path);
 	if (reg->fd < 0 && errno == ENOENT && create) {
 		char *copy = xstrdup(path);
 		int made = make_dirs(copy);
@@ -119,7 +124,7 @@ int reg_open(struct registry *reg, const char *path, int create)
 				  path, strerror(errno));
 			goto failed;
 		}
-		reg->fd = open_dir(path);
+		reg->fd = reg_open_dir(path);
 	}
 	if (reg->fd >= 0) {
 		if ((rc = note_sharing(reg)) == 0)
@@ -356,7 +361,7 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd)
 {
-	char *name = dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	char *name = reg_lock_name(job, kind);
 	double deadline = now_mono() + wait;
 	int rc = 0, tries = 0;
 
@@ -414,7 +419,7 @@ void reg_unlock(int *fd)
 int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
 		   unsigned long long *ino)
 {
-	char *name = dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	char *name = reg_lock_name(job, kind);
 	struct stat st;
 	int rc = 0;
 
@@ -431,15 +436,6 @@ static void remove_leftover(const struct registry *reg, const char *job, const c
 {
 	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
 		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
-}
-
-static int fsync_retry(int fd)
-{
-	int rc;
-	do
-		rc = fsync(fd);
-	while (rc < 0 && errno == EINTR);
-	return rc;
 }
 
 static int sync_dir(const struct registry *reg, const char *job, const char *after)

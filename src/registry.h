@@ -39,6 +39,12 @@ enum {
  * A writer that cannot make it exits 73; permission is 77. */
 int reg_open(struct registry *reg, const char *path, int create);
 void reg_close(struct registry *reg);
+/* The directory PATH as a registry descriptor (EINTR and ESTALE retried),
+ * printing nothing; -1 with errno. */
+int reg_open_dir(const char *path);
+
+/* ".JOB.lock" or ".JOB.run", malloc'd. */
+char *reg_lock_name(const char *job, enum lock_kind kind);
 
 /* "DIR/NAME" for messages (static storage, valid until the next call). */
 const char *reg_path(const struct registry *reg, const char *name);

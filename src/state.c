@@ -4,6 +4,7 @@
 #include "probe.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -47,10 +48,9 @@ static int probe_lock(const struct registry *reg, const char *job, int *probe,
 		return 0;
 	}
 	if (fstat(*probe, &held) < 0) {
-		struct buf name = {0};
-		buf_addf(&name, ".%s.run", job);
-		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name.data));
-		buf_free(&name);
+		char *name = reg_lock_name(job, RUN_LOCK);
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
+		free(name);
 		return rc;
 	}
 	p->lock = LOCK_FREE;

@@ -155,6 +155,15 @@ int write_full(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int fsync_retry(int fd)
+{
+	int rc;
+	do
+		rc = fsync(fd);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
 int close_fd(int fd)
 {
 	if (close(fd) < 0 && errno != EINTR)

@@ -117,15 +117,6 @@ static int remote_fs(int fd) { (void)fd; return 0; }
 
 /* ---- The registry directory: open it, watch it, or its parent. ---- */
 
-static int open_dir(const char *path)
-{
-	int fd;
-	do
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	return fd;
-}
-
 /* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
 static void split_path(struct waiter *w)
 {
@@ -156,7 +147,7 @@ static void attach(struct waiter *w)
 	if (w->reg.fd < 0 && w->ino >= 0 && w->parent_wd < 0 && w->parent)
 		w->parent_wd = notify_add(w->ino, w->parent, PARENT_EVENTS);
 	if (w->reg.fd < 0) {
-		w->reg.fd = open_dir(w->reg.path);
+		w->reg.fd = reg_open_dir(w->reg.path);
 		w->own_fd = w->reg.fd >= 0;
 	}
 	if (w->reg.fd < 0 || w->dir_wd >= 0 || w->polling)
@@ -386,9 +377,7 @@ int wait_until(const struct registry *reg, char *const *jobs, size_t njobs,
 
 	w.w = xmalloc((njobs ? njobs : 1) * sizeof *w.w);
 	for (size_t i = 0; i < njobs; i++) {
-		struct buf name = {0};
-		buf_addf(&name, ".%s.run", jobs[i]);
-		w.w[i] = (struct wjob){ .pidfd = -1, .run_name = name.data };
+		w.w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
 	}
 	split_path(&w);
 	w.ino = notify_open();
