@@ -141,38 +141,47 @@ no_temp_files() {
 # CROWD_EXITS[I], its stderr in $T/err.I, and the pid of every run of the command in
 # $T/runs. Completions come back through a FIFO, so nothing polls.
 dispatch_crowd() {
-	local n=$1 job=$2 i line got=0 fd pids=()
+	local n=$1 job=$2 line got=0 i
+	crowd_start "$n" "$job" "$T/bin/hold" "$T/runs" "$T/gate.RELEASE"
+	# Every loser returns while the winner's command still runs.
+	while [ "$got" -lt $((n - 1)) ] && read -r -t 10 -u "$CROWD_FD" line; do
+		CROWD_EXITS[${line%% *}]=${line#* }
+		got=$((got + 1))
+	done
+	gate_open RELEASE
+	for i in "${CROWD_PIDS[@]}"; do wait "$i" || true; done
+	while [ "$got" -lt "$n" ] && read -r -t 1 -u "$CROWD_FD" line; do
+		CROWD_EXITS[${line%% *}]=${line#* }
+		got=$((got + 1))
+	done
+	exec {CROWD_FD}>&-
+}
+
+# crowd_start N ARG...: start N "jobreg-dispatch ARG..." held at the START gate,
+# each reporting "I STATUS" on a FIFO (its descriptor in CROWD_FD, their pids in
+# CROWD_PIDS, stderr in $T/err.I), and open the gate once all N are ready.
+crowd_start() {
+	local n=$1 i line
+	shift
 	rm -f "$T"/err.* "$T/runs"
 	[ -p "$T/crowd.fifo" ] || mkfifo "$T/crowd.fifo"
-	exec {fd}<> "$T/crowd.fifo"
-	CROWD_EXITS=()
+	exec {CROWD_FD}<> "$T/crowd.fifo"
+	CROWD_EXITS=() CROWD_PIDS=()
 	gate_shut START
 	gate_shut RELEASE
 	for ((i = 1; i <= n; i++)); do
 		(
 			set +e
-			echo ready >&"$fd"
-			flock -s "$T/gate.START" jobreg-dispatch "$job" "$T/bin/hold" "$T/runs" "$T/gate.RELEASE" 2> "$T/err.$i"
-			echo "$i $?" >&"$fd"
+			echo ready >&"$CROWD_FD"
+			flock -s "$T/gate.START" jobreg-dispatch "$@" 2> "$T/err.$i"
+			echo "$i $?" >&"$CROWD_FD"
 		) 3>&- </dev/null >/dev/null 2>&1 &
-		pids+=($!)
+		CROWD_PIDS+=($!)
 	done
-	track "${pids[@]}"
-	for ((i = 1; i <= n; i++)); do read -r -t 10 -u "$fd" line || break; done
+	track "${CROWD_PIDS[@]}"
+	for ((i = 1; i <= n; i++)); do read -r -t 10 -u "$CROWD_FD" line || break; done
 	sleep 0.02
 	gate_open START # all N go at once
-	# Every loser returns while the winner's command still runs.
-	while [ "$got" -lt $((n - 1)) ] && read -r -t 10 -u "$fd" line; do
-		CROWD_EXITS[${line%% *}]=${line#* }
-		got=$((got + 1))
-	done
-	gate_open RELEASE
-	for i in "${pids[@]}"; do wait "$i" || true; done
-	while [ "$got" -lt "$n" ] && read -r -t 1 -u "$fd" line; do
-		CROWD_EXITS[${line%% *}]=${line#* }
-		got=$((got + 1))
-	done
-	exec {fd}>&-
 }
 
 # exit_counts: the dispatchers' exit statuses of the last crowd, as "STATUS:COUNT ...".
@@ -230,39 +239,21 @@ check_losers() {
 # CROWD_EXITS, their stderr in $T/err.I, the number returned before the gate opened
 # in EARLY, and the pid of every run in $T/runs.
 once_crowd() {
-	local n=$1 code=$2 i line got=0 fd pids=()
-	rm -f "$T"/err.* "$T/runs"
-	[ -p "$T/crowd.fifo" ] || mkfifo "$T/crowd.fifo"
-	exec {fd}<> "$T/crowd.fifo"
-	CROWD_EXITS=()
-	gate_shut START
-	gate_shut RELEASE
-	for ((i = 1; i <= n; i++)); do
-		(
-			set +e
-			echo ready >&"$fd"
-			flock -s "$T/gate.START" jobreg-dispatch --once migrate "$T/bin/migrate" "$T/runs" "$T/gate.RELEASE" "$code" 2> "$T/err.$i"
-			echo "$i $?" >&"$fd"
-		) 3>&- </dev/null >/dev/null 2>&1 &
-		pids+=($!)
-	done
-	track "${pids[@]}"
-	for ((i = 1; i <= n; i++)); do read -r -t 10 -u "$fd" line || break; done
-	sleep 0.02
-	gate_open START
+	local n=$1 code=$2 line got=0 i
+	crowd_start "$n" --once migrate "$T/bin/migrate" "$T/runs" "$T/gate.RELEASE" "$code"
 	wait_until 5 test -s "$T/runs"
 	EARLY=0
-	while read -r -t 1 -u "$fd" line; do
+	while read -r -t 1 -u "$CROWD_FD" line; do
 		CROWD_EXITS[${line%% *}]=${line#* }
 		got=$((got + 1)) EARLY=$((EARLY + 1))
 	done
 	gate_open RELEASE
-	while [ "$got" -lt "$n" ] && read -r -t 10 -u "$fd" line; do
+	while [ "$got" -lt "$n" ] && read -r -t 10 -u "$CROWD_FD" line; do
 		CROWD_EXITS[${line%% *}]=${line#* }
 		got=$((got + 1))
 	done
-	for i in "${pids[@]}"; do wait "$i" || true; done
-	exec {fd}>&-
+	for i in "${CROWD_PIDS[@]}"; do wait "$i" || true; done
+	exec {CROWD_FD}>&-
 }
 
 # check_replays CODE: every dispatcher but the one that ran said in one line that the
