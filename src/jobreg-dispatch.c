@@ -2,6 +2,7 @@
  * jobreg-dispatch(1)). */
 #include "cli.h"
 #include "leftover.h"
+#include "probe.h"
 #include "proc.h"
 #include "record.h"
 #include "registry.h"
@@ -12,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,11 +412,11 @@ int main(int argc, char **argv)
 
 	/* The owner of the run: the run lock, and our pid fields for when
 	 * the lock file is gone (SPEC §2). */
-	char host[HOST_NAME_MAX + 1] = "";
-	gethostname(host, sizeof host - 1);
-	struct owner me = { .kind = OWNER_LOCK, .host = host, .pid = (long)getpid(),
-			    .boot_id = boot_id(), .pid_ns = ns_inode("pid"),
-			    .time_ns = ns_inode("time") };
+	struct reader id;
+	probe_reader(&id);
+	struct owner me = { .kind = OWNER_LOCK, .host = id.host ? id.host : "",
+			    .pid = (long)getpid(), .boot_id = id.boot_id,
+			    .pid_ns = id.pid_ns, .time_ns = id.time_ns };
 	if (pid_start_time(me.pid, &me.pid_start) != 1)
 		me.pid_start = 0;
 
