@@ -607,6 +607,29 @@ set_refuses_corrupt() {
 	[ "$(field job status)" = DONE ]
 }
 
+@test "a planted .JOB.tmp symlink or hard link leaves its target outside the registry untouched" {
+	mkdir -p "$REG"
+	local kind target
+	for kind in symlink hardlink; do
+		target=$BATS_TEST_TMPDIR/outside-$kind
+		printf 'precious %s\n' "$kind" > "$target"
+		cp "$target" "$target.orig"
+		rm -f "$REG/.job.tmp"
+		if [ "$kind" = symlink ]; then
+			ln -s "$target" "$REG/.job.tmp"
+		else
+			ln "$target" "$REG/.job.tmp"
+		fi
+		run --separate-stderr jobreg-set -m "$kind" job RUNNING
+		[ "$status" -eq 0 ]
+		[ "$(field job note)" = "$kind" ]
+		[ ! -e "$REG/.job.tmp" ] && [ ! -L "$REG/.job.tmp" ]
+		cmp "$target" "$target.orig"
+		[ "$(stat -c %h "$target")" -eq 1 ]
+		[ ! -L "$target" ]
+	done
+}
+
 @test "set never reads the registry directory, however many entries it has" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	mkdir -p "$REG"
