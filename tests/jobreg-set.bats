@@ -801,3 +801,19 @@ set_refuses_corrupt() {
 	[ "$status" -eq 75 ]
 	[ $(( (t1 - t0) / 1000000 )) -lt 3000 ]
 }
+
+@test "set RUNNING counts a run as dispatch does, so set and dispatch share one increasing fencing token" {
+	run --separate-stderr jobreg-set --owner $$ job RUNNING
+	[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ]
+	[ "$(field job runs)" = 1 ]
+	jobreg-set --owner $$ --ttl 60 job RUNNING     # a renewal: the same run
+	[ "$(field job runs)" = 1 ]
+	jobreg-set --exit 0 job DONE
+	run --separate-stderr jobreg-dispatch job -- sh -c 'echo "$JOBREG_RUN"'
+	[ "$status" -eq 0 ] && [ "$output" = 2 ]
+	jobreg-set job RUNNING
+	[ "$(field job runs)" = 3 ]
+	jobreg-set job DONE
+	jobreg-set job RUNNING
+	[ "$(field job runs)" = 4 ]
+}
