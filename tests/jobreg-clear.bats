@@ -493,6 +493,23 @@ older_sweep() {
 	[ ! -e "$T/nowhere" ]
 }
 
+@test "a sweep whose record is removed while it takes the job lock leaves no lock file behind" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null -e inject=flock:delay_enter=1:when=1 true 2>/dev/null ||
+		skip "this strace cannot delay system calls"
+	done_record j
+	# the sweep made .j.lock for the record it listed, and is held up in its flock
+	strace -o /dev/null -e trace=flock -e inject=flock:delay_enter=1500000:when=1 \
+		jobreg-clear -a >"$T/out" 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.j.lock"
+	rm "$REG/j"
+	wait_bg "${BG_PIDS[0]}"
+	[ "$BG_RC" -eq 0 ]
+	[ ! -s "$T/out" ]
+	[ "$(ls -A "$REG")" = "" ]
+}
+
 @test "a sweep leaves the run lock that a process left behind by a DONE run still holds" {
 	jobreg-dispatch -q j -- sh -c 'sleep 30 </dev/null >/dev/null 2>&1 3>&- & echo $! >"$1"' sh "$T/pid"
 	BG_PIDS+=("$(cat "$T/pid")")
