@@ -23,11 +23,17 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void sort_names(char **names, size_t n)
+{
+	if (n > 1)   /* an empty list is NULL, which qsort must not get */
+		qsort(names, n, sizeof *names, cmp_names);
+}
+
 void tidy_index(struct listing *l)
 {
-	qsort(l->temps, l->ntemps, sizeof *l->temps, cmp_names);
-	qsort(l->runs, l->nruns, sizeof *l->runs, cmp_names);
-	qsort(l->odd, l->nodd, sizeof *l->odd, cmp_names);
+	sort_names(l->temps, l->ntemps);
+	sort_names(l->runs, l->nruns);
+	sort_names(l->odd, l->nodd);
 }
 
 /* The first of the N sorted NAMES not below KEY. */
