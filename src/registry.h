@@ -79,11 +79,13 @@ int reg_sync(const struct registry *reg, const char *job);
  * free of any run (taken with LOCK_EX).  A failure is only warned of. */
 void reg_remove_locks(const struct registry *reg, const char *job);
 
-/* The entries of the directory: jobs with a record (sorted) and names of
- * temp files (".X.tmp"). */
+/* The entries of the directory: jobs with a record (sorted), whether the
+ * directory entry of each says it is a regular file (d_type; 0 also when
+ * it does not tell), and names of temp files (".X.tmp"). */
 struct listing {
 	char **jobs;
 	size_t njobs;
+	unsigned char *regular;
 	char **temps;
 	size_t ntemps;
 };
