@@ -704,6 +704,26 @@ stale_reads() {
 	done
 }
 
+@test "faults: get -a calls a record that became a FIFO or a directory after the listing UNREADABLE (77), without blocking" {
+	local kind
+	for kind in fifo dir; do
+		rm -rf "$REG"
+		write_record job1 version=1 status=DONE since=2026-01-02T03:04:05Z exit=0
+		write_record job2 version=1 status=PENDING since=2026-01-02T03:04:05Z
+		# the listing returns, then stalls for a second while job1 is replaced
+		st=0
+		timeout 20 strace -f -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
+			jobreg-get -a > "$T/out" 2> "$T/err" & pid=$!
+		sleep 0.5
+		rm "$REG/job1"
+		if [[ $kind == fifo ]]; then mkfifo "$REG/job1"; else mkdir "$REG/job1"; fi
+		wait "$pid" || st=$?
+		[[ $st == 77 ]] || flunk "$kind: exit $st: $(<"$T/err")"
+		[[ $(<"$T/out") == $'job1 UNREADABLE\njob2 PENDING' ]] || flunk "$kind: printed $(<"$T/out")"
+		grep -q "not a regular file: $REG/job1" "$T/err" || flunk "$kind: said $(<"$T/err")"
+	done
+}
+
 # ---- crash points ----
 
 # after_crash WHAT: the checks after a run was killed (or ended): the record is the old
