@@ -86,9 +86,8 @@ static void add_to_listing(const struct dirent *e, void *ctx)
 		if ((l->njobs & (l->njobs - 1)) == 0)
 			l->regular = xrealloc(l->regular, l->njobs * 2);
 		l->regular[l->njobs - 1] = ENTRY_IS_REG(e);
-	} else if (n > 5 && strcmp(name + n - 4, ".tmp") == 0) {
-		push(&l->temps, &l->ntemps, name);
-	} else if (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0) {
+	} else if ((n > 5 && strcmp(name + n - 4, ".tmp") == 0) ||
+		   (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {
 		push(&l->temps, &l->ntemps, name);
 	} else if (n > 5 && strcmp(name + n - 4, ".run") == 0) {
 		push(&l->runs, &l->nruns, name);
@@ -123,7 +122,7 @@ int reg_list(const struct registry *reg, struct listing *l)
 void listing_free(struct listing *l)
 {
 	char **lists[] = { l->jobs, l->temps, l->runs };
-	size_t counts[] = { l->njobs, l->ntemps, l->nruns };
+	const size_t counts[] = { l->njobs, l->ntemps, l->nruns };
 	for (int k = 0; k < 3; k++) {
 		for (size_t i = 0; i < counts[k]; i++)
 			free(lists[k][i]);
