@@ -3,6 +3,7 @@
 #include "record.h"
 #include "registry.h"
 #include "state.h"
+#include "tidy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +77,22 @@ static void print_job(const char *job)
 	out_adds("\n");
 }
 
+/* With the run lock free too, no run and no writer can be using the lock
+ * files: remove them, so a cleared job leaves nothing behind.  Lockers
+ * re-check the inode after locking, so this is safe.  A sweep whose
+ * listing has no run lock of JOB does not look for one: a run lock made
+ * since (by a run that started after the listing) is left in place, which
+ * only costs a file, and it is never unlinked without being held. */
+static void remove_locks(const struct registry *reg, const char *job, const struct listing *l)
+{
+	int run = -1;
+	if (l && !tidy_listed_run(l, job))
+		reg_remove_locks(reg, job, 0);
+	else if (tidy_run_lock(reg, job, &run) == 0)
+		reg_remove_locks(reg, job, run >= 0);
+	reg_unlock(&run);
+}
+
 static int clear_locked(const struct registry *reg, const char *job, const struct filter *f,
 			int named, const struct listing *l)
 {
@@ -89,8 +106,12 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	if (rc && rc != EXIT_CORRUPT)
 		goto out;
 	rc = 0;
-	if (!st.found)
+	if (!st.found) {
+		/* Gone since the listing: a lock file we made goes too. */
+		if (l && !f->dry_run)
+			remove_locks(reg, job, l);
 		goto out;
+	}
 	if (!matches(f, &st, now_seconds())) {
 		if (named) {
 			info(job, "status is %s, not cleared", status_word(st.status));
@@ -115,14 +136,9 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		goto out;
 	if (f->verbose)
 		print_job(job);
-	reg_sweep(reg, job, l);
-	/* With the run lock free too, no run and no writer can be using the
-	 * lock files: remove them, so a cleared job leaves nothing behind.
-	 * Lockers re-check the inode after locking, so this is safe. */
-	int run = -1;
-	if (reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &run) == 0)
-		reg_remove_locks(reg, job);
-	reg_unlock(&run);
+	if (!l)
+		reg_sweep(reg, job, NULL);
+	remove_locks(reg, job, l);
 out:
 	state_free(&st);
 	return rc;
@@ -134,14 +150,21 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	struct stat sb;
 	int lock = -1, rc;
 
-	/* No record: nothing to clear, and no lock file to create. */
-	if (fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+	/* No record: nothing to clear, and no lock file to create.  A sweep
+	 * need not ask when its listing saw a regular file: if it has gone
+	 * since, clear_locked() finds none and removes the lock files. */
+	if ((!l || !tidy_listed_regular(l, job)) &&
+	    fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return 0;
 	/* A dry run takes the lock as the real call would (so it is busy,
 	 * or refused, exactly when that call would be), but creates no
 	 * lock file: a missing one is held by nobody. */
 	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait,
 		      f->dry_run ? 0 : LOCK_CREATE, &lock);
+	/* A sweep removes the job's leftover temp files whenever it holds
+	 * the lock, whether the record matches or not: they are garbage. */
+	if (!rc && l && !f->dry_run)
+		tidy_temps(reg, job, l);
 	if (!rc)
 		rc = clear_locked(reg, job, f, named, l);
 	reg_unlock(&lock);
@@ -221,6 +244,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (all) {
+		tidy_index(&listing);
 		jobs = listing.jobs;
 		njobs = listing.njobs;
 	}

@@ -393,6 +393,8 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 		}
 		/* A clear may have removed the file while we waited: then we
 		 * hold a lock nobody else can see, so take the new one. */
+		if (flags & LOCK_NO_RECHECK)
+			break;
 		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0) {
 			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino)
 				break;
@@ -535,21 +537,6 @@ int reg_sync(const struct registry *reg, const char *job)
 	return sync_dir(reg, job, "the record is removed but that may not be durable");
 }
 
-void reg_remove_locks(const struct registry *reg, const char *job)
-{
-	static const char *const suffixes[] = { ".run", ".lock" };
-	/* Run lock first: its holder is us, and the job lock still keeps
-	 * every other writer out until both are gone.  This is tidying: a
-	 * failure is reported, but the record is already removed. */
-	for (int i = 0; i < 2; i++) {
-		char *name = dot_name(job, suffixes[i]);
-		if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
-			warn(job, "cannot remove %s: %s (the record is removed)",
-			     reg_path(reg, name), strerror(errno));
-		free(name);
-	}
-}
-
 /* The registry as a DIR stream, on a descriptor of its own (readdir
  * needs one); NULL with errno set after the error is printed. */
 static DIR *open_listing(const struct registry *reg, const char *job)
@@ -581,7 +568,7 @@ static void push(char ***list, size_t *count, const char *name)
 
 /* Call VISIT for every entry of the registry; returns an exit status. */
 static int scan_dir(const struct registry *reg, const char *job,
-		    void (*visit)(const char *name, void *ctx), void *ctx)
+		    void (*visit)(const struct dirent *e, void *ctx), void *ctx)
 {
 	DIR *dir = open_listing(reg, job);
 	if (!dir)
@@ -591,7 +578,7 @@ static int scan_dir(const struct registry *reg, const char *job,
 		struct dirent *e = readdir(dir);
 		if (!e)
 			break;
-		visit(e->d_name, ctx);
+		visit(e, ctx);
 	}
 	int err = errno;
 	closedir(dir);
@@ -600,16 +587,22 @@ static int scan_dir(const struct registry *reg, const char *job,
 	return 0;
 }
 
-static void add_to_listing(const char *name, void *ctx)
+/* Temps: ".X.tmp", and 0.1's ".X.tmp.XXXXXX" (mkstemp) for sweeps. */
+static void add_to_listing(const struct dirent *e, void *ctx)
 {
 	struct listing *l = ctx;
-	if (name[0] == '.') {
-		size_t n = strlen(name);
-		if (n > 5 && strcmp(name + n - 4, ".tmp") == 0)
-			push(&l->temps, &l->ntemps, name);
-	} else if (valid_job_id(name)) {
+	const char *name = e->d_name;
+	size_t n = strlen(name);
+	if (name[0] != '.' && valid_job_id(name)) {
 		push(&l->jobs, &l->njobs, name);
-	}
+		if (e->d_type != DT_REG)
+			push(&l->odd, &l->nodd, name);
+	} else if (n > 5 && strcmp(name + n - 4, ".tmp") == 0)
+		push(&l->temps, &l->ntemps, name);
+	else if (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)
+		push(&l->temps, &l->ntemps, name);
+	else if (n > 5 && strcmp(name + n - 4, ".run") == 0)
+		push(&l->runs, &l->nruns, name);
 }
 
 int reg_list(const struct registry *reg, struct listing *l)
@@ -625,12 +618,13 @@ int reg_list(const struct registry *reg, struct listing *l)
 
 void listing_free(struct listing *l)
 {
-	for (size_t i = 0; i < l->njobs; i++)
-		free(l->jobs[i]);
-	for (size_t i = 0; i < l->ntemps; i++)
-		free(l->temps[i]);
-	free(l->jobs);
-	free(l->temps);
+	char **lists[] = { l->jobs, l->temps, l->runs, l->odd };
+	size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nodd };
+	for (int k = 0; k < 4; k++) {
+		for (size_t i = 0; i < counts[k]; i++)
+			free(lists[k][i]);
+		free(lists[k]);
+	}
 	memset(l, 0, sizeof *l);
 }
 

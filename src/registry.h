@@ -32,7 +32,9 @@ enum lock_kind { JOB_LOCK, RUN_LOCK };
 /* Flags of reg_lock(). */
 enum {
 	LOCK_CREATE = 1,      /* create the lock file if missing */
-	LOCK_QUIET_BUSY = 2   /* a busy lock returns 75 without a message */
+	LOCK_QUIET_BUSY = 2,  /* a busy lock returns 75 without a message */
+	LOCK_NO_RECHECK = 4   /* the run lock, taken holding the job lock by a
+			       * clear: no re-check of the name (see tidy.c) */
 };
 
 /* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
@@ -75,17 +77,19 @@ int reg_replace(const struct registry *reg, const char *job, const char *data, s
  * once. */
 int reg_remove(const struct registry *reg, const char *job, int sync);
 int reg_sync(const struct registry *reg, const char *job);
-/* Remove JOB's two lock files.  Call holding both locks, the run lock
- * free of any run (taken with LOCK_EX).  A failure is only warned of. */
-void reg_remove_locks(const struct registry *reg, const char *job);
-
-/* The entries of the directory: jobs with a record (sorted) and names of
- * temp files (".X.tmp"). */
+/* The entries of the directory: jobs with a record (sorted), names of
+ * temp files (".X.tmp", and 0.1's ".X.tmp.XXXXXX"), of run locks
+ * (".X.run"), and the jobs whose entry is not listed as a regular file
+ * (d_type other than DT_REG, DT_UNKNOWN included).  Only jobs is sorted. */
 struct listing {
 	char **jobs;
 	size_t njobs;
 	char **temps;
 	size_t ntemps;
+	char **runs;
+	size_t nruns;
+	char **odd;
+	size_t nodd;
 };
 int reg_list(const struct registry *reg, struct listing *l);
 void listing_free(struct listing *l);

@@ -923,3 +923,15 @@ done_fault() {
 	[ "$(field j runs)" = 8 ]
 	[ "$(field j started)" != "$t" ]
 }
+
+@test "dispatch over a planted .JOB.tmp hard link leaves the linked file outside the registry untouched" {
+	mkdir -p "$REG"
+	printf 'precious\n' > "$BATS_TEST_TMPDIR/outside"
+	ln "$BATS_TEST_TMPDIR/outside" "$REG/.job.tmp"
+	run --separate-stderr jobreg-dispatch job -- true
+	[ "$status" -eq 0 ]
+	[ "$(field job status)" = DONE ]
+	[ "$(cat "$BATS_TEST_TMPDIR/outside")" = precious ]
+	[ "$(stat -c %h "$BATS_TEST_TMPDIR/outside")" -eq 1 ]
+	[ ! -e "$REG/.job.tmp" ]
+}

@@ -607,6 +607,29 @@ set_refuses_corrupt() {
 	[ "$(field job status)" = DONE ]
 }
 
+@test "a planted .JOB.tmp symlink or hard link leaves its target outside the registry untouched" {
+	mkdir -p "$REG"
+	local kind target
+	for kind in symlink hardlink; do
+		target=$BATS_TEST_TMPDIR/outside-$kind
+		printf 'precious %s\n' "$kind" > "$target"
+		cp "$target" "$target.orig"
+		rm -f "$REG/.job.tmp"
+		if [ "$kind" = symlink ]; then
+			ln -s "$target" "$REG/.job.tmp"
+		else
+			ln "$target" "$REG/.job.tmp"
+		fi
+		run --separate-stderr jobreg-set -m "$kind" job RUNNING
+		[ "$status" -eq 0 ]
+		[ "$(field job note)" = "$kind" ]
+		[ ! -e "$REG/.job.tmp" ] && [ ! -L "$REG/.job.tmp" ]
+		cmp "$target" "$target.orig"
+		[ "$(stat -c %h "$target")" -eq 1 ]
+		[ ! -L "$target" ]
+	done
+}
+
 @test "set never reads the registry directory, however many entries it has" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	mkdir -p "$REG"
@@ -777,4 +800,20 @@ set_refuses_corrupt() {
 	wait "$holder" 2>/dev/null || true
 	[ "$status" -eq 75 ]
 	[ $(( (t1 - t0) / 1000000 )) -lt 3000 ]
+}
+
+@test "set RUNNING counts a run as dispatch does, so set and dispatch share one increasing fencing token" {
+	run --separate-stderr jobreg-set --owner $$ job RUNNING
+	[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ]
+	[ "$(field job runs)" = 1 ]
+	jobreg-set --owner $$ --ttl 60 job RUNNING     # a renewal: the same run
+	[ "$(field job runs)" = 1 ]
+	jobreg-set --exit 0 job DONE
+	run --separate-stderr jobreg-dispatch job -- sh -c 'echo "$JOBREG_RUN"'
+	[ "$status" -eq 0 ] && [ "$output" = 2 ]
+	jobreg-set job RUNNING
+	[ "$(field job runs)" = 3 ]
+	jobreg-set job DONE
+	jobreg-set job RUNNING
+	[ "$(field job runs)" = 4 ]
 }

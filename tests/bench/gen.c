@@ -1,7 +1,7 @@
 /* gen: write a registry of N records directly, in the format jobreg
  * writes, for the listing and sweep benchmarks of tests/bench/run.
  *
- *   gen DIR N SINCE
+ *   gen DIR N SINCE [locks]
  *
  * DIR must exist.  Jobs are named job-0000000 ... ; SINCE (RFC 3339,
  * e.g. 2020-01-01T00:00:00Z) goes into since/started/ended.  The mix, by
@@ -13,6 +13,9 @@
  *         file present but free (nobody holds it: the
  *         dispatcher is gone), so readers probe the lock
  *         and report STALE - the most expensive read path.
+ * With "locks", every job also has the lock files a real registry has:
+ * .JOB.lock for each, and .JOB.run for the dispatched ones (DONE, and the
+ * owner=lock RUNNING), as the sweep benchmark needs.
  * No fsync: this only has to be fast, not durable. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -32,8 +35,9 @@ static void put(int dir, const char *name, const char *data, size_t len)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: gen DIR N SINCE\n");
+	int locks = argc == 5 && strcmp(argv[4], "locks") == 0;
+	if (argc != 4 && !locks) {
+		fprintf(stderr, "usage: gen DIR N SINCE [locks]\n");
 		return 64;
 	}
 	int dir = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -68,6 +72,15 @@ int main(int argc, char **argv)
 			put(dir, lock, "", 0);
 		}
 		put(dir, name, data, (size_t)len);
+		if (locks) {
+			char lock[80];
+			snprintf(lock, sizeof lock, ".%s.lock", name);
+			put(dir, lock, "", 0);
+			if (kind >= 4 && kind < 14) {
+				snprintf(lock, sizeof lock, ".%s.run", name);
+				put(dir, lock, "", 0);
+			}
+		}
 	}
 	return 0;
 }
