@@ -20,10 +20,11 @@ STATIC    = 1
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
 LIBOBJ = src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o \
 	 src/proc.o src/signame.o src/wait.o src/leftover.o src/supervise.o src/entry.o \
-	 src/output.o src/outfile.o src/rfc3339.o src/probe.o src/tidy.o
+	 src/output.o src/outfile.o src/rfc3339.o src/probe.o src/tidy.o \
+	 src/listing.o src/prefetch.o
 HDRS = src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h \
 	 src/proc.h src/signame.h src/wait.h src/leftover.h src/supervise.h src/entry.h \
-	 src/output.h src/outfile.h src/rfc3339.h src/probe.h src/tidy.h
+	 src/output.h src/outfile.h src/rfc3339.h src/probe.h src/tidy.h src/prefetch.h
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
 MAN7 = man/jobreg.7
 

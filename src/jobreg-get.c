@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "outfile.h"
 #include "output.h"
+#include "prefetch.h"
 #include "record.h"
 #include "registry.h"
 #include "state.h"
@@ -196,15 +197,21 @@ int main(int argc, char **argv)
 		prom_init(&prom, label);
 		free(label);
 	}
+	/* -a: the first reads of the records are made two at a time. */
+	struct prefetch *ahead = NULL;
 	if (all) {
 		jobs = listing.jobs;
 		njobs = listing.njobs;
+		ahead = prefetch_start(reg.fd, listing.jobs, listing.regular, listing.njobs);
 	}
 
 	struct buf text = {0};
 	for (size_t i = 0; i < njobs; i++) {
 		struct job_state st;
-		rc = state_load(&reg, jobs[i], &st);
+		struct first_read first = { NULL, 0 };
+		if (ahead)
+			first.data = prefetch_get(ahead, i, &first.len);
+		rc = state_load_first(&reg, jobs[i], &first, &st);
 		if (rc == EXIT_CORRUPT)
 			state_corrupt(&reg, jobs[i], &st);
 		else if (rc)
@@ -218,6 +225,7 @@ int main(int argc, char **argv)
 		}
 		state_free(&st);
 	}
+	prefetch_end(ahead);
 	listing_free(&listing);
 	reg_close(&reg);
 	if (format == PROMETHEUS)

@@ -3,7 +3,6 @@
 #include "entry.h"
 #include "record.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -423,10 +422,13 @@ int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind k
 {
 	char *name = reg_lock_name(job, kind);
 	struct stat st;
-	int rc = 0;
+	int rc = 0, tries = 0, got;
 
 	*ino = 0;
-	if (reg->fd >= 0 && fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	do
+		got = reg->fd >= 0 ? fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) : -1;
+	while (got < 0 && reg->fd >= 0 && stale_again(&tries));
+	if (got == 0)
 		*ino = (unsigned long long)st.st_ino;
 	else if (reg->fd >= 0 && errno != ENOENT)
 		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
@@ -535,97 +537,6 @@ int reg_remove(const struct registry *reg, const char *job, int sync)
 int reg_sync(const struct registry *reg, const char *job)
 {
 	return sync_dir(reg, job, "the record is removed but that may not be durable");
-}
-
-/* The registry as a DIR stream, on a descriptor of its own (readdir
- * needs one); NULL with errno set after the error is printed. */
-static DIR *open_listing(const struct registry *reg, const char *job)
-{
-	int fd = openat(reg->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		int err = errno;
-		if (fd >= 0)
-			close_fd(fd);
-		fail_errno(err, job, "read registry %s", reg->path);
-		errno = err;
-	}
-	return dir;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void push(char ***list, size_t *count, const char *name)
-{
-	/* Grow in powers of two. */
-	if ((*count & (*count - 1)) == 0)
-		*list = xrealloc(*list, (*count ? *count * 2 : 1) * sizeof **list);
-	(*list)[(*count)++] = xstrdup(name);
-}
-
-/* Call VISIT for every entry of the registry; returns an exit status. */
-static int scan_dir(const struct registry *reg, const char *job,
-		    void (*visit)(const struct dirent *e, void *ctx), void *ctx)
-{
-	DIR *dir = open_listing(reg, job);
-	if (!dir)
-		return errno_exit(errno);
-	for (;;) {
-		errno = 0;
-		struct dirent *e = readdir(dir);
-		if (!e)
-			break;
-		visit(e, ctx);
-	}
-	int err = errno;
-	closedir(dir);
-	if (err)
-		return fail_errno(err, job, "read registry %s", reg->path);
-	return 0;
-}
-
-/* Temps: ".X.tmp", and 0.1's ".X.tmp.XXXXXX" (mkstemp) for sweeps. */
-static void add_to_listing(const struct dirent *e, void *ctx)
-{
-	struct listing *l = ctx;
-	const char *name = e->d_name;
-	size_t n = strlen(name);
-	if (name[0] != '.' && valid_job_id(name)) {
-		push(&l->jobs, &l->njobs, name);
-		if (e->d_type != DT_REG)
-			push(&l->odd, &l->nodd, name);
-	} else if (n > 5 && strcmp(name + n - 4, ".tmp") == 0)
-		push(&l->temps, &l->ntemps, name);
-	else if (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)
-		push(&l->temps, &l->ntemps, name);
-	else if (n > 5 && strcmp(name + n - 4, ".run") == 0)
-		push(&l->runs, &l->nruns, name);
-}
-
-int reg_list(const struct registry *reg, struct listing *l)
-{
-	memset(l, 0, sizeof *l);
-	if (reg->fd < 0)
-		return 0;
-	int rc = scan_dir(reg, NULL, add_to_listing, l);
-	if (!rc && l->njobs > 1)
-		qsort(l->jobs, l->njobs, sizeof *l->jobs, cmp_names);
-	return rc;
-}
-
-void listing_free(struct listing *l)
-{
-	char **lists[] = { l->jobs, l->temps, l->runs, l->odd };
-	size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nodd };
-	for (int k = 0; k < 4; k++) {
-		for (size_t i = 0; i < counts[k]; i++)
-			free(lists[k][i]);
-		free(lists[k]);
-	}
-	memset(l, 0, sizeof *l);
 }
 
 int reg_sweep(const struct registry *reg, const char *job, const struct listing *l)

@@ -77,19 +77,18 @@ int reg_replace(const struct registry *reg, const char *job, const char *data, s
  * once. */
 int reg_remove(const struct registry *reg, const char *job, int sync);
 int reg_sync(const struct registry *reg, const char *job);
-/* The entries of the directory: jobs with a record (sorted), names of
- * temp files (".X.tmp", and 0.1's ".X.tmp.XXXXXX"), of run locks
- * (".X.run"), and the jobs whose entry is not listed as a regular file
- * (d_type other than DT_REG, DT_UNKNOWN included).  Only jobs is sorted. */
+/* The entries of the directory: jobs with a record (sorted), whether the
+ * directory entry of each says it is a regular file (regular[i]; d_type,
+ * 0 also when it does not tell), names of temp files (".X.tmp", and 0.1's
+ * ".X.tmp.XXXXXX") and of run locks (".X.run").  Only jobs is sorted. */
 struct listing {
 	char **jobs;
 	size_t njobs;
+	unsigned char *regular;
 	char **temps;
 	size_t ntemps;
 	char **runs;
 	size_t nruns;
-	char **odd;
-	size_t nodd;
 };
 int reg_list(const struct registry *reg, struct listing *l);
 void listing_free(struct listing *l);

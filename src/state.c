@@ -1,5 +1,6 @@
 #include "state.h"
 #include "cli.h"
+#include "entry.h"
 #include "liveness.h"
 #include "probe.h"
 
@@ -47,7 +48,10 @@ static int probe_lock(const struct registry *reg, const char *job, int *probe,
 		p->lock = LOCK_MISSING;
 		return 0;
 	}
-	if (fstat(*probe, &held) < 0) {
+	int got, tries = 0;
+	while ((got = fstat(*probe, &held)) < 0 && stale_again(&tries))
+		;
+	if (got < 0) {
 		char *name = reg_lock_name(job, RUN_LOCK);
 		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
 		free(name);
@@ -84,13 +88,28 @@ static int judge(const struct registry *reg, const char *job, const struct recor
 	return 0;
 }
 
-static int read_record(const struct registry *reg, const char *job, struct job_state *st)
+/* Read JOB, or take the bytes of a first read in *FIRST (used once):
+ * what does not parse is read again the ordinary way, so that an entry
+ * that is not a regular file, or an error, is told apart from a corrupt
+ * record by reg_read(). */
+static int read_record(const struct registry *reg, const char *job, struct job_state *st,
+		       struct first_read *first)
 {
 	static struct buf data;
 	const char *why;
 
 	record_free(&st->rec);
 	st->status = ST_PENDING;
+	if (first && first->data) {
+		const char *text = first->data;
+		first->data = NULL;
+		if (record_parse(&st->rec, text, first->len, &why) == 0) {
+			st->found = 1;
+			st->status = record_status(&st->rec);
+			return 0;
+		}
+		record_free(&st->rec);
+	}
 	int rc = reg_read(reg, job, &data, &st->found);
 	if (rc)
 		return rc;
@@ -107,6 +126,12 @@ static int read_record(const struct registry *reg, const char *job, struct job_s
 
 int state_load(const struct registry *reg, const char *job, struct job_state *st)
 {
+	return state_load_first(reg, job, NULL, st);
+}
+
+int state_load_first(const struct registry *reg, const char *job, struct first_read *first,
+		     struct job_state *st)
+{
 	struct record dead;     /* a RUNNING record judged dead, to confirm */
 	int probe = -1, rc, have_dead = 0;
 
@@ -115,7 +140,7 @@ int state_load(const struct registry *reg, const char *job, struct job_state *st
 	st->why = NULL;
 	st->by_lock = 0;
 	for (int attempt = 0; attempt < 1000; attempt++) {
-		rc = read_record(reg, job, st);
+		rc = read_record(reg, job, st, first);
 		if (rc || st->status != ST_RUNNING)
 			break;
 		if (have_dead && same_run(&dead, &st->rec)) {

@@ -33,7 +33,6 @@ void tidy_index(struct listing *l)
 {
 	sort_names(l->temps, l->ntemps);
 	sort_names(l->runs, l->nruns);
-	sort_names(l->odd, l->nodd);
 }
 
 /* The first of the N sorted NAMES not below KEY. */
@@ -58,7 +57,8 @@ static int listed(char *const *names, size_t n, const char *key)
 
 int tidy_listed_regular(const struct listing *l, const char *job)
 {
-	return !listed(l->odd, l->nodd, job);
+	size_t i = lower_bound(l->jobs, l->njobs, job);
+	return i < l->njobs && strcmp(l->jobs[i], job) == 0 && l->regular[i];
 }
 
 int tidy_listed_run(const struct listing *l, const char *job)

@@ -6,7 +6,7 @@
 
 #include "registry.h"
 
-/* Sort L's temps, runs and odd names for the lookups below. */
+/* Sort L's temps and runs for the lookups below. */
 void tidy_index(struct listing *l);
 /* Was JOB's record listed as a regular file (d_type DT_REG)? */
 int tidy_listed_regular(const struct listing *l, const char *job);

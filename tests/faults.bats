@@ -645,6 +645,92 @@ stale() {
 	EOF
 }
 
+# flunk MESSAGE: fail the test, saying why.
+flunk() {
+	echo "$*" >&2
+	return 1
+}
+
+# stale_reads SYSCALL WHEN: jobreg-get job1, -l job1, -a and -l -a, with ESTALE injected
+# into SYSCALL on job1's record only (strace -P) at WHEN; each output into $T/out.*.
+stale_reads() {
+	local sc=$1 when=$2 k path=$REG/job1
+	local -a args
+	# strace -P matches an openat by its name argument, the other calls by the file
+	[[ $sc == openat ]] && path=job1
+	for k in plain long all longall; do
+		case $k in
+		plain) args=(job1) ;; long) args=(-l job1) ;; all) args=(-a) ;; longall) args=(-l -a) ;;
+		esac
+		st=0
+		strace -f -o /dev/null -P "$path" -e trace="$sc" -e inject="$sc:error=ESTALE:when=$when" \
+			jobreg-get "${args[@]}" > "$T/out.$k" 2> "$T/err.$k" || st=$?
+		echo "$st" > "$T/rc.$k"
+	done
+}
+
+@test "faults: a record read that meets ESTALE is tried again, and one that keeps failing is UNREADABLE (74), never CORRUPT" {
+	write_record job1 version=1 status=DONE since=2026-01-02T03:04:05Z exit=0
+	write_record job2 version=1 status=PENDING since=2026-01-02T03:04:05Z
+	local k sc
+	for k in plain long all longall; do
+		case $k in
+		plain) jobreg-get job1 ;; long) jobreg-get -l job1 ;; all) jobreg-get -a ;; longall) jobreg-get -l -a ;;
+		esac > "$T/want.$k"
+	done
+	for sc in read newfstatat openat; do
+		# once, and three times in a row: both within the retries
+		for when in 1 1..3; do
+			stale_reads "$sc" "$when"
+			for k in plain long all longall; do
+				[[ $(<"$T/rc.$k") == 0 ]] || flunk "$sc ESTALE at $when: get $k exited $(<"$T/rc.$k"): $(<"$T/err.$k")"
+				cmp "$T/want.$k" "$T/out.$k" || flunk "$sc ESTALE at $when: get $k printed $(<"$T/out.$k")"
+			done
+		done
+		# every time: 74, UNREADABLE where the job's status goes, the other job as it is
+		stale_reads "$sc" 1+
+		if [[ $sc == newfstatat ]]; then
+			# -a takes the regular-file check from the listing: no fstat to fail
+			for k in all longall; do
+				[[ $(<"$T/rc.$k") == 0 ]] && cmp "$T/want.$k" "$T/out.$k" ||
+					flunk "fstat ESTALE always: get $k exited $(<"$T/rc.$k"): $(<"$T/out.$k")"
+			done
+		fi
+		for k in plain long all longall; do
+			[[ $sc == newfstatat && $k == *all ]] && continue
+			[[ $(<"$T/rc.$k") == 74 ]] || flunk "$sc ESTALE always: get $k exited $(<"$T/rc.$k")"
+			grep -q 'Stale file handle' "$T/err.$k" || flunk "$sc ESTALE always: get $k said $(<"$T/err.$k")"
+			! grep -q CORRUPT "$T/out.$k" || flunk "$sc ESTALE always: get $k printed CORRUPT"
+		done
+		[[ $(<"$T/out.plain") == UNREADABLE ]] || flunk "$sc: get job1 printed $(<"$T/out.plain")"
+		[[ $(cut -f1,2 "$T/out.long") == $'job1\tUNREADABLE' ]] || flunk "$sc: get -l printed $(<"$T/out.long")"
+		[[ $sc == newfstatat ]] && continue
+		[[ $(<"$T/out.all") == $'job1 UNREADABLE\njob2 PENDING' ]] || flunk "$sc: get -a printed $(<"$T/out.all")"
+		[[ $(cut -f1,2 "$T/out.longall") == $'job1\tUNREADABLE\njob2\tPENDING' ]] ||
+			flunk "$sc: get -l -a printed $(<"$T/out.longall")"
+	done
+}
+
+@test "faults: get -a calls a record that became a FIFO or a directory after the listing UNREADABLE (77), without blocking" {
+	local kind
+	for kind in fifo dir; do
+		rm -rf "$REG"
+		write_record job1 version=1 status=DONE since=2026-01-02T03:04:05Z exit=0
+		write_record job2 version=1 status=PENDING since=2026-01-02T03:04:05Z
+		# the listing returns, then stalls for a second while job1 is replaced
+		st=0
+		timeout 20 strace -f -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
+			jobreg-get -a > "$T/out" 2> "$T/err" & pid=$!
+		sleep 0.5
+		rm "$REG/job1"
+		if [[ $kind == fifo ]]; then mkfifo "$REG/job1"; else mkdir "$REG/job1"; fi
+		wait "$pid" || st=$?
+		[[ $st == 77 ]] || flunk "$kind: exit $st: $(<"$T/err")"
+		[[ $(<"$T/out") == $'job1 UNREADABLE\njob2 PENDING' ]] || flunk "$kind: printed $(<"$T/out")"
+		grep -q "not a regular file: $REG/job1" "$T/err" || flunk "$kind: said $(<"$T/err")"
+	done
+}
+
 # ---- crash points ----
 
 # after_crash WHAT: the checks after a run was killed (or ended): the record is the old
