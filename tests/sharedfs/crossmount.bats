@@ -197,7 +197,7 @@ crowd_rounds() {
 		reads=$((reads + a)) torn=$((torn + b)) corrupt=$((corrupt + c)) failed=$((failed + d))
 	done
 	echo "# torn reads: $reads reads on mount 2 during $(cat "$T/writes") sets on mount 1: $torn torn, $corrupt CORRUPT, $failed failed" >&3
-	cat "$T"/err.* 2>/dev/null | sort | uniq -c | head -5 >&3 || true
+	cat "$T"/err.* 2>/dev/null | sed 's/[0-9]\{1,\}/N/g' | sort | uniq -c | sort -rn | head -5 | sed 's/^ */# /' >&3 || true
 	[ ! -e "$T/seterr" ]
 	[ "$torn" -eq 0 ]
 	[ "$corrupt" -eq 0 ]
