@@ -63,6 +63,12 @@ bin/jobreg-dispatch: src/jobreg-dispatch.o src/libjobreg.a
 check: all
 	tests/run
 
+# The cross-mount suite on a GlusterFS volume mounted twice on this machine
+# (root; installs GlusterFS if missing; exit 77 when it cannot run).  Not
+# part of check: most machines have no GlusterFS.
+check-sharedfs: all
+	tests/sharedfs/run
+
 # The long randomized crash, race and fault runs (counts set by variables,
 # see tests/stress/run).
 stress: all
@@ -107,4 +113,4 @@ uninstall:
 	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 FORCE:
-.PHONY: all check stress fuzz bench lint clean install uninstall FORCE
+.PHONY: all check check-sharedfs stress fuzz bench lint clean install uninstall FORCE
