@@ -87,9 +87,9 @@ static void remove_locks(const struct registry *reg, const char *job, const stru
 {
 	int run = -1;
 	if (l && !tidy_listed_run(l, job))
-		reg_remove_locks(reg, job, 0);
+		tidy_remove_locks(reg, job, 0);
 	else if (tidy_run_lock(reg, job, &run) == 0)
-		reg_remove_locks(reg, job, run >= 0);
+		tidy_remove_locks(reg, job, run >= 0);
 	reg_unlock(&run);
 }
 
@@ -137,7 +137,7 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	if (f->verbose)
 		print_job(job);
 	if (!l)
-		reg_sweep(reg, job, NULL);
+		reg_sweep(reg, job);
 	remove_locks(reg, job, l);
 out:
 	state_free(&st);

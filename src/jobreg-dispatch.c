@@ -223,7 +223,7 @@ static int claim(const struct registry *reg, const struct request *req, struct o
 		rc = fail_errno(errno, req->job, "setenv");
 	record_format(&st.rec, &text);   /* too large: reg_replace refuses it */
 	if (!rc)
-		rc = reg_sweep(reg, req->job, NULL);
+		rc = reg_sweep(reg, req->job);
 	if (!rc)
 		rc = reg_replace(reg, req->job, text.data, text.len);
 	buf_free(&text);

@@ -98,7 +98,7 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		record_to_running(&st.rec, now, &o, expires, 0, req->note);
 	}
 	record_format(&st.rec, &text);
-	if ((rc = reg_sweep(reg, req->job, NULL)) == 0)
+	if ((rc = reg_sweep(reg, req->job)) == 0)
 		rc = reg_replace(reg, req->job, text.data, text.len);
 out:
 	buf_free(&text);

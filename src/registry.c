@@ -436,7 +436,7 @@ int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind k
 	return rc;
 }
 
-static void remove_leftover(const struct registry *reg, const char *job, const char *name)
+void reg_remove_leftover(const struct registry *reg, const char *job, const char *name)
 {
 	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
 		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
@@ -513,7 +513,7 @@ int reg_replace(const struct registry *reg, const char *job, const char *data, s
 			rc = fail_errno(err, job, "%s %s", what, reg_path(reg, tmp));
 		/* Any failure before the rename leaves the old record as it was. */
 		if (created)
-			remove_leftover(reg, job, tmp);
+			reg_remove_leftover(reg, job, tmp);
 		if (!again)
 			break;
 	}
@@ -539,14 +539,10 @@ int reg_sync(const struct registry *reg, const char *job)
 	return sync_dir(reg, job, "the record is removed but that may not be durable");
 }
 
-int reg_sweep(const struct registry *reg, const char *job, const struct listing *l)
+int reg_sweep(const struct registry *reg, const char *job)
 {
 	char *tmp = dot_name(job, ".tmp");
-	int there = l == NULL;
-	for (size_t i = 0; l && i < l->ntemps && !there; i++)
-		there = strcmp(l->temps[i], tmp) == 0;
-	if (there)
-		remove_leftover(reg, job, tmp);
+	reg_remove_leftover(reg, job, tmp);
 	free(tmp);
 	return 0;
 }

@@ -6,12 +6,8 @@
  * O_CREAT (fs.protected_regular); exclusive locks are taken on read-write
  * descriptors where allowed (NFS).  Operations that meet ESTALE are tried
  * again a few times.  Functions return an exit status (0 on success)
- * after printing any error.
- *
- * registry.c is the largest file (about 640 lines) by choice: it is the
- * whole locking protocol of SPEC §4 (open, lock, re-check the inode,
- * replace, remove), which reads best in one place; opening one entry
- * safely lives in entry.c. */
+ * after printing any error.  Opening one entry safely lives in entry.c,
+ * reading the directory in listing.c. */
 #ifndef JOBREG_REGISTRY_H
 #define JOBREG_REGISTRY_H
 
@@ -93,10 +89,12 @@ struct listing {
 int reg_list(const struct registry *reg, struct listing *l);
 void listing_free(struct listing *l);
 
-/* Remove JOB's leftover temp file, exactly ".JOB.tmp": when L names it,
- * or, when L is NULL, whether there is one or not (no directory is read).
- * Job lock held.  A failure is only warned of.  reg_replace() removes a
- * leftover itself: writers need not call this first. */
-int reg_sweep(const struct registry *reg, const char *job, const struct listing *l);
+/* Unlink NAME, a leftover temp file of JOB (never opened or followed).
+ * Job lock held.  A failure is only warned of. */
+void reg_remove_leftover(const struct registry *reg, const char *job, const char *name);
+/* Remove JOB's leftover temp file, exactly ".JOB.tmp", whether there is
+ * one or not (no directory is read).  Job lock held.  reg_replace()
+ * removes a leftover itself: writers need not call this first. */
+int reg_sweep(const struct registry *reg, const char *job);
 
 #endif

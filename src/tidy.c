@@ -92,8 +92,8 @@ void tidy_temps(const struct registry *reg, const char *job, const struct listin
 		const char *name = l->temps[i];
 		if (strncmp(name, prefix.data, prefix.len) != 0)
 			break;
-		if (temp_suffix(name + prefix.len) && unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
-			warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
+		if (temp_suffix(name + prefix.len))
+			reg_remove_leftover(reg, job, name);
 	}
 	buf_free(&prefix);
 }
@@ -103,7 +103,7 @@ int tidy_run_lock(const struct registry *reg, const char *job, int *fd)
 	return reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY | LOCK_NO_RECHECK, fd);
 }
 
-void reg_remove_locks(const struct registry *reg, const char *job, int run)
+void tidy_remove_locks(const struct registry *reg, const char *job, int run)
 {
 	/* Run lock first: its holder is us, and the job lock still keeps
 	 * every other writer out until both are gone.  This is tidying: a

@@ -24,6 +24,6 @@ int tidy_run_lock(const struct registry *reg, const char *job, int *fd);
 
 /* Remove JOB's lock files: the run lock too when RUN (we hold it, free
  * of any run), then the job lock.  A failure is only warned of. */
-void reg_remove_locks(const struct registry *reg, const char *job, int run);
+void tidy_remove_locks(const struct registry *reg, const char *job, int run);
 
 #endif
