@@ -197,7 +197,7 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 	if (!started)
 		end->exec_errno = err;
 	for (size_t i = 0; started && i < nearly; i++)
-		signal_run(pid, started && s->timeout > 0, early[i].si_signo);
+		signal_run(pid, s->timeout > 0, early[i].si_signo);
 	wait_command(s, pid, started, start, held, end);
 }
 
