@@ -7,13 +7,18 @@
 #include <strings.h>
 
 /* SPEC §3 key order; unknown keys follow, in the order they came. */
-static const char *const known_keys[] = {
+enum known_key {
+	K_VERSION, K_STATUS, K_SINCE, K_OWNER, K_HOST, K_PID, K_PID_START,
+	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
+	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_RUNS, K_FAILURES,
+	K_LAST_SUCCESS, K_NOTE, KNOWN_COUNT
+};
+static const char *const known_keys[KNOWN_COUNT] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "runs", "failures",
 	"last_success", "note",
 };
-#define KNOWN_COUNT (sizeof known_keys / sizeof known_keys[0])
 
 static const char *const status_words[] = {
 	[ST_PENDING] = "PENDING", [ST_RUNNING] = "RUNNING",
@@ -47,8 +52,9 @@ void record_free(struct record *r)
 
 static struct field *find(const struct record *r, const char *key)
 {
+	/* The first byte first: listings look up several keys per record. */
 	for (size_t i = 0; i < r->count; i++)
-		if (strcmp(r->fields[i].key, key) == 0)
+		if (r->fields[i].key[0] == key[0] && strcmp(r->fields[i].key, key) == 0)
 			return &r->fields[i];
 	return NULL;
 }
@@ -200,73 +206,79 @@ static int key_valid(const char *k, size_t len)
 	return 1;
 }
 
-static int cmp_keys(const void *a, const void *b)
+/* The rank of a LEN-byte key among known_keys; KNOWN_COUNT if unknown.
+ * Lengths first: a listing ranks a dozen keys of every record. */
+static int key_rank_len(const char *key, size_t len)
 {
-	const struct field *const *fa = a, *const *fb = b;
-	return strcmp((*fa)->key, (*fb)->key);
+	for (int i = 0; i < KNOWN_COUNT; i++)
+		if (known_keys[i][0] == key[0] && strlen(known_keys[i]) == len &&
+		    memcmp(known_keys[i], key, len) == 0)
+			return i;
+	return KNOWN_COUNT;
 }
 
-static int has_duplicate(const struct record *r)
+static int cmp_keys(const void *a, const void *b)
 {
-	if (r->count < 2)
-		return 0;
-	/* A record has a dozen keys: compare pairs; sort only a big one. */
-	if (r->count <= 32) {
-		for (size_t i = 1; i < r->count; i++)
+	const char *const *ka = a, *const *kb = b;
+	return strcmp(*ka, *kb);
+}
+
+/* Do N unknown keys repeat?  (The known ones are checked by rank.) */
+static int has_duplicate(const char **keys, size_t n)
+{
+	/* Pairs for a few; a sort for a record made of unknown keys. */
+	if (n <= 32) {
+		for (size_t i = 1; i < n; i++)
 			for (size_t j = 0; j < i; j++)
-				if (strcmp(r->fields[i].key, r->fields[j].key) == 0)
+				if (strcmp(keys[i], keys[j]) == 0)
 					return 1;
 		return 0;
 	}
-	const struct field **sorted = xmalloc(r->count * sizeof(const struct field *));
-	for (size_t i = 0; i < r->count; i++)
-		sorted[i] = &r->fields[i];
-	qsort(sorted, r->count, sizeof(const struct field *), cmp_keys);
-	int dup = 0;
-	for (size_t i = 1; i < r->count && !dup; i++)
-		dup = strcmp(sorted[i - 1]->key, sorted[i]->key) == 0;
-	free(sorted);
-	return dup;
+	qsort(keys, n, sizeof *keys, cmp_keys);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(keys[i - 1], keys[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* The values jobreg itself interprets must be well-formed, or liveness and
- * the JSON numbers could not be trusted. */
-static const char *check_values(const struct record *r)
+ * the JSON numbers could not be trusted.  VAL: the value of each known key,
+ * by rank (NULL: absent); FIRST: the rank of the first key. */
+static const char *check_values(const char *const *val, int first)
 {
 	const char *v;
 	time_t t;
-	static const char *const times[] = { "since", "started", "ended", "expires",
-					     "last_success" };
-	static const char *const counts[] = { "pid_ns", "time_ns", "run_lock", "runs",
-					      "failures", "timed_out" };
+	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
+						K_LAST_SUCCESS };
+	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
+						 K_FAILURES, K_TIMED_OUT };
 
-	if (r->count == 0 || strcmp(r->fields[0].key, "version") != 0)
+	if (first != K_VERSION)
 		return "first line is not version=";
-	if (strcmp(r->fields[0].value, "1") != 0)
+	if (strcmp(val[K_VERSION], "1") != 0)
 		return "unknown version";
-	v = record_get(r, "status");
-	if (!v)
+	if (!(v = val[K_STATUS]))
 		return "no status";
 	if (status_from_word(v, strlen(v), 0) < 0)
 		return "bad status";
-	v = record_get(r, "owner");
+	v = val[K_OWNER];
 	if (v && strcmp(v, "lock") != 0 && strcmp(v, "pid") != 0)
 		return "bad owner";
-	if ((v = record_get(r, "pid")) && !is_decimal(v, 10))
+	if ((v = val[K_PID]) && !is_decimal(v, 10))
 		return "bad pid";
-	if ((v = record_get(r, "pid_start")) && !is_decimal(v, 20))
+	if ((v = val[K_PID_START]) && !is_decimal(v, 20))
 		return "bad pid_start";
-	if ((v = record_get(r, "exit")) && !is_decimal(v, 10))
+	if ((v = val[K_EXIT]) && !is_decimal(v, 10))
 		return "bad exit";
-	if ((v = record_get(r, "owner")) && strcmp(v, "pid") == 0 && !record_get(r, "pid"))
+	if ((v = val[K_OWNER]) && strcmp(v, "pid") == 0 && !val[K_PID])
 		return "owner=pid without pid";
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-		if ((v = record_get(r, counts[i])) && !is_decimal(v, 20))
+		if ((v = val[counts[i]]) && !is_decimal(v, 20))
 			return "bad number";
-	if ((v = record_get(r, "timeout")) && !is_number(v))
+	if ((v = val[K_TIMEOUT]) && !is_number(v))
 		return "bad timeout";
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
-		if ((v = record_get(r, times[i])) && time_parse(v, &t) < 0)
+		if ((v = val[times[i]]) && time_parse(v, &t) < 0)
 			return "bad time";
 	return NULL;
 }
@@ -278,6 +290,10 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 	 * it ('=' and '\n' become NULs). */
 	r->text = xstrndup(data, len);
 	char *p = r->text, *end = r->text + len;
+	const char *val[KNOWN_COUNT] = {0};   /* by rank */
+	const char **unknown = NULL;          /* the other keys */
+	size_t nunknown = 0;
+	int first = KNOWN_COUNT, dup = 0;
 
 	*why = NULL;
 	if (len > RECORD_MAX)
@@ -309,13 +325,27 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 			break;
 		*eq = '\0';
 		*eol = '\0';
+		int rank = key_rank_len(p, (size_t)(eq - p));
+		if (r->count == 0)
+			first = rank;
+		if (rank == KNOWN_COUNT) {
+			if ((nunknown & (nunknown - 1)) == 0)
+				unknown = xrealloc(unknown, (nunknown ? nunknown * 2 : 1) *
+						   sizeof *unknown);
+			unknown[nunknown++] = p;
+		} else if (val[rank]) {
+			dup = 1;   /* reported after the lines' own faults */
+		} else {
+			val[rank] = eq + 1;
+		}
 		append(r, p, eq + 1, 0);
 		p = nl ? nl + 1 : end;
 	}
-	if (!*why && has_duplicate(r))
+	if (!*why && (dup || has_duplicate(unknown, nunknown)))
 		*why = "duplicate key";
+	free(unknown);
 	if (!*why)
-		*why = check_values(r);
+		*why = check_values(val, first);
 	if (*why) {
 		record_free(r);
 		return -1;
@@ -325,10 +355,7 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 
 static int key_rank(const char *key)
 {
-	for (size_t i = 0; i < KNOWN_COUNT; i++)
-		if (strcmp(key, known_keys[i]) == 0)
-			return (int)i;
-	return (int)KNOWN_COUNT;
+	return key_rank_len(key, strlen(key));
 }
 
 /* A counting sort by rank, which keeps the unknown keys in the order they
