@@ -19,15 +19,24 @@ static void add_column(struct buf *out, const char *value, char end)
 {
 	if (!value || !*value)
 		value = "-";
-	for (; *value; value++)
-		buf_addc(out, (char)(*value == '\t' ? ' ' : *value));
+	for (;;) {
+		size_t n = strcspn(value, "\t");
+		buf_add(out, value, n);
+		value += n;
+		if (!*value++)
+			break;
+		buf_addc(out, ' ');
+	}
 	buf_addc(out, end);
 }
 
 void output_long(struct buf *out, const char *job, const struct record *r,
 		 enum status status)
 {
-	buf_addf(out, "%s\t%s\t", job, status_word(status));
+	buf_adds(out, job);
+	buf_addc(out, '\t');
+	buf_adds(out, status_word(status));
+	buf_addc(out, '\t');
 	if (!r || r->count == 0) {
 		buf_adds(out, "-\t-\t-\t-\t-\t-\n");
 		return;
@@ -51,6 +60,15 @@ void json_string(struct buf *out, const char *s)
 	static const char hex[] = "0123456789abcdef";
 	buf_addc(out, '"');
 	for (; *s; s++) {
+		/* The plain bytes up to the next one to escape, at once. */
+		size_t plain = 0;
+		while ((unsigned char)s[plain] >= 0x20 && s[plain] != '"' && s[plain] != '\\' &&
+		       s[plain] != 0x7f)
+			plain++;
+		buf_add(out, s, plain);
+		s += plain;
+		if (!*s)
+			break;
 		unsigned char c = (unsigned char)*s;
 		switch (c) {
 		case '"': buf_adds(out, "\\\""); break;
@@ -58,13 +76,10 @@ void json_string(struct buf *out, const char *s)
 		case '\n': buf_adds(out, "\\n"); break;
 		case '\t': buf_adds(out, "\\t"); break;
 		case '\r': buf_adds(out, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-				buf_add(out, esc, sizeof esc);
-			} else {
-				buf_addc(out, (char)c);
-			}
+		default: {   /* the other control bytes */
+			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			buf_add(out, esc, sizeof esc);
+		}
 		}
 	}
 	buf_addc(out, '"');
