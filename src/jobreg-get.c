@@ -63,6 +63,11 @@ static int shown(const struct job_state *st, int rc, int all, unsigned mask, enu
 	return status_in(mask, st->status, st->found ? &st->rec : NULL);
 }
 
+static void add_ahead(void *ahead, const char *job, int regular)
+{
+	prefetch_add(ahead, job, regular);
+}
+
 /* --is S --wait D: the condition and what it last saw of each job. */
 struct is_wait {
 	unsigned mask;
@@ -182,8 +187,22 @@ int main(int argc, char **argv)
 	}
 	rc = reg_open(&reg, path, 0);
 	free(path);
-	if (!rc && all && (rc = reg_list(&reg, &listing)) != 0)
-		reg_close(&reg);
+	/* -a: the records are read on two threads from while they are listed;
+	 * the output is in the order by id. */
+	struct prefetch *ahead = NULL;
+	size_t *order = NULL;
+	if (!rc && all) {
+		ahead = prefetch_start(reg.fd);
+		rc = reg_list_unsorted(&reg, &listing, add_ahead, ahead);
+		order = listing_order(&listing);
+		prefetch_order(ahead, order);
+		if (rc) {
+			prefetch_end(ahead);
+			free(order);
+			listing_free(&listing);
+			reg_close(&reg);
+		}
+	}
 	if (rc) {
 		free(label);
 		return rc;
@@ -197,23 +216,21 @@ int main(int argc, char **argv)
 		prom_init(&prom, label);
 		free(label);
 	}
-	/* -a: the first reads of the records are made two at a time. */
-	struct prefetch *ahead = NULL;
 	if (all) {
 		jobs = listing.jobs;
 		njobs = listing.njobs;
-		ahead = prefetch_start(reg.fd, listing.jobs, listing.regular, listing.njobs);
 	}
 
 	struct buf text = {0};
 	for (size_t i = 0; i < njobs; i++) {
+		size_t k = order ? order[i] : i;
 		struct job_state st;
 		struct first_read first = { NULL, 0 };
 		if (ahead)
-			first.data = prefetch_get(ahead, i, &first.len);
-		rc = state_load_first(&reg, jobs[i], &first, &st);
+			first.data = prefetch_get(ahead, k, &first.len);
+		rc = state_load_first(&reg, jobs[k], &first, &st);
 		if (rc == EXIT_CORRUPT)
-			state_corrupt(&reg, jobs[i], &st);
+			state_corrupt(&reg, jobs[k], &st);
 		else if (rc)
 			st.status = ST_UNREADABLE;   /* the error is printed */
 		keep_first(&status, rc);
@@ -221,11 +238,12 @@ int main(int argc, char **argv)
 			if (!rc && !status_in(is_mask, st.status, &st.rec))
 				keep_first(&status, EXIT_FALSE);
 		} else if (shown(&st, rc, all, show_arg ? show_mask : 0, format)) {
-			format_job(format, &text, &prom, all, jobs[i], &st);
+			format_job(format, &text, &prom, all, jobs[k], &st);
 		}
 		state_free(&st);
 	}
 	prefetch_end(ahead);
+	free(order);
 	listing_free(&listing);
 	reg_close(&reg);
 	if (format == PROMETHEUS)

@@ -1,7 +1,9 @@
 /* listing: reading the registry directory for reg_list() (see
  * registry.h): one readdir(3) pass, which on Linux is getdents64(2) and
  * gives each entry's d_type, so readers can skip the fstat of a listed
- * regular file (prefetch.h); then one sort by id. */
+ * regular file (prefetch.h); then one sort by id, or for a reader that
+ * starts on the records while the listing goes on, the order of that
+ * sort. */
 #include "registry.h"
 #include "cli.h"
 #include "record.h"
@@ -35,10 +37,10 @@ static DIR *open_listing(const struct registry *reg, const char *job)
 	return dir;
 }
 
-/* A job and whether its directory entry says it is a regular file. */
+/* A job's id and its place in the listing. */
 struct named {
-	char *name;
-	int regular;
+	const char *name;
+	size_t index;
 };
 
 static int cmp_names(const void *a, const void *b)
@@ -75,10 +77,18 @@ static int scan_dir(const struct registry *reg, const char *job,
 	return 0;
 }
 
+/* The listing being made, and who is told of each job in it. */
+struct scan {
+	struct listing *l;
+	listing_hook *added;
+	void *ctx;
+};
+
 /* Temps: ".X.tmp", and 0.1's ".X.tmp.XXXXXX" (mkstemp) for sweeps. */
 static void add_to_listing(const struct dirent *e, void *ctx)
 {
-	struct listing *l = ctx;
+	struct scan *scan = ctx;
+	struct listing *l = scan->l;
 	const char *name = e->d_name;
 	size_t n = strlen(name);
 	if (name[0] != '.' && valid_job_id(name)) {
@@ -86,6 +96,8 @@ static void add_to_listing(const struct dirent *e, void *ctx)
 		if ((l->njobs & (l->njobs - 1)) == 0)
 			l->regular = xrealloc(l->regular, l->njobs * 2);
 		l->regular[l->njobs - 1] = ENTRY_IS_REG(e);
+		if (scan->added)
+			scan->added(scan->ctx, l->jobs[l->njobs - 1], l->regular[l->njobs - 1]);
 	} else if ((n > 5 && strcmp(name + n - 4, ".tmp") == 0) ||
 		   (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {
 		push(&l->temps, &l->ntemps, name);
@@ -94,26 +106,49 @@ static void add_to_listing(const struct dirent *e, void *ctx)
 	}
 }
 
+size_t *listing_order(const struct listing *l)
+{
+	struct named *v = xmalloc((l->njobs ? l->njobs : 1) * sizeof *v);
+	for (size_t i = 0; i < l->njobs; i++)
+		v[i] = (struct named){ l->jobs[i], i };
+	qsort(v, l->njobs, sizeof *v, cmp_names);
+	size_t *order = xmalloc((l->njobs ? l->njobs : 1) * sizeof *order);
+	for (size_t i = 0; i < l->njobs; i++)
+		order[i] = v[i].index;
+	free(v);
+	return order;
+}
+
 /* Sort the jobs by id, REGULAR beside them. */
 static void sort_jobs(struct listing *l)
 {
-	struct named *v = xmalloc(l->njobs * sizeof *v);
-	for (size_t i = 0; i < l->njobs; i++)
-		v[i] = (struct named){ l->jobs[i], l->regular[i] };
-	qsort(v, l->njobs, sizeof *v, cmp_names);
+	size_t *order = listing_order(l);
+	char **jobs = xmalloc(l->njobs * sizeof *jobs);
+	unsigned char *regular = xmalloc(l->njobs);
 	for (size_t i = 0; i < l->njobs; i++) {
-		l->jobs[i] = v[i].name;
-		l->regular[i] = (unsigned char)v[i].regular;
+		jobs[i] = l->jobs[order[i]];
+		regular[i] = l->regular[order[i]];
 	}
-	free(v);
+	free(order);
+	free(l->jobs);
+	free(l->regular);
+	l->jobs = jobs;
+	l->regular = regular;
 }
 
-int reg_list(const struct registry *reg, struct listing *l)
+int reg_list_unsorted(const struct registry *reg, struct listing *l, listing_hook *added,
+		      void *ctx)
 {
 	memset(l, 0, sizeof *l);
 	if (reg->fd < 0)
 		return 0;
-	int rc = scan_dir(reg, NULL, add_to_listing, l);
+	struct scan scan = { l, added, ctx };
+	return scan_dir(reg, NULL, add_to_listing, &scan);
+}
+
+int reg_list(const struct registry *reg, struct listing *l)
+{
+	int rc = reg_list_unsorted(reg, l, NULL, NULL);
 	if (!rc && l->njobs > 1)
 		sort_jobs(l);
 	return rc;

@@ -7,8 +7,10 @@
 
 void output_plain(struct buf *out, const char *job, enum status status, int with_id)
 {
-	if (with_id)
-		buf_addf(out, "%s ", job);
+	if (with_id) {
+		buf_adds(out, job);
+		buf_addc(out, ' ');
+	}
 	buf_adds(out, status_word(status));
 	buf_addc(out, '\n');
 }

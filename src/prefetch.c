@@ -12,22 +12,39 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define CHUNK (1u << 20)   /* the helper's storage, never moved */
+#define CHUNK (1u << 20)   /* a thread's storage, never moved */
 #define WANT (RECORD_MAX + 1)
+#define BASE 1024          /* slots in block 0; block b has BASE << b */
+#define BLOCKS 40          /* 2^50 slots: more than any memory holds */
+#define START_AT 64        /* records listed before the helper is worth it */
 
 struct slot {
+	const char *name;
+	unsigned char regular;
+	atomic_uchar claimed;     /* somebody reads it */
+	atomic_uchar ready;       /* data and len are set (data may be NULL) */
 	const char *data;
 	size_t len;
 };
 
 struct prefetch {
 	int dir;
-	char *const *names;
-	const unsigned char *regular;
-	size_t n;
-	struct slot *slots;
-	atomic_uchar *ready;      /* slots[i] is set (data may be NULL) */
-	atomic_size_t next;       /* the first index nobody has claimed */
+	/* Slot i lives in a block that never moves, so the caller can add
+	 * records while the helper reads the earlier ones. */
+	struct slot *blocks[BLOCKS];
+	int nblocks;
+	size_t cap;               /* slots in those blocks */
+	atomic_size_t added;      /* slots [0, added) are filled in */
+	atomic_int closed;        /* no more will be added */
+	/* Claims go in the listed order until the caller's order is known,
+	 * then in that order, past the records already claimed. */
+	atomic_size_t next_listed;
+	_Atomic(const size_t *) order;
+	atomic_size_t next_ordered;
+	/* The helper sleeps here when it has read all that was added. */
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	atomic_int waiting;
 	int thread;               /* the helper runs */
 	pthread_t helper;
 	struct arena {            /* where one thread keeps what it read */
@@ -36,6 +53,15 @@ struct prefetch {
 		size_t used;      /* in the last chunk */
 	} arena[2];               /* the caller's, the helper's */
 };
+
+static struct slot *slot_at(struct prefetch *p, size_t i)
+{
+	size_t q = i / BASE + 1;
+	int b = 0;
+	while (q >>= 1)
+		b++;
+	return &p->blocks[b][i - BASE * (((size_t)1 << b) - 1)];
+}
 
 /* One read of NAME into BUF (WANT + 1 bytes): its length, or 0 when it is
  * not a plain record to hand out. */
@@ -72,84 +98,185 @@ static char *space(struct arena *a)
 	return a->chunks[a->nchunks - 1] + a->used;
 }
 
-/* Claim the next record nobody has and read it into A; 0 when none is left. */
+enum { CLAIMED, NONE_YET, NONE_LEFT };
+
+/* Claim the next record nobody has into *I. */
+static int claim(struct prefetch *p, size_t *i)
+{
+	for (;;) {
+		const size_t *order = atomic_load(&p->order);
+		size_t n = atomic_load_explicit(&p->added, memory_order_acquire);
+		if (order) {
+			size_t j = atomic_fetch_add(&p->next_ordered, 1);
+			if (j >= n)
+				return NONE_LEFT;   /* the order comes after the last add */
+			*i = order[j];
+		} else {
+			size_t j = atomic_load(&p->next_listed);
+			if (j >= n)
+				return atomic_load(&p->closed) ? NONE_LEFT : NONE_YET;
+			if (!atomic_compare_exchange_weak(&p->next_listed, &j, j + 1))
+				continue;
+			*i = j;
+		}
+		if (!atomic_exchange(&slot_at(p, *i)->claimed, 1))
+			return CLAIMED;
+	}
+}
+
+/* Claim a record and read it into A. */
 static int work(struct prefetch *p, struct arena *a)
 {
-	size_t i = atomic_fetch_add(&p->next, 1);
-	if (i >= p->n)
-		return 0;
-	if (p->regular[i]) {
+	size_t i;
+	int got = claim(p, &i);
+	if (got != CLAIMED)
+		return got;
+	struct slot *s = slot_at(p, i);
+	if (s->regular) {
 		char *buf = space(a);
-		size_t len = read_one(p->dir, p->names[i], buf);
+		size_t len = read_one(p->dir, s->name, buf);
 		if (len) {
-			p->slots[i].data = buf;
-			p->slots[i].len = len;
+			s->data = buf;
+			s->len = len;
 			a->used += len + 1;
 		}
 	}
-	atomic_store_explicit(&p->ready[i], 1, memory_order_release);
-	return 1;
+	atomic_store_explicit(&s->ready, 1, memory_order_release);
+	return CLAIMED;
 }
 
 static void *helper(void *arg)
 {
 	struct prefetch *p = arg;
-	while (work(p, &p->arena[1]))
-		;
+	int got;
+	while ((got = work(p, &p->arena[1])) != NONE_LEFT) {
+		if (got != NONE_YET)
+			continue;
+		/* Read all that was added: wait for more, or the end. */
+		pthread_mutex_lock(&p->lock);
+		atomic_store(&p->waiting, 1);
+		while (atomic_load(&p->next_listed) >= atomic_load(&p->added) &&
+		       !atomic_load(&p->closed) && !atomic_load(&p->order))
+			pthread_cond_wait(&p->more, &p->lock);
+		atomic_store(&p->waiting, 0);
+		pthread_mutex_unlock(&p->lock);
+	}
 	return NULL;
 }
 
-struct prefetch *prefetch_start(int dirfd, char *const *names, const unsigned char *regular,
-				size_t n)
+static void wake(struct prefetch *p)
+{
+	if (!p->thread || !atomic_load(&p->waiting))
+		return;
+	pthread_mutex_lock(&p->lock);
+	pthread_cond_signal(&p->more);
+	pthread_mutex_unlock(&p->lock);
+}
+
+struct prefetch *prefetch_start(int dirfd)
 {
 	struct prefetch *p = xmalloc(sizeof *p);
 	p->dir = dirfd;
-	p->names = names;
-	p->regular = regular;
-	p->n = n;
-	p->slots = xmalloc((n ? n : 1) * sizeof *p->slots);
-	p->ready = xmalloc((n ? n : 1) * sizeof *p->ready);
-	for (size_t i = 0; i < n; i++) {
-		p->slots[i].data = NULL;
-		p->slots[i].len = 0;
-		atomic_init(&p->ready[i], 0);
-	}
-	atomic_init(&p->next, 0);
+	p->nblocks = 0;
+	p->cap = 0;
+	atomic_init(&p->added, 0);
+	atomic_init(&p->closed, 0);
+	atomic_init(&p->next_listed, 0);
+	atomic_init(&p->order, NULL);
+	atomic_init(&p->next_ordered, 0);
+	atomic_init(&p->waiting, 0);
 	for (int k = 0; k < 2; k++)
 		p->arena[k] = (struct arena){ NULL, 0, 0 };
+	p->thread = 0;
+	return p;
+}
+
+/* p->thread: 1 when the helper runs, -1 when it cannot be started (then
+ * every record is read inline). */
+static void start_helper(struct prefetch *p)
+{
+	if (pthread_mutex_init(&p->lock, NULL) != 0)
+		return;
+	if (pthread_cond_init(&p->more, NULL) != 0) {
+		pthread_mutex_destroy(&p->lock);
+		return;
+	}
 	/* Signals (the lock waits' SIGALRM) are for the caller's thread. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	p->thread = n > 1 && pthread_create(&p->helper, NULL, helper, p) == 0;
+	p->thread = pthread_create(&p->helper, NULL, helper, p) == 0 ? 1 : -1;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return p;
+}
+
+size_t prefetch_add(struct prefetch *p, const char *name, int regular)
+{
+	size_t i = atomic_load(&p->added);
+	if (i == p->cap) {
+		if (p->nblocks == BLOCKS)
+			abort();   /* xmalloc() ran out of memory long before */
+		size_t size = (size_t)BASE << p->nblocks;
+		p->blocks[p->nblocks++] = xmalloc(size * sizeof(struct slot));
+		p->cap += size;
+	}
+	struct slot *s = slot_at(p, i);
+	s->name = name;
+	s->regular = (unsigned char)(regular != 0);
+	atomic_init(&s->claimed, 0);
+	atomic_init(&s->ready, 0);
+	s->data = NULL;
+	s->len = 0;
+	/* Sequentially consistent, like the helper's store of waiting, so
+	 * that one of the two sees the other: no wake-up is lost. */
+	atomic_store(&p->added, i + 1);
+	if (i + 1 == START_AT)
+		start_helper(p);
+	else if (i % 64 == 0)
+		wake(p);
+	return i;
+}
+
+void prefetch_order(struct prefetch *p, const size_t *order)
+{
+	atomic_store(&p->closed, 1);
+	atomic_store(&p->order, order);
+	wake(p);
 }
 
 const char *prefetch_get(struct prefetch *p, size_t i, size_t *len)
 {
 	/* Until record I is in, read the next ones here as well: the system
 	 * calls are most of the cost, so both threads make them. */
-	while (!atomic_load_explicit(&p->ready[i], memory_order_acquire))
-		if (!work(p, &p->arena[0]))
+	struct slot *s = slot_at(p, i);
+	while (!atomic_load_explicit(&s->ready, memory_order_acquire))
+		if (work(p, &p->arena[0]) != CLAIMED)
 			sched_yield();   /* the helper is reading I */
-	*len = p->slots[i].len;
-	return p->slots[i].data;
+	*len = s->len;
+	return s->data;
 }
 
 void prefetch_end(struct prefetch *p)
 {
 	if (!p)
 		return;
-	atomic_store(&p->next, p->n);
-	if (p->thread)
+	size_t n = atomic_load(&p->added);
+	atomic_store(&p->next_listed, n);
+	atomic_store(&p->next_ordered, n);
+	atomic_store(&p->closed, 1);
+	if (p->thread == 1) {
+		wake(p);
 		pthread_join(p->helper, NULL);
+	}
+	if (p->thread) {
+		pthread_cond_destroy(&p->more);
+		pthread_mutex_destroy(&p->lock);
+	}
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < p->arena[k].nchunks; i++)
 			free(p->arena[k].chunks[i]);
 		free(p->arena[k].chunks);
 	}
-	free(p->ready);
-	free(p->slots);
+	for (int b = 0; b < p->nblocks; b++)
+		free(p->blocks[b]);
 	free(p);
 }

@@ -87,6 +87,14 @@ struct listing {
 	size_t nruns;
 };
 int reg_list(const struct registry *reg, struct listing *l);
+/* The same, with jobs in the directory's order, ADDED (if not NULL) told
+ * of each job as it is found (NAME is l->jobs[i], in order); then the
+ * order by id as indices into jobs (malloc'd), so that a reader can start
+ * on the records before the listing and the sort are done. */
+typedef void listing_hook(void *ctx, const char *name, int regular);
+int reg_list_unsorted(const struct registry *reg, struct listing *l, listing_hook *added,
+		      void *ctx);
+size_t *listing_order(const struct listing *l);
 void listing_free(struct listing *l);
 
 /* Unlink NAME, a leftover temp file of JOB (never opened or followed).

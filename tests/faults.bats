@@ -645,12 +645,6 @@ stale() {
 	EOF
 }
 
-# flunk MESSAGE: fail the test, saying why.
-flunk() {
-	echo "$*" >&2
-	return 1
-}
-
 # stale_reads SYSCALL WHEN: jobreg-get job1, -l job1, -a and -l -a, with ESTALE injected
 # into SYSCALL on job1's record only (strace -P) at WHEN; each output into $T/out.*.
 stale_reads() {

@@ -17,6 +17,12 @@ write_record() {
 	printf '%s\n' "$@" > "$REG/$job"
 }
 
+# flunk MESSAGE: fail the test, saying why.
+flunk() {
+	echo "$*" >&2
+	return 1
+}
+
 # now_rfc3339 [OFFSET_SECONDS]
 now_rfc3339() {
 	date -u -d "@$(( $(date +%s) + ${1:-0} ))" +%Y-%m-%dT%H:%M:%SZ

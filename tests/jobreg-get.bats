@@ -506,6 +506,66 @@ plant_mix() {
 	printf '%s\n' "$output" | json_valid
 }
 
+# many_records N: N records of every kind in $REG, with a few that are
+# corrupt, a directory in a record's place, and RUNNING owners that are dead
+# (a pid that does not exist; a run lock nobody holds).
+many_records() {
+	local n=$1 i dead
+	mkdir -p "$REG"
+	dead=$(printf '%s\n' version=1 status=RUNNING since=2026-01-01T00:00:00Z owner=pid \
+		"host=$(hostname)" pid=999999999 pid_start=1 "boot_id=$(</proc/sys/kernel/random/boot_id)" \
+		$(ns_fields))
+	for ((i = 0; i < n; i++)); do
+		case $((i % 7)) in
+		0) printf 'version=1\nstatus=PENDING\nsince=2026-01-01T00:00:00Z\n' ;;
+		1) printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=%d\nnote=n\t"%d"\\\n' $((i % 3)) "$i" ;;
+		2) printf 'version=1\nstatus=RUNNING\nsince=2026-01-01T00:00:00Z\n' ;;
+		3) printf '%s\n' "$dead" ;;
+		4) : > "$REG/.j$i.run"
+		   printf 'version=1\nstatus=RUNNING\nsince=2026-01-01T00:00:00Z\nowner=lock\nrun_lock=%s\n' \
+			"$(stat -c %i "$REG/.j$i.run")" ;;
+		5) printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nsignal=TERM\n' ;;
+		6) printf 'version=2\nstatus=DONE\n' ;;
+		esac > "$REG/j$i"
+	done
+	rm "$REG/j10" && mkdir "$REG/j10"
+}
+
+@test "get -a on 1500 records, read on two threads while they are listed, prints what get of each job prints, in order" {
+	many_records 1500
+	local jobs fmt want got ws gs
+	jobs=$(cd "$REG" && ls | LC_ALL=C sort)
+	for fmt in -l -j; do
+		ws=0 gs=0
+		# shellcheck disable=SC2086  # one argument per job
+		want=$(jobreg-get $fmt $jobs 2> "$T/want.err") || ws=$?
+		got=$(jobreg-get $fmt -a 2> "$T/got.err") || gs=$?
+		[[ $got == "$want" ]] || flunk "get $fmt -a differs from get $fmt JOB...: $(diff <(echo "$want") <(echo "$got") | head -5)"
+		[[ $gs == "$ws" && $gs == 77 ]] || flunk "get $fmt -a exited $gs, get $fmt JOB... $ws"
+		cmp -s "$T/want.err" "$T/got.err" || flunk "get $fmt -a said other things: $(diff "$T/want.err" "$T/got.err" | head -5)"
+	done
+	# of each 7: PENDING, DONE, RUNNING, STALE (pid), STALE (lock), DONE, CORRUPT
+	jobreg-get -a 2> /dev/null | cut -d' ' -f2 | sort | uniq -c | tr -s ' ' > "$T/counts" || true
+	[[ $(<"$T/counts") == " 214 CORRUPT
+ 429 DONE
+ 215 PENDING
+ 214 RUNNING
+ 427 STALE
+ 1 UNREADABLE" ]] || flunk "get -a counted $(<"$T/counts")"
+}
+
+@test "get -a reads every record on one thread when no second one can be started" {
+	command -v strace > /dev/null || skip "strace is not installed (it makes the thread's clone3 fail)"
+	many_records 500
+	local want got ws=0 gs=0
+	want=$(jobreg-get -j -a 2> "$T/want.err") || ws=$?
+	got=$(traced -f -o /dev/null -e inject=clone3:error=EAGAIN jobreg-get -j -a 2> "$T/got.err") || gs=$?
+	[[ $got == "$want" && $gs == "$ws" ]] || flunk "without a thread: exit $gs (not $ws), $(diff <(echo "$want") <(echo "$got") | head -5)"
+	cmp -s "$T/want.err" "$T/got.err" || flunk "without a thread it said $(head -3 "$T/got.err")"
+	traced -f -c -o "$T/calls" jobreg-get -j -a > /dev/null 2>&1 || true
+	grep -q clone "$T/calls" || flunk "get -a of 500 records started no thread"
+}
+
 # --- §5 --is -----------------------------------------------------------------
 
 @test "get --is exits 0 silently when the status is in the list" {
