@@ -318,8 +318,29 @@ char *registry_path(const char *opt_dir)
 	return path.data;
 }
 
+/* Write to standard output; a failure is reported once, and every later
+ * write is dropped. */
+static int out_write(const char *data, size_t len)
+{
+	static int failed;
+	if (!len || failed)
+		return failed;
+	if (write_full(1, data, len) < 0) {
+		failed = 1;
+		fail_errno(errno, NULL, "write to standard output");
+	}
+	return failed;
+}
+
 void out_add(const char *data, unsigned long len)
 {
+	/* A large block (a listing's whole text) goes out as it is, not
+	 * through a copy. */
+	if (len >= 65536) {
+		if (!out_flush())
+			(void)out_write(data, len);
+		return;
+	}
 	buf_add(&out, data, len);
 	if (out.len >= 65536)
 		out_flush();
@@ -332,18 +353,10 @@ void out_adds(const char *s)
 
 int out_flush(void)
 {
-	static int failed;
-	if (!out.len || failed) {
-		buf_reset(&out);
-		return failed;
-	}
-	if (write_full(1, out.data, out.len) < 0) {
-		failed = 1;
-		int err = errno;
-		buf_reset(&out);
-		fail_errno(err, NULL, "write to standard output");
-		return failed;
-	}
+	/* Emptied first: the failure's message flushes again. */
+	size_t len = out.len;
+	out.len = 0;
+	int failed = out_write(out.data, len);
 	buf_reset(&out);
-	return 0;
+	return failed;
 }

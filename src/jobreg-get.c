@@ -221,6 +221,9 @@ int main(int argc, char **argv)
 		njobs = listing.njobs;
 	}
 
+	/* Standard output takes the text as it grows (Prometheus needs it
+	 * all, --output writes the file at once). */
+	int stream = !out_file && format != PROMETHEUS;
 	struct buf text = {0};
 	for (size_t i = 0; i < njobs; i++) {
 		size_t k = order ? order[i] : i;
@@ -239,6 +242,10 @@ int main(int argc, char **argv)
 				keep_first(&status, EXIT_FALSE);
 		} else if (shown(&st, rc, all, show_arg ? show_mask : 0, format)) {
 			format_job(format, &text, &prom, all, jobs[k], &st);
+			if (stream && text.len >= 65536) {
+				out_add(text.data, text.len);
+				buf_reset(&text);
+			}
 		}
 		state_free(&st);
 	}
