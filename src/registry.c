@@ -360,11 +360,19 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd)
 {
+	unsigned long long ino;
+	return reg_lock_ino(reg, job, kind, op, wait, flags, fd, &ino);
+}
+
+int reg_lock_ino(const struct registry *reg, const char *job, enum lock_kind kind,
+		 int op, double wait, int flags, int *fd, unsigned long long *ino)
+{
 	char *name = reg_lock_name(job, kind);
 	double deadline = now_mono() + wait;
 	int rc = 0, tries = 0;
 
 	*fd = -1;
+	*ino = 0;
 	if (reg->fd < 0)
 		goto out;
 	for (;;) {
@@ -392,11 +400,15 @@ int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 		}
 		/* A clear may have removed the file while we waited: then we
 		 * hold a lock nobody else can see, so take the new one. */
-		if (flags & LOCK_NO_RECHECK)
+		if (flags & LOCK_NO_RECHECK) {
+			*ino = (unsigned long long)held.st_ino;
 			break;
+		}
 		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino)
+			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino) {
+				*ino = (unsigned long long)held.st_ino;
 				break;
+			}
 		} else if (errno != ENOENT && !stale_again(&tries)) {
 			int err = errno;
 			reg_unlock(fd);

@@ -58,6 +58,9 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
  * is dropped and taken again. */
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd);
+/* reg_lock(), and the inode locked in *ino (0 when *fd is -1). */
+int reg_lock_ino(const struct registry *reg, const char *job, enum lock_kind kind,
+		 int op, double wait, int flags, int *fd, unsigned long long *ino);
 void reg_unlock(int *fd);
 /* The inode of JOB's job or run lock file, 0 when it does not exist. */
 int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,

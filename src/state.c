@@ -35,8 +35,8 @@ static int same_run(const struct record *a, const struct record *b)
 static int probe_lock(const struct registry *reg, const char *job, int *probe,
 		      struct probes *p)
 {
-	struct stat held;
-	int rc = reg_lock(reg, job, RUN_LOCK, LOCK_SH, 0, LOCK_QUIET_BUSY, probe);
+	int rc = reg_lock_ino(reg, job, RUN_LOCK, LOCK_SH, 0, LOCK_QUIET_BUSY, probe,
+			      &p->lock_ino);
 
 	if (rc == EXIT_BUSY) {
 		p->lock = LOCK_HELD;
@@ -44,21 +44,7 @@ static int probe_lock(const struct registry *reg, const char *job, int *probe,
 	}
 	if (rc)
 		return rc;
-	if (*probe < 0) {
-		p->lock = LOCK_MISSING;
-		return 0;
-	}
-	int got, tries = 0;
-	while ((got = fstat(*probe, &held)) < 0 && stale_again(&tries))
-		;
-	if (got < 0) {
-		char *name = reg_lock_name(job, RUN_LOCK);
-		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
-		free(name);
-		return rc;
-	}
-	p->lock = LOCK_FREE;
-	p->lock_ino = (unsigned long long)held.st_ino;
+	p->lock = *probe < 0 ? LOCK_MISSING : LOCK_FREE;
 	return 0;
 }
 
