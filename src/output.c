@@ -87,6 +87,16 @@ void json_string(struct buf *out, const char *s)
 	buf_addc(out, '"');
 }
 
+/* Is KEY one of the N words of LIST?  The first byte first: this runs for
+ * every field of every record of a listing. */
+static int one_of(const char *key, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i][0] == key[0] && strcmp(key, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Members the writer adds itself: a record's unknown key of that name
  * is left out. */
 static int json_reserved(const char *key)
@@ -94,10 +104,7 @@ static int json_reserved(const char *key)
 	static const char *const reserved[] = {
 		"job", "stale", "corrupt", "unreadable", "duration",
 	};
-	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-		if (strcmp(key, reserved[i]) == 0)
-			return 1;
-	return 0;
+	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
 
 /* Keys the parser checks are decimal numbers (timeout with a fraction). */
@@ -107,10 +114,7 @@ static int json_number_key(const char *key)
 		"pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timed_out", "timeout",
 	};
-	for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
-		if (strcmp(key, numbers[i]) == 0)
-			return 1;
-	return 0;
+	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
 }
 
 /* A checked decimal ("007", "1.50", ".5", "2.") as a valid JSON number:

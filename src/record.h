@@ -20,6 +20,7 @@ struct field {
 	char *key;
 	char *value;
 	unsigned char owned;    /* OWN_KEY | OWN_VALUE: malloc'd, not in text */
+	unsigned char rank;     /* place in the SPEC §3 key order (record.c) */
 };
 enum { OWN_KEY = 1, OWN_VALUE = 2 };
 
