@@ -440,7 +440,7 @@ static void index_build(struct index *ix, const struct record *r)
 
 static const char *index_get(const struct index *ix, const char *key)
 {
-	struct field probe = { (char *)key, NULL, 0 };
+	struct field probe = { .key = (char *)key };
 	const struct field *p = &probe;
 	const struct field **hit = bsearch(&p, ix->f, ix->n, sizeof *ix->f, cmp_field);
 	return hit ? (*hit)->value : NULL;
@@ -485,6 +485,7 @@ static void copy_record(struct record *dst, const struct record *src)
 		dst->fields[i].key = memcpy(p, src->fields[i].key, k);
 		dst->fields[i].value = memcpy(p + k, src->fields[i].value, v);
 		dst->fields[i].owned = 0;
+		dst->fields[i].rank = src->fields[i].rank;
 		p += k + v;
 	}
 }
