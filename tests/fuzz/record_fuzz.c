@@ -482,10 +482,11 @@ static void copy_record(struct record *dst, const struct record *src)
 	char *p = dst->text;
 	for (size_t i = 0; i < src->count; i++) {
 		size_t k = strlen(src->fields[i].key) + 1, v = strlen(src->fields[i].value) + 1;
+		/* (the whole field first, so that one added later is copied too) */
+		dst->fields[i] = src->fields[i];
 		dst->fields[i].key = memcpy(p, src->fields[i].key, k);
 		dst->fields[i].value = memcpy(p + k, src->fields[i].value, v);
 		dst->fields[i].owned = 0;
-		dst->fields[i].rank = src->fields[i].rank;
 		p += k + v;
 	}
 }
