@@ -1,3 +1,5 @@
+/* unshare(2) and CLONE_FILES, close_range(2): Linux, with fallbacks */
+#define _GNU_SOURCE
 #include "prefetch.h"
 #include "entry.h"
 #include "record.h"
@@ -10,6 +12,8 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define CHUNK (1u << 20)   /* a thread's storage, never moved */
@@ -17,6 +21,11 @@
 #define BASE 1024          /* slots in block 0; block b has BASE << b */
 #define BLOCKS 40          /* 2^50 slots: more than any memory holds */
 #define START_AT 64        /* records listed before the helper is worth it */
+#define BATCH 32           /* descriptors a thread closes at once, at most */
+#define ROOMY 256          /* descriptors allowed before the caller's thread
+			    * keeps a batch open: others it opens (a lock
+			    * probe, a read again) must not run out */
+#define GRAB 16            /* records a thread claims at once */
 
 struct slot {
 	const char *name;
@@ -40,7 +49,7 @@ struct prefetch {
 	 * then in that order, past the records already claimed. */
 	atomic_size_t next_listed;
 	_Atomic(const size_t *) order;
-	atomic_size_t next_ordered;
+	_Alignas(64) atomic_size_t next_ordered;   /* a cache line apart */
 	/* The helper sleeps here when it has read all that was added. */
 	pthread_mutex_t lock;
 	pthread_cond_t more;
@@ -48,9 +57,15 @@ struct prefetch {
 	int thread;               /* the helper runs */
 	pthread_t helper;
 	struct arena {            /* where one thread keeps what it read */
+		_Alignas(64)      /* each thread's on its own cache lines */
 		char **chunks;    /* each CHUNK bytes, never moved */
 		size_t nchunks;
 		size_t used;      /* in the last chunk */
+		int fds[BATCH];   /* read, not closed yet */
+		int nfds;
+		int batch;        /* closed when there are this many */
+		const size_t *order;  /* the places claimed: [next, end) of */
+		size_t next, end;     /* the order, or listed if it is NULL */
 	} arena[2];               /* the caller's, the helper's */
 };
 
@@ -63,21 +78,60 @@ static struct slot *slot_at(struct prefetch *p, size_t i)
 	return &p->blocks[b][i - BASE * (((size_t)1 << b) - 1)];
 }
 
+/* Close the descriptors [LO, HI]: one close_range(2) for a run of them. */
+static void close_run(int lo, int hi)
+{
+#ifdef SYS_close_range
+	if (lo < hi && syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, 0u) == 0)
+		return;
+#endif
+	for (int fd = lo; fd <= hi; fd++)
+		close_fd(fd);
+}
+
+/* Close A's descriptors, each run of consecutive numbers at once: every
+ * number in such a run is one of ours, so nobody else's is closed.  Each
+ * close(2) is a system call, a third of what a record costs. */
+static void close_batch(struct arena *a)
+{
+	int *fd = a->fds, n = a->nfds;
+	for (int k = 1; k < n; k++)   /* mostly in order already */
+		for (int j = k; j > 0 && fd[j - 1] > fd[j]; j--) {
+			int t = fd[j];
+			fd[j] = fd[j - 1];
+			fd[j - 1] = t;
+		}
+	for (int k = 0; k < n;) {
+		int j = k;
+		while (j + 1 < n && fd[j + 1] == fd[j] + 1)
+			j++;
+		close_run(fd[k], fd[j]);
+		k = j + 1;
+	}
+	a->nfds = 0;
+}
+
 /* One read of NAME into BUF (WANT + 1 bytes): its length, or 0 when it is
- * not a plain record to hand out. */
-static size_t read_one(int dir, const char *name, char *buf)
+ * not a plain record to hand out.  The descriptor joins A's batch. */
+static size_t read_one(int dir, const char *name, char *buf, struct arena *a)
 {
 	int fd;
-	do
+	for (;;) {
 		fd = openat(dir, name, O_RDONLY | ENTRY_FLAGS);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return 0;
+		if (fd >= 0)
+			break;
+		if ((errno == EMFILE || errno == ENFILE) && a->nfds)
+			close_batch(a);   /* the batch is too many, not the record */
+		else if (errno != EINTR)
+			return 0;
+	}
 	ssize_t n;
 	do
 		n = read(fd, buf, WANT);
 	while (n < 0 && errno == EINTR);
-	close_fd(fd);
+	a->fds[a->nfds++] = fd;
+	if (a->nfds == a->batch)
+		close_batch(a);
 	/* A short read of a regular file is its end; WANT bytes is over
 	 * the limit, left to reg_read() to report. */
 	if (n <= 0 || n == WANT)
@@ -100,27 +154,37 @@ static char *space(struct arena *a)
 
 enum { CLAIMED, NONE_YET, NONE_LEFT };
 
-/* Claim the next record nobody has into *I. */
-static int claim(struct prefetch *p, size_t *i)
+/* Claim the next record nobody has into *I.  A thread takes GRAB places
+ * at a time, so that the shared counters, and the slots, are not handed
+ * between the two cores' caches for every record. */
+static int claim(struct prefetch *p, struct arena *a, size_t *i)
 {
 	for (;;) {
+		if (a->next < a->end) {
+			size_t j = a->next++;
+			*i = a->order ? a->order[j] : j;
+			if (!atomic_exchange(&slot_at(p, *i)->claimed, 1))
+				return CLAIMED;
+			continue;
+		}
 		const size_t *order = atomic_load(&p->order);
 		size_t n = atomic_load_explicit(&p->added, memory_order_acquire);
+		size_t j;
 		if (order) {
-			size_t j = atomic_fetch_add(&p->next_ordered, 1);
+			j = atomic_fetch_add(&p->next_ordered, GRAB);
 			if (j >= n)
 				return NONE_LEFT;   /* the order comes after the last add */
-			*i = order[j];
 		} else {
-			size_t j = atomic_load(&p->next_listed);
+			j = atomic_load(&p->next_listed);
 			if (j >= n)
 				return atomic_load(&p->closed) ? NONE_LEFT : NONE_YET;
-			if (!atomic_compare_exchange_weak(&p->next_listed, &j, j + 1))
+			if (!atomic_compare_exchange_weak(&p->next_listed, &j,
+							  j + GRAB < n ? j + GRAB : n))
 				continue;
-			*i = j;
 		}
-		if (!atomic_exchange(&slot_at(p, *i)->claimed, 1))
-			return CLAIMED;
+		a->order = order;
+		a->next = j;
+		a->end = j + GRAB < n ? j + GRAB : n;
 	}
 }
 
@@ -128,13 +192,13 @@ static int claim(struct prefetch *p, size_t *i)
 static int work(struct prefetch *p, struct arena *a)
 {
 	size_t i;
-	int got = claim(p, &i);
+	int got = claim(p, a, &i);
 	if (got != CLAIMED)
 		return got;
 	struct slot *s = slot_at(p, i);
 	if (s->regular) {
 		char *buf = space(a);
-		size_t len = read_one(p->dir, s->name, buf);
+		size_t len = read_one(p->dir, s->name, buf, a);
 		if (len) {
 			s->data = buf;
 			s->len = len;
@@ -145,10 +209,28 @@ static int work(struct prefetch *p, struct arena *a)
 	return CLAIMED;
 }
 
+/* Give the helper a descriptor table of its own: then neither thread's
+ * openat, read or close takes the shared table's lock or a reference on
+ * the file, and its batches cannot cross the caller's.  Only the directory
+ * (and 0-2) stay open in it: a descriptor the caller has, or a lock, must
+ * not live on here after the caller closes it. */
+static void own_table(int dir)
+{
+#if defined(SYS_close_range) && defined(CLOSE_RANGE_UNSHARE)
+	if (syscall(SYS_close_range, (unsigned)dir + 1, ~0u, CLOSE_RANGE_UNSHARE) == 0 &&
+	    dir > 3)
+		(void)syscall(SYS_close_range, 3u, (unsigned)dir - 1, 0u);
+#else
+	(void)dir;
+#endif
+}
+
 static void *helper(void *arg)
 {
 	struct prefetch *p = arg;
 	int got;
+
+	own_table(p->dir);
 	while ((got = work(p, &p->arena[1])) != NONE_LEFT) {
 		if (got != NONE_YET)
 			continue;
@@ -161,6 +243,8 @@ static void *helper(void *arg)
 		atomic_store(&p->waiting, 0);
 		pthread_mutex_unlock(&p->lock);
 	}
+	if (p->arena[1].nfds)
+		close_batch(&p->arena[1]);
 	return NULL;
 }
 
@@ -175,7 +259,7 @@ static void wake(struct prefetch *p)
 
 struct prefetch *prefetch_start(int dirfd)
 {
-	struct prefetch *p = xmalloc(sizeof *p);
+	struct prefetch *p = xmalloc_aligned(_Alignof(struct prefetch), sizeof *p);
 	p->dir = dirfd;
 	p->nblocks = 0;
 	p->cap = 0;
@@ -186,7 +270,14 @@ struct prefetch *prefetch_start(int dirfd)
 	atomic_init(&p->next_ordered, 0);
 	atomic_init(&p->waiting, 0);
 	for (int k = 0; k < 2; k++)
-		p->arena[k] = (struct arena){ NULL, 0, 0 };
+		p->arena[k] = (struct arena){ .chunks = NULL, .nfds = 0, .next = 0, .end = 0 };
+	/* The helper's table holds nothing else, and it closes its batch
+	 * when it runs out; the caller's thread opens other files too. */
+	struct rlimit nofile;
+	int roomy = getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+		    (nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur >= ROOMY);
+	p->arena[0].batch = roomy ? BATCH : 1;
+	p->arena[1].batch = BATCH;
 	p->thread = 0;
 	return p;
 }
@@ -271,6 +362,8 @@ void prefetch_end(struct prefetch *p)
 		pthread_cond_destroy(&p->more);
 		pthread_mutex_destroy(&p->lock);
 	}
+	if (p->arena[0].nfds)
+		close_batch(&p->arena[0]);
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < p->arena[k].nchunks; i++)
 			free(p->arena[k].chunks[i]);

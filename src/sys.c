@@ -22,6 +22,14 @@ void *xmalloc(size_t size)
 	return p;
 }
 
+void *xmalloc_aligned(size_t align, size_t size)
+{
+	void *p;
+	if (posix_memalign(&p, align, size ? size : 1) != 0)
+		out_of_memory();
+	return p;
+}
+
 void *xrealloc(void *ptr, size_t size)
 {
 	void *p = realloc(ptr, size ? size : 1);

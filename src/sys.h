@@ -17,6 +17,8 @@ struct buf {
 };
 
 void *xmalloc(size_t size);
+/* ALIGN a power of two, a multiple of sizeof(void *): for posix_memalign(3). */
+void *xmalloc_aligned(size_t align, size_t size);
 void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t len);
