@@ -385,6 +385,7 @@ int reg_lock_ino(const struct registry *reg, const char *job, enum lock_kind kin
 			left = 0;
 		if (flock_wait(*fd, op, left) < 0) {
 			int err = errno;
+			*ino = (unsigned long long)held.st_ino;   /* found busy */
 			reg_unlock(fd);
 			errno = err;
 			if (stale_again(&tries))
@@ -427,25 +428,6 @@ void reg_unlock(int *fd)
 	if (*fd >= 0)
 		close_fd(*fd);   /* closing drops the flock */
 	*fd = -1;
-}
-
-int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
-		   unsigned long long *ino)
-{
-	char *name = reg_lock_name(job, kind);
-	struct stat st;
-	int rc = 0, tries = 0, got;
-
-	*ino = 0;
-	do
-		got = reg->fd >= 0 ? fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) : -1;
-	while (got < 0 && reg->fd >= 0 && stale_again(&tries));
-	if (got == 0)
-		*ino = (unsigned long long)st.st_ino;
-	else if (reg->fd >= 0 && errno != ENOENT)
-		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
-	free(name);
-	return rc;
 }
 
 void reg_remove_leftover(const struct registry *reg, const char *job, const char *name)

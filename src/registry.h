@@ -29,8 +29,9 @@ enum lock_kind { JOB_LOCK, RUN_LOCK };
 enum {
 	LOCK_CREATE = 1,      /* create the lock file if missing */
 	LOCK_QUIET_BUSY = 2,  /* a busy lock returns 75 without a message */
-	LOCK_NO_RECHECK = 4   /* the run lock, taken holding the job lock by a
-			       * clear: no re-check of the name (see tidy.c) */
+	LOCK_NO_RECHECK = 4   /* no re-check of the name: the run lock taken
+			       * holding the job lock by a clear (see tidy.c),
+			       * or a reader's probe (see state.c) */
 };
 
 /* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
@@ -58,13 +59,11 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
  * is dropped and taken again. */
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd);
-/* reg_lock(), and the inode locked in *ino (0 when *fd is -1). */
+/* reg_lock(), and the inode locked in *ino: for a busy lock (75), the
+ * inode found busy; 0 when the file does not exist. */
 int reg_lock_ino(const struct registry *reg, const char *job, enum lock_kind kind,
 		 int op, double wait, int flags, int *fd, unsigned long long *ino);
 void reg_unlock(int *fd);
-/* The inode of JOB's job or run lock file, 0 when it does not exist. */
-int reg_lock_inode(const struct registry *reg, const char *job, enum lock_kind kind,
-		   unsigned long long *ino);
 
 /* Replace JOB's record with DATA: DIR/.JOB.tmp (a leftover of that name
  * is unlinked first), fsync, renameat, fsync of the directory.  Call with

@@ -31,16 +31,20 @@ static int same_run(const struct record *a, const struct record *b)
 }
 
 /* The run-lock probe: LOCK_SH|LOCK_NB, released at once unless it is
- * free, when *probe keeps it for the read that confirms the verdict. */
+ * free, when *probe keeps it for the read that confirms the verdict.
+ * Its verdict is for the inode opened, which liveness compares with the
+ * record's run_lock, so the name is not looked up again: a free lock on
+ * the run's inode is a dead run whatever the name says now, and a run
+ * that started meanwhile shows in the confirming read. */
 static int probe_lock(const struct registry *reg, const char *job, int *probe,
 		      struct probes *p)
 {
-	int rc = reg_lock_ino(reg, job, RUN_LOCK, LOCK_SH, 0, LOCK_QUIET_BUSY, probe,
-			      &p->lock_ino);
+	int rc = reg_lock_ino(reg, job, RUN_LOCK, LOCK_SH, 0,
+			      LOCK_QUIET_BUSY | LOCK_NO_RECHECK, probe, &p->lock_ino);
 
 	if (rc == EXIT_BUSY) {
 		p->lock = LOCK_HELD;
-		return reg_lock_inode(reg, job, RUN_LOCK, &p->lock_ino);
+		return 0;
 	}
 	if (rc)
 		return rc;
