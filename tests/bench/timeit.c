@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAXCMD 8
+#define MAXCMD 16
 
 struct cmd {
 	char **argv;
