@@ -33,7 +33,6 @@ local_setup() {
 	# other tests to find
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	J=job1
-	T=$BATS_TEST_TMPDIR
 	ERR=$T/stderr
 	SNAP=$T/snap          # the dispatched command copies the RUNNING record here
 	FAILS=()

@@ -7,12 +7,6 @@ load helper
 
 load procs
 
-local_setup() {
-	T=$BATS_TEST_TMPDIR
-	HOST=$(uname -n)
-	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
-}
-
 # done_record JOB [SECONDS_AGO]: a DONE record whose since lies SECONDS_AGO in the past.
 done_record() {
 	local t

@@ -8,9 +8,6 @@ load helper
 load procs
 
 local_setup() {
-	T=$BATS_TEST_TMPDIR
-	HOST=$(uname -n)
-	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
 	# trapper SIG STARTED MARKER: on SIG write SIG to MARKER and exit 0;
 	# otherwise give up after ~10 s with exit 9.
 	cat >"$T/trapper" <<'EOF'

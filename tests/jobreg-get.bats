@@ -786,23 +786,21 @@ get_sees_corrupt() {
 	[ "$output" = "job DONE" ]
 }
 
+# bats test_tags=multiuser
 @test "get exits 77 when the registry or record cannot be read" {
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-get-perm.XXXXXX)
-	chmod 755 "$PERMDIR"
+	need_setpriv
+	public_dir jobreg-get-perm
+	PERMDIR=$PUBLIC
 	mkdir -m 755 "$PERMDIR/open" "$PERMDIR/closed"
 	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/open/job"
 	chmod 600 "$PERMDIR/open/job"
 	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/closed/job"
 	chmod 700 "$PERMDIR/closed"
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/open" job
+	run --separate-stderr as_nobody jobreg-get -d "$PERMDIR/open" job
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: job: "* ]]
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/closed" job
+	run --separate-stderr as_nobody jobreg-get -d "$PERMDIR/closed" job
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: "* ]]
@@ -833,23 +831,21 @@ get_sees_corrupt() {
 	printf '%s\n' "$output" | json_valid
 }
 
+# bats test_tags=multiuser
 @test "get prints UNREADABLE and exits 77 for a record its user may not read" {
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-get-perm.XXXXXX)
-	chmod 755 "$PERMDIR"
+	need_setpriv
+	public_dir jobreg-get-perm
+	PERMDIR=$PUBLIC
 	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/secret"
 	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/open"
 	chmod 600 "$PERMDIR/secret"
 	chmod 644 "$PERMDIR/open"
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR" -a
+	run --separate-stderr as_nobody jobreg-get -d "$PERMDIR" -a
 	[ "$status" -eq 77 ]
 	[ "$output" = $'open DONE\nsecret UNREADABLE' ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: secret: "*"$PERMDIR/secret: Permission denied" ]]
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR" -j secret open
+	run --separate-stderr as_nobody jobreg-get -d "$PERMDIR" -j secret open
 	[ "$status" -eq 77 ]
 	[ "${lines[0]}" = '{"job": "secret", "unreadable": true}' ]
 }

@@ -732,22 +732,20 @@ set_refuses_corrupt() {
 	[ "$(field job status)" = RUNNING ]
 }
 
+# bats test_tags=multiuser
 @test "set exits 77 when the registry is not writable" {
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-set-perm.XXXXXX)
-	chmod 755 "$PERMDIR"
+	need_setpriv
+	public_dir jobreg-set-perm
+	PERMDIR=$PUBLIC
 	mkdir -m 755 "$PERMDIR/reg"
 	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/reg/done"
 	cp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" job RUNNING
+	run --separate-stderr as_nobody jobreg-set -d "$PERMDIR/reg" job RUNNING
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-set: job: "* ]]
 	[ ! -e "$PERMDIR/reg/job" ]
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" done PENDING
+	run --separate-stderr as_nobody jobreg-set -d "$PERMDIR/reg" done PENDING
 	[ "$status" -eq 77 ]
 	cmp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
 }

@@ -10,16 +10,12 @@ load helper
 load procs
 
 local_setup() {
-	T=$BATS_TEST_TMPDIR
-	HOST=$(uname -n)
-	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
 	OTHER_BOOT=00000000-1111-2222-3333-444444444444
 	mkdir -p "$REG"
 }
 
 local_teardown() {
 	if [ -n "${TEST_USER:-}" ]; then userdel "$TEST_USER" 2>/dev/null || true; fi
-	if [ -n "${USER_DIR:-}" ]; then rm -rf "$USER_DIR"; fi
 }
 
 need_unshare() {
@@ -132,15 +128,17 @@ pid_owned() {
 }
 
 # hidepid_user: a temporary user and a registry it can read; name in
-# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.
+# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.  The user
+# runs the commands from a copy it can reach (public_bin).
 hidepid_user() {
 	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
 		skip "useradd or setpriv missing"
 	need_unshare --mount --propagation private
 	TEST_USER=jrtest_live_$$_$BATS_TEST_NUMBER
 	useradd -M -N -s /usr/sbin/nologin "$TEST_USER"
-	USER_DIR=$(mktemp -d /tmp/jrtest-live.XXXXXX)
-	chmod 755 "$USER_DIR"
+	public_dir jrtest-live
+	USER_DIR=$PUBLIC
+	public_bin
 	install -d -m 0777 "$USER_DIR/reg"
 	export JOBREG_DIR="$USER_DIR/reg"
 	REG=$JOBREG_DIR
@@ -149,12 +147,13 @@ hidepid_user() {
 # as_user_hidepid CMD...: CMD as TEST_USER, in a private mount namespace
 # whose /proc is mounted hidepid=2 (in this pid namespace).
 as_user_hidepid() {
-	unshare --mount --propagation private sh -c '
+	PATH="$PUBLIC_BIN:$PATH" unshare --mount --propagation private sh -c '
 		mount -t proc -o hidepid=2 proc /proc || exit 99
 		u=$1; shift
 		exec setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"' _ "$TEST_USER" "$@"
 }
 
+# bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, another user's reader sees a root-owned live pid owner as RUNNING and a dead one as STALE" {
 	hidepid_user
 	sleeper
@@ -168,6 +167,7 @@ as_user_hidepid() {
 	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
 }
 
+# bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, a user may set --owner a root process it cannot see; the record has no pid_start" {
 	hidepid_user
 	sleeper

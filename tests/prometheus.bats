@@ -313,6 +313,7 @@ temps_in() {
 	grep -qx "jobreg_corrupt_records{registry=\"$REG\"} 1" "$out"
 }
 
+# bats test_tags=multiuser
 @test "get -o reports a FILE it cannot create or may not replace with 73 or 77 and one line, leaving no temp file" {
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/missing/out.prom" -P job
@@ -340,15 +341,13 @@ temps_in() {
 	run --separate-stderr jobreg-get -o '' job
 	[ "$status" -eq 64 ]
 	# permission denied, as a user who may not write the directory
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-get-out.XXXXXX)
-	chmod 755 "$PERMDIR"
+	need_setpriv
+	public_dir jobreg-get-out
+	PERMDIR=$PUBLIC
 	cp -r "$REG" "$PERMDIR/reg"
 	chmod -R a+rX "$PERMDIR/reg"
 	echo old > "$PERMDIR/out.prom"
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/reg" -P -o "$PERMDIR/out.prom" job
+	run --separate-stderr as_nobody jobreg-get -d "$PERMDIR/reg" -P -o "$PERMDIR/out.prom" job
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: cannot write $PERMDIR/out.prom: create $PERMDIR/.out.prom."*": Permission denied" ]]

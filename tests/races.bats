@@ -12,7 +12,6 @@ CROWD=${JOBREG_RACE_CROWD:-20}                # dispatchers started at once in t
 CROWD_ROUNDS=${JOBREG_RACE_CROWD_ROUNDS:-5}   # rounds of the crowd test
 
 local_setup() {
-	T=$BATS_TEST_TMPDIR
 	MOUNTED=
 	declare -gA GATES=()
 	mkdir -p "$T/bin"
@@ -58,7 +57,7 @@ local_setup() {
 	chmod +x "$T/bin/hold" "$T/bin/enter" "$T/bin/daemonize" "$T/bin/migrate"
 }
 
-teardown() {
+local_teardown() {
 	local p g
 	# Let every wait end, then stop what is still around.
 	for g in "${!GATES[@]}"; do flock -u "${GATES[$g]}" || true; done
