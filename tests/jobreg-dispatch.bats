@@ -326,6 +326,20 @@ forwarded() {
 	[ "$(field j pid)" = "$BG_PID" ]
 }
 
+@test "dispatch --once --clear is a usage error (64): --clear removes the result --once replays" {
+	run --separate-stderr jobreg-dispatch -q --once --clear job -- sh -c 'echo run >> "$1/L"' sh "$T"
+	[ "$status" -eq 64 ]
+	[[ $stderr == "jobreg-dispatch: --once and --clear exclude each other; usage: "* ]]
+	[ ! -e "$T/L" ]
+	[ ! -e "$REG" ]
+	# three callers at once: none runs the job
+	for i in 1 2 3; do
+		jobreg-dispatch -q --once --clear job -- sh -c 'echo run >> "$1/L"; sleep 1' sh "$T" 2>/dev/null &
+	done
+	wait
+	[ ! -e "$T/L" ]
+}
+
 @test "dispatch --once --retry-failed that waited for a run replays its failure rather than run again" {
 	jobreg-dispatch j sh -c ': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 3' \
 		"$T/started.j" "$T/release" 3>&- >/dev/null 2>&1 &

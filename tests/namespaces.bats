@@ -327,3 +327,70 @@ inode() { stat -c %i "$1"; }
 	[ "$BG_RC" -eq 0 ]
 	[ "$(jobreg-get job)" = DONE ]
 }
+
+# ---- as pid 1 of a pid namespace (a container's entrypoint) ----------------
+
+# as_init CMD...: CMD as pid 1 of a new pid namespace, in the background; its
+# pid as we see it in INIT (unshare's child), its exit status later in
+# $T/init.rc, its stderr in $T/init.err.
+as_init() {
+	need_unshare -fp --mount-proc
+	( rc=0; unshare -fp --mount-proc "$@" 2>"$T/init.err" || rc=$?; echo "$rc" > "$T/init.rc" ) 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	INIT_PARENT=$! INIT_NAME=${1##*/} INIT=
+	poll_until find_init
+}
+
+# find_init: the child of as_init's unshare, named INIT_NAME, into INIT.
+find_init() {
+	local u
+	u=$(pgrep -x -P "$INIT_PARENT" unshare) || return 1
+	INIT=$(pgrep -x -P "$u" "$INIT_NAME")
+}
+
+# init_ends_on SIG: send SIG to the init process; it must end within 2 s with
+# 128+SIG's number.
+init_ends_on() {
+	sleep 0.3
+	kill -s "$1" "$INIT"
+	poll_until test -s "$T/init.rc"
+	[ "$(cat "$T/init.rc")" = $((128 + $(kill -l "$1"))) ] || { cat "$T/init.err"; false; }
+}
+
+@test "as pid 1, get --wait ends on TERM, INT and HUP as any other process does" {
+	local sig
+	for sig in TERM INT HUP; do
+		rm -f "$T/init.rc"
+		as_init jobreg-get --is DONE --wait inf job
+		init_ends_on "$sig"
+	done
+}
+
+@test "as pid 1, dispatch --wait ends on TERM and never runs its command" {
+	jobreg-dispatch job sleep 100 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until eval '[ "$(jobreg-get job)" = RUNNING ]'
+	as_init jobreg-dispatch --wait inf job touch "$T/ran"
+	init_ends_on TERM
+	[ ! -e "$T/ran" ]
+}
+
+@test "as pid 1, dispatch waiting for the job lock ends on TERM" {
+	mkdir -p "$REG"
+	flock "$REG/.job.lock" sleep 100 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.job.lock"
+	as_init jobreg-dispatch -w 60 job touch "$T/ran"
+	init_ends_on TERM
+	[ ! -e "$T/ran" ]
+}
+
+@test "as pid 1, dispatch forwards TERM to its command and records the run" {
+	as_init jobreg-dispatch job sh -c 'trap "exit 7" TERM; touch "$1/started"; while :; do sleep 0.05; done' sh "$T"
+	poll_until test -e "$T/started"
+	kill -TERM "$INIT"
+	poll_until test -s "$T/init.rc"
+	[ "$(cat "$T/init.rc")" = 7 ]
+	[ "$(field job status)" = DONE ]
+	[ "$(field job exit)" = 7 ]
+}

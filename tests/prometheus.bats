@@ -253,21 +253,23 @@ temps_in() {
 	[ -z "$(temps_in .)" ]
 }
 
-@test "get -o replaces FILE with a new file of mode 0666 & ~umask" {
+@test "get -o makes a new FILE with mode 0666 & ~umask, and a replaced one keeps its mode" {
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
 	local out="$BATS_TEST_TMPDIR/metrics.prom"
-	echo old > "$out"
+	run sh -c 'umask 022; exec jobreg-get -P -o "$1" job' _ "$out"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$out")" = 644 ]
+	rm "$out"
+	run sh -c 'umask 002; exec jobreg-get -o "$1" job' _ "$out"
+	[ "$(stat -c %a "$out")" = 664 ]
 	chmod 600 "$out"
 	local before
 	before=$(stat -c %i "$out")
 	run sh -c 'umask 022; exec jobreg-get -P -o "$1" job' _ "$out"
 	[ "$status" -eq 0 ]
-	[ "$(stat -c %a "$out")" = 644 ]
+	[ "$(stat -c %a "$out")" = 600 ]
 	[ "$(stat -c %i "$out")" != "$before" ]
 	grep -q 'job="job"' "$out"
-	run sh -c 'umask 002; exec jobreg-get -o "$1" job' _ "$out"
-	[ "$(stat -c %a "$out")" = 664 ]
-	[ "$(cat "$out")" = DONE ]
 	[ -z "$(temps_in "$BATS_TEST_TMPDIR")" ]
 }
 
