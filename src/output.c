@@ -242,13 +242,15 @@ void prom_init(struct prom *p, const char *registry)
 	p->registry = label.data ? label.data : xstrdup("");
 }
 
-/* NAME{job="JOB",registry="REG"[,EXTRA]} VALUE */
+/* NAME{name="JOB",registry="REG"[,EXTRA]} VALUE.  Not job=: that is the
+ * label a scrape sets to the target's job, which would rename ours to
+ * exported_job. */
 static void sample(struct prom *p, enum prom_family fam, const char *job,
 		   const char *extra, const char *value)
 {
 	struct buf *out = &p->family[fam];
 	buf_adds(out, families[fam].name);
-	buf_adds(out, "{job=\"");
+	buf_adds(out, "{name=\"");
 	label_value(out, job);
 	buf_adds(out, "\",registry=\"");
 	buf_adds(out, p->registry);

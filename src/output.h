@@ -15,9 +15,10 @@
  *         so a record cannot pass for another job.
  * Prometheus: the text exposition format, families grouped: feed every
  *         job to prom_add(), then prom_finish() writes all the families
- *         (each with # HELP and # TYPE) labelled with REGISTRY, an
- *         absolute path.  A CORRUPT or UNREADABLE job has no series of
- *         its own; jobreg_corrupt_records counts it. */
+ *         (each with # HELP and # TYPE), every job's series labelled
+ *         name (the job id; not job, which a scrape sets) and registry
+ *         (REGISTRY, an absolute path).  A CORRUPT or UNREADABLE job
+ *         has no series of its own; jobreg_corrupt_records counts it. */
 #ifndef JOBREG_OUTPUT_H
 #define JOBREG_OUTPUT_H
 

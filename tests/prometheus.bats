@@ -40,9 +40,9 @@ for fam in text_string_to_metric_families(sys.stdin.read()):
 sample() {
 	local labels
 	if [ -n "${3:-}" ]; then
-		labels="{\"job\": \"$2\", \"registry\": \"$REG\", \"status\": \"$3\"}"
+		labels="{\"name\": \"$2\", \"registry\": \"$REG\", \"status\": \"$3\"}"
 	else
-		labels="{\"job\": \"$2\", \"registry\": \"$REG\"}"
+		labels="{\"name\": \"$2\", \"registry\": \"$REG\"}"
 	fi
 	local line
 	while IFS= read -r line; do
@@ -199,8 +199,8 @@ print("ok")' "$REG" <<<"$output"
 	PARSED=$(prom_samples <<<"$output")
 	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 2.0" <<<"$PARSED"
 	[ "$(sample jobreg_job_status good done)" = 1.0 ]
-	! grep -q '"job": "bad"' <<<"$PARSED"
-	! grep -q '"job": "fifo"' <<<"$PARSED"
+	! grep -q '"name": "bad"' <<<"$PARSED"
+	! grep -q '"name": "fifo"' <<<"$PARSED"
 	# a registry that does not exist: no jobs, no corrupt records, valid metrics
 	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/none" -a -P
 	[ "$status" -eq 0 ]
@@ -215,7 +215,7 @@ print("ok")' "$REG" <<<"$output"
 	[ "$status" -eq 0 ]
 	PARSED=$(prom_samples <<<"$output")
 	local jobs
-	jobs=$(grep '^jobreg_job_status ' <<<"$PARSED" | sed 's/.*"job": "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
+	jobs=$(grep '^jobreg_job_status ' <<<"$PARSED" | sed 's/.*"name": "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
 	[ "$jobs" = "failed killed oddsig stale timed " ]
 	run --separate-stderr jobreg-get -P -s OK ok failed waiting
 	PARSED=$(prom_samples <<<"$output")
@@ -249,7 +249,7 @@ temps_in() {
 	cd "$BATS_TEST_TMPDIR/out"
 	run --separate-stderr jobreg-get -o rel.prom -P ok
 	[ "$status" -eq 0 ]
-	grep -q '^jobreg_job_status{job="ok",' rel.prom
+	grep -q '^jobreg_job_status{name="ok",' rel.prom
 	[ -z "$(temps_in .)" ]
 }
 
@@ -264,7 +264,7 @@ temps_in() {
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %a "$out")" = 644 ]
 	[ "$(stat -c %i "$out")" != "$before" ]
-	grep -q 'job="job"' "$out"
+	grep -q 'name="job"' "$out"
 	run sh -c 'umask 002; exec jobreg-get -o "$1" job' _ "$out"
 	[ "$(stat -c %a "$out")" = 664 ]
 	[ "$(cat "$out")" = DONE ]
@@ -376,57 +376,174 @@ temps_in() {
 	done
 }
 
-@test "the alert rules of jobreg-get(1) fire for exactly the jobs they name, on the series -P gives" {
-	command -v promtool >/dev/null 2>&1 || skip "promtool is not installed (Debian package prometheus)"
-	# promtool's rule tests start at time() = 0 and are evaluated here at 2 days.
-	write_record old version=1 status=DONE since=1970-01-01T00:00:00Z exit=0 last_success=1970-01-01T00:00:00Z
-	write_record recent version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 last_success=1970-01-02T12:00:00Z
-	write_record failed version=1 status=DONE since=1970-01-02T12:00:00Z exit=2 last_success=1970-01-02T12:00:00Z
-	write_record killed version=1 status=DONE since=1970-01-02T12:00:00Z signal=KILL
-	write_record timed version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 timed_out=1
-	write_record running version=1 status=RUNNING since=1970-01-02T12:00:00Z
-	write_record stale version=1 status=RUNNING since=1970-01-01T00:00:00Z expires=1970-01-01T00:00:01Z
+# --- the alert rules, on the series as Prometheus stores them ----------------
+
+need_promtool() {
+	command -v promtool >/dev/null 2>&1 ||
+		skip "promtool is not installed (Debian package prometheus; .ci/run unpacks it)"
+}
+
+# readme_rules: the rule file that the README gives to paste.
+readme_rules() {
+	sed -n '/^Alert rules to paste:$/,/^[^ ]/s/^    //p' "$JOBREG_ROOT/README.md"
+}
+
+# scraped [FILE...]: promtool input series (YAML lines of input_series) for
+# what Prometheus stores when it scrapes a node_exporter whose textfile
+# collector reads the -P output FILEs: each file's samples and
+# node_textfile_mtime_seconds{file="FILE"}, as node_exporter serves them;
+# then the scrape's target labels job="node" and instance="host1:9100",
+# a label of the file with either name being renamed exported_job or
+# exported_instance (honor_labels: false, the default).  Without FILEs:
+# the text that a node_exporter served, on stdin.  Each series holds its
+# value at time 0 and at $NOW, the interval of the tests, so that rules
+# evaluated at $NOW see time() as the real time.
+scraped() {
+	"$PROM_PY" -c '
+import json, os, sys
+from prometheus_client.parser import text_string_to_metric_families
+target = {"job": "node", "instance": "host1:9100"}
+texts = []
+for path in sys.argv[1:]:
+    with open(path) as f:
+        texts.append(f.read())
+    texts.append("node_textfile_mtime_seconds{file=%s} %d\n" % (json.dumps(path), int(os.stat(path).st_mtime)))
+if not sys.argv[1:]:
+    texts.append(sys.stdin.read())
+for text in texts:
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if not s.name.startswith(("jobreg_", "node_textfile_mtime_seconds")):
+                continue
+            labels = dict(s.labels)
+            for k in target:
+                if k in labels:
+                    labels["exported_" + k] = labels.pop(k)
+            labels.update(target)
+            series = s.name + "{" + ",".join("%s=%s" % (k, json.dumps(v)) for k, v in sorted(labels.items())) + "}"
+            print("      - series: %s\n        values: \"%r %r\"" % (json.dumps(series), s.value, s.value))
+' "$@"
+}
+
+# expect ALERT [LABELS]...: a promtool alert test at $NOW: ALERT fires once
+# for each LABELS (a YAML flow mapping's inside, the target labels added),
+# and for nothing else.
+expect() {
+	local alert=$1; shift
+	printf '      - eval_time: %ss\n        alertname: %s\n' "$NOW" "$alert"
+	if [ $# -eq 0 ]; then
+		echo '        exp_alerts: []'
+		return
+	fi
+	echo '        exp_alerts:'
+	local labels
+	for labels in "$@"; do
+		printf '          - exp_labels: {job: node, instance: "host1:9100", %s}\n' "$labels"
+	done
+}
+
+@test "the README's alert rules fire for exactly the jobs and registries they name, scraped through node_exporter" {
+	need_parser
+	need_promtool
+	local t=$BATS_TEST_TMPDIR tf=$BATS_TEST_TMPDIR/textfile
+	mkdir "$tf"
+	local hour_ago days_ago
+	hour_ago=$(now_rfc3339 -3600)
+	days_ago=$(now_rfc3339 -172800)
+	local ended="since=$hour_ago started=$hour_ago ended=$hour_ago"
+	write_record fresh version=1 status=DONE $ended exit=0 runs=5 last_success=$hour_ago
+	write_record old version=1 status=DONE since=$days_ago ended=$days_ago exit=0 runs=3 last_success=$days_ago
+	write_record failed version=1 status=DONE $ended exit=2 runs=4 failures=1 last_success=$hour_ago
+	write_record killed version=1 status=DONE $ended signal=KILL runs=2 failures=1 last_success=$hour_ago
+	write_record timed version=1 status=DONE $ended exit=0 timed_out=1 runs=2 failures=1 last_success=$hour_ago
+	write_record never version=1 status=DONE $ended exit=1 runs=2 failures=2
+	write_record first version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=1
+	write_record stale version=1 status=RUNNING since=$days_ago expires=$hour_ago runs=1
+	write_record waiting version=1 status=PENDING since=$hour_ago
 	write_record broken version=1 junk
-	run --separate-stderr jobreg-get -a -P
-	[ "$status" -eq 65 ]
-	local t=$BATS_TEST_TMPDIR exprs
-	exprs=$(sed -n '/^and alert rules such as$/,/^\.Ed$/p' "$JOBREG_ROOT/man/jobreg-get.1" | grep -v '^[.a]')
-	[ "$(wc -l <<<"$exprs")" -eq 4 ]
-	{
-		echo 'groups:'
-		echo '  - name: jobreg'
-		echo '    rules:'
-		local i=0 e
-		while IFS= read -r e; do
-			i=$((i + 1))
-			printf '      - alert: rule%d\n        expr: %s\n' "$i" "$e"
-		done <<<"$exprs"
-	} > "$t/rules.yml"
+	run --separate-stderr jobreg-get -a -P -o "$tf/jobreg.prom"
+	[ -s "$tf/jobreg.prom" ]
+	REG=$t/ok write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
+	jobreg-get -d "$t/ok" -a -P -o "$tf/ok-jobreg.prom"
+	# a file that cron stopped refreshing an hour ago
+	REG=$t/late write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
+	jobreg-get -d "$t/late" -a -P -o "$tf/late-jobreg.prom"
+	touch -d "@$(($(date +%s) - 3600))" "$tf/late-jobreg.prom"
+	readme_rules > "$t/rules.yml"
+	local alerts
+	alerts=$(sed -n 's/^ *- alert: //p' "$t/rules.yml")
+	[ -n "$alerts" ]
+	NOW=$(date +%s)
+	local reg="registry: \"$REG\"" alert
 	{
 		echo 'rule_files: [rules.yml]'
-		echo 'evaluation_interval: 1h'
+		echo "evaluation_interval: ${NOW}s"
 		echo 'tests:'
-		echo '  - interval: 1h'
+		# every file: each rule fires for the jobs, registries or files it names
+		echo "  - interval: ${NOW}s"
 		echo '    input_series:'
-		grep -v '^#' <<<"$output" | while read -r series value; do
-			printf "      - series: '%s'\n        values: '%sx60'\n" "$series" "$value"
-		done
+		scraped "$tf"/*.prom
 		echo '    alert_rule_test:'
-		# each rule and the jobs it must name (rule4: the registry's one series)
-		local rule jobs j
-		for rule in "rule1:old" "rule2:stale" "rule3:failed killed timed" "rule4:"; do
-			printf '      - eval_time: 2d\n        alertname: %s\n        exp_alerts:\n' "${rule%%:*}"
-			jobs=${rule#*:}
-			if [ -z "$jobs" ]; then
-				printf '          - exp_labels: {registry: "%s"}\n' "$REG"
-			fi
-			for j in $jobs; do
-				printf '          - exp_labels: {job: %s, registry: "%s"%s}\n' "$j" "$REG" \
-					"$([ "${rule%%:*}" = rule2 ] && echo ', status: stale')"
-			done
+		for alert in $alerts; do
+			case $alert in
+			JobNotSucceededForADay) expect "$alert" "name: old, $reg" ;;
+			JobStale) expect "$alert" "name: stale, $reg, status: stale" ;;
+			JobFailed) expect "$alert" "name: failed, $reg" "name: killed, $reg" \
+				"name: never, $reg" "name: timed, $reg" ;;
+			JobNeverSucceeded) expect "$alert" "name: never, $reg" ;;
+			JobregCorruptRecords) expect "$alert" "$reg" ;;
+			JobregMetricsOld) expect "$alert" "file: \"$tf/late-jobreg.prom\"" ;;
+			*) flunk "the README's rule $alert is not tested here" ;;
+			esac
 		done
+		# a healthy registry, freshly exported: no rule fires
+		echo "  - interval: ${NOW}s"
+		echo '    input_series:'
+		scraped "$tf/ok-jobreg.prom"
+		echo '    alert_rule_test:'
+		for alert in $alerts; do expect "$alert"; done
 	} > "$t/test.yml"
 	run promtool test rules "$t/test.yml"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# jobreg-get(1) quotes some of these rules
+	local e
+	while IFS= read -r e; do
+		sed -n 's/^ *expr: //p' "$t/rules.yml" | grep -qxF -- "$e" || flunk "jobreg-get(1)'s rule '$e' is not the README's"
+	done < <(sed -n '/^and alert rules such as$/,/^\.Ed$/p' "$JOBREG_ROOT/man/jobreg-get.1" | grep -v '^[.a]')
+}
+
+@test "node_exporter's textfile collector serves the -P files as the alert rules' test takes them" {
+	need_parser
+	local exporter
+	exporter=$(command -v prometheus-node-exporter || command -v node_exporter) ||
+		skip "node_exporter is not installed (Debian package prometheus-node-exporter)"
+	local t=$BATS_TEST_TMPDIR tf=$BATS_TEST_TMPDIR/textfile
+	mkdir "$tf"
+	write_record done version=1 status=DONE since=2026-01-01T00:00:00Z exit=3 runs=2 failures=1
+	write_record broken version=1 junk
+	run --separate-stderr jobreg-get -a -P -o "$tf/jobreg.prom"
+	jobreg-get -d "$t/none" -a -P -o "$tf/none-jobreg.prom"
+	local port
+	port=$("$PROM_PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$exporter" --collector.disable-defaults --collector.textfile --collector.textfile.directory="$tf" \
+		--web.listen-address="127.0.0.1:$port" 3>&- >"$t/exporter.log" 2>&1 &
+	BG+=("$!")
+	run "$PROM_PY" -c '
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("no answer from " + sys.argv[1])' "http://127.0.0.1:$port/metrics"
+	[ "$status" -eq 0 ] || { cat "$t/exporter.log"; false; }
+	grep -qx 'node_textfile_scrape_error 0' <<<"$output"
+	local served
+	served=$(scraped <<<"$output" | paste - - | LC_ALL=C sort)
+	[ -n "$served" ]
+	[ "$served" = "$(scraped "$tf"/*.prom | paste - - | LC_ALL=C sort)" ]
+	grep -q 'jobreg_job_exit_code{instance=\\"host1:9100\\",job=\\"node\\",name=\\"done\\",' <<<"$served"
 }
