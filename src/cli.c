@@ -15,10 +15,16 @@ int quiet;
 
 static struct buf out;
 static const char *context;
+static int errors_are_info;
 
 void message_context(const char *text)
 {
 	context = text;
+}
+
+void errors_informational(int on)
+{
+	errors_are_info = on;
 }
 
 void cli_init(const char *name, struct common *c)
@@ -32,6 +38,8 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 {
 	struct buf line = {0};
 
+	if (errors_are_info && quiet)
+		return;
 	buf_adds(&line, prog_name);
 	buf_adds(&line, ": ");
 	if (job) {

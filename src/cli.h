@@ -60,6 +60,9 @@ void info(const char *job, const char *fmt, ...)
  * lower layer's error tells what it was part of:
  * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror". */
 void message_context(const char *text);
+/* While ON, errors count as informational: -q silences them too
+ * (jobreg-get -P, where a record's error is data in the metrics). */
+void errors_informational(int on);
 /* A usage error: "PROG: text; usage: USAGE", returns 64. */
 int usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

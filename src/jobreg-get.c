@@ -98,6 +98,15 @@ static int wait_is(const struct registry *reg, char **jobs, size_t njobs, unsign
 	return rc;
 }
 
+/* TEXT to FILE (-o) or standard output; an exit status. */
+static int put_output(const char *out_file, const struct buf *text)
+{
+	if (out_file)
+		return outfile_write(out_file, text->data ? text->data : "", text->len);
+	out_add(text->data ? text->data : "", text->len);
+	return out_flush() ? EXIT_IO : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -204,9 +213,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (rc) {
+		if (format == PROMETHEUS) {   /* DIR could not be listed: say so */
+			struct buf text = {0};
+			prom_init(&prom, label);
+			prom_finish(&prom, 0, &text);
+			put_output(out_file, &text);
+			buf_free(&text);
+		}
 		free(label);
 		return rc;
 	}
+	int registry_up = reg.fd >= 0;
 	if (wait_arg) {
 		status = wait_is(&reg, jobs, njobs, is_mask, wait_limit, wait_arg);
 		reg_close(&reg);
@@ -225,6 +242,9 @@ int main(int argc, char **argv)
 	 * all, --output writes the file at once). */
 	int stream = !out_file && format != PROMETHEUS;
 	struct buf text = {0};
+	/* -P: a record that cannot be used is data (jobreg_corrupt_records),
+	 * not a failure; its message is informational. */
+	errors_informational(format == PROMETHEUS);
 	for (size_t i = 0; i < njobs; i++) {
 		size_t k = order ? order[i] : i;
 		struct job_state st;
@@ -236,7 +256,8 @@ int main(int argc, char **argv)
 			state_corrupt(&reg, jobs[k], &st);
 		else if (rc)
 			st.status = ST_UNREADABLE;   /* the error is printed */
-		keep_first(&status, rc);
+		if (format != PROMETHEUS)
+			keep_first(&status, rc);
 		if (is_arg) {
 			if (!rc && !status_in(is_mask, st.status, &st.rec))
 				keep_first(&status, EXIT_FALSE);
@@ -249,20 +270,14 @@ int main(int argc, char **argv)
 		}
 		state_free(&st);
 	}
+	errors_informational(0);
 	prefetch_end(ahead);
 	free(order);
 	listing_free(&listing);
 	reg_close(&reg);
 	if (format == PROMETHEUS)
-		prom_finish(&prom, &text);
-	if (out_file) {
-		rc = outfile_write(out_file, text.data ? text.data : "", text.len);
-		keep_first(&status, rc);
-	} else {
-		out_add(text.data ? text.data : "", text.len);
-		if (out_flush())
-			keep_first(&status, EXIT_IO);
-	}
+		prom_finish(&prom, registry_up, &text);
+	keep_first(&status, put_output(out_file, &text));
 	buf_free(&text);
 	return status;
 }

@@ -218,6 +218,9 @@ static const struct {
 static const char corrupt_name[] = "jobreg_corrupt_records";
 static const char corrupt_help[] =
 	"Records of the registry that are corrupt or cannot be read (they have no jobreg_job_ series).";
+static const char up_name[] = "jobreg_registry_up";
+static const char up_help[] =
+	"1 when the registry directory exists and could be listed, else 0.";
 
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(struct buf *out, const char *s)
@@ -315,7 +318,7 @@ static void header(struct buf *out, const char *name, const char *type, const ch
 	buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void prom_finish(struct prom *p, struct buf *out)
+void prom_finish(struct prom *p, int registry_up, struct buf *out)
 {
 	for (int fam = 0; fam < PROM_FAMILIES; fam++) {
 		header(out, families[fam].name, families[fam].type, families[fam].help);
@@ -325,6 +328,8 @@ void prom_finish(struct prom *p, struct buf *out)
 	}
 	header(out, corrupt_name, "gauge", corrupt_help);
 	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
+	header(out, up_name, "gauge", up_help);
+	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
 	free(p->registry);
 	p->registry = NULL;
 }

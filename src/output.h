@@ -18,7 +18,8 @@
  *         (each with # HELP and # TYPE), every job's series labelled
  *         name (the job id; not job, which a scrape sets) and registry
  *         (REGISTRY, an absolute path).  A CORRUPT or UNREADABLE job
- *         has no series of its own; jobreg_corrupt_records counts it. */
+ *         has no series of its own; jobreg_corrupt_records counts it,
+ *         and jobreg_registry_up says whether DIR could be listed. */
 #ifndef JOBREG_OUTPUT_H
 #define JOBREG_OUTPUT_H
 
@@ -50,7 +51,9 @@ struct prom {
 };
 void prom_init(struct prom *p, const char *registry);
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status);
-/* Append every family to OUT and free P. */
-void prom_finish(struct prom *p, struct buf *out);
+/* Append every family to OUT and free P.  REGISTRY_UP: 1 when DIR exists
+ * and could be listed (for named jobs: opened), else 0 (no job series
+ * then, unless named jobs of a missing DIR, which read PENDING). */
+void prom_finish(struct prom *p, int registry_up, struct buf *out);
 
 #endif

@@ -106,6 +106,7 @@ plant_jobs() {
 	[ "$(sample jobreg_job_runs_total running)" = 7.0 ]
 	[ "$(sample jobreg_job_failures_total waiting)" = 0.0 ]
 	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 0.0" <<<"$PARSED"
+	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 1.0" <<<"$PARSED"
 	# the families and their types
 	[ "$(grep '^family ' <<<"$PARSED")" = "family jobreg_job_status gauge
 family jobreg_job_exit_code gauge
@@ -114,7 +115,8 @@ family jobreg_job_end_time_seconds gauge
 family jobreg_job_last_success_time_seconds gauge
 family jobreg_job_runs counter
 family jobreg_job_failures counter
-family jobreg_corrupt_records gauge" ]
+family jobreg_corrupt_records gauge
+family jobreg_registry_up gauge" ]
 	# 8 jobs: 4 status series each, 5 exit codes
 	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 32 ]
 	[ "$(grep -c '^jobreg_job_exit_code ' <<<"$PARSED")" -eq 5 ]
@@ -139,8 +141,8 @@ family jobreg_corrupt_records gauge" ]
 	' <<<"$output"
 	[ "$output" = ok ]
 	run jobreg-get -a -P
-	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 8 ]
-	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 8 ]
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 9 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 9 ]
 	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
 	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
 	# the last line ends with a line feed, as the format requires
@@ -152,7 +154,7 @@ family jobreg_corrupt_records gauge" ]
 	plant_jobs
 	write_record corrupt version=1 garbage
 	run --separate-stderr jobreg-get -a -P
-	[ "$status" -eq 65 ]
+	[ "$status" -eq 0 ]
 	run promtool check metrics <<<"$output"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
@@ -188,24 +190,82 @@ print("ok")' "$REG" <<<"$output"
 	[ "$(sample jobreg_job_status job pending)" = 1.0 ]
 }
 
-@test "get -P counts corrupt and unreadable records in jobreg_corrupt_records and gives them no job series" {
+@test "get -P counts corrupt and unreadable records in jobreg_corrupt_records, gives them no job series and exits 0" {
 	need_parser
 	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
 	write_record bad version=1 status=DONE junk
 	mkfifo "$REG/fifo"
+	# data, not a failure: the errors are printed, the exit status is 0
 	run --separate-stderr timeout 5 jobreg-get -a -P
-	[ "$status" -eq 65 ]
+	[ "$status" -eq 0 ]
+	[ "${stderr_lines[0]}" = "jobreg-get: bad: corrupt record $REG/bad: line without '='" ]
+	[ "${stderr_lines[1]}" = "jobreg-get: fifo: not a regular file: $REG/fifo" ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	PARSED=$(prom_samples <<<"$output")
 	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 2.0" <<<"$PARSED"
+	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 1.0" <<<"$PARSED"
 	[ "$(sample jobreg_job_status good done)" = 1.0 ]
 	! grep -q '"name": "bad"' <<<"$PARSED"
 	! grep -q '"name": "fifo"' <<<"$PARSED"
-	# a registry that does not exist: no jobs, no corrupt records, valid metrics
+	# -q: not a word, as cron mails whatever a job prints
+	run --separate-stderr timeout 5 jobreg-get -q -a -P
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(prom_samples <<<"$output")" = "$PARSED" ]
+	# named jobs and -o alike
+	run --separate-stderr timeout 5 jobreg-get -q -P -o "$BATS_TEST_TMPDIR/out.prom" good bad fifo
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	grep -qxF "jobreg_corrupt_records{registry=\"$REG\"} 2" "$BATS_TEST_TMPDIR/out.prom"
+	# the other formats still fail: 65 for the first, corrupt, record
+	for f in "" -l -j; do
+		run --separate-stderr timeout 5 jobreg-get -q $f -a
+		[ "$status" -eq 65 ]
+		[ "${#stderr_lines[@]}" -eq 2 ]
+	done
+}
+
+@test "get -P says jobreg_registry_up 0 for a registry that is missing or cannot be listed, 1 for one listed" {
+	need_parser
+	# missing (a typo): no jobs, no corrupt records, and not up; exit 0 as any reader of a missing registry
 	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/none" -a -P
 	[ "$status" -eq 0 ]
-	[ "$(prom_samples <<<"$output" | grep -v '^family ')" = "jobreg_corrupt_records {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
+	[ -z "$stderr" ]
+	[ "$(prom_samples <<<"$output" | grep -v '^family ')" = "jobreg_corrupt_records {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0
+jobreg_registry_up {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
 	[ ! -e "$BATS_TEST_TMPDIR/none" ]
+	# named jobs of a missing registry are PENDING, and it is not up
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/none" -P job
+	[ "$status" -eq 0 ]
+	REG=$BATS_TEST_TMPDIR/none
+	PARSED=$(prom_samples <<<"$output")
+	[ "$(sample jobreg_job_status job pending)" = 1.0 ]
+	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 0.0" <<<"$PARSED"
+	# an empty registry is up
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/empty" -a -P
+	[ "$status" -eq 0 ]
+	grep -qx "jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/empty\"} 1" <<<"$output"
+	# not a directory: its error and exit status, and the metrics still say it is down
+	: > "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/file" -a -P -o "$BATS_TEST_TMPDIR/out.prom"
+	[ "$status" -eq 74 ]
+	[ "$stderr" = "jobreg-get: open registry $BATS_TEST_TMPDIR/file: Not a directory" ]
+	[ "$(grep -v '^#' "$BATS_TEST_TMPDIR/out.prom")" = "jobreg_corrupt_records{registry=\"$BATS_TEST_TMPDIR/file\"} 0
+jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/file\"} 0" ]
+	# a registry that this user may not read
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	PERMDIR=$(mktemp -d /tmp/jobreg-get-up.XXXXXX)
+	chmod 755 "$PERMDIR"
+	mkdir -m 700 "$PERMDIR/reg"
+	echo 'version=1' > "$PERMDIR/reg/job"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/reg" -a -P
+	[ "$status" -eq 77 ]
+	[ "$stderr" = "jobreg-get: open registry $PERMDIR/reg: Permission denied" ]
+	grep -qx "jobreg_registry_up{registry=\"$PERMDIR/reg\"} 0" <<<"$output"
+	! grep -q '^jobreg_job_' <<<"$output"
 }
 
 @test "get -P -s gives series only for the jobs with the statuses asked" {
@@ -274,7 +334,7 @@ temps_in() {
 @test "get -o never lets a reader see a partial file while it rewrites a large one" {
 	# 3000 jobs make about 2 MB of metrics; a reader copies the file over and
 	# over while it is rewritten, and every copy must be whole: 10 lines per
-	# job, 16 of HELP and TYPE, and the registry's line last.
+	# job, 18 of HELP and TYPE, and the registry's two lines last.
 	local i
 	mkdir -p "$REG"
 	for i in $(seq 3000); do
@@ -286,7 +346,7 @@ temps_in() {
 	jobreg-get -a -P -o "$out"
 	local lines
 	lines=$(wc -l < "$out")
-	[ "$lines" -eq 30017 ]
+	[ "$lines" -eq 30020 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
 	BG+=("$writer")
@@ -295,7 +355,7 @@ temps_in() {
 		cat "$out" > "$snap"
 		reads=$((reads + 1))
 		[ "$(wc -l < "$snap")" -eq "$lines" ]
-		[ "$(tail -n 1 "$snap")" = "jobreg_corrupt_records{registry=\"$REG\"} 0" ]
+		[ "$(tail -n 1 "$snap")" = "jobreg_registry_up{registry=\"$REG\"} 1" ]
 	done
 	wait "$writer"
 	echo "whole copies read while rewriting: $reads" >&3
@@ -303,12 +363,16 @@ temps_in() {
 	[ -z "$(temps_in "$BATS_TEST_TMPDIR/m")" ]
 }
 
-@test "get -o still writes FILE when a record is corrupt, and exits 65" {
+@test "get -o still writes FILE when a record is corrupt, and exits 65 (0 with -P)" {
 	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z
 	write_record bad version=1 status=DONE junk
 	local out="$BATS_TEST_TMPDIR/out"
-	run --separate-stderr jobreg-get -a -P -o "$out"
+	run --separate-stderr jobreg-get -a -j -o "$out"
 	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	grep -qxF '{"job": "bad", "corrupt": true}' "$out"
+	run --separate-stderr jobreg-get -a -P -o "$out"
+	[ "$status" -eq 0 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	grep -qx "jobreg_corrupt_records{registry=\"$REG\"} 1" "$out"
 }
@@ -461,10 +525,11 @@ expect() {
 	write_record stale version=1 status=RUNNING since=$days_ago expires=$hour_ago runs=1
 	write_record waiting version=1 status=PENDING since=$hour_ago
 	write_record broken version=1 junk
-	run --separate-stderr jobreg-get -a -P -o "$tf/jobreg.prom"
-	[ -s "$tf/jobreg.prom" ]
+	jobreg-get -q -a -P -o "$tf/jobreg.prom"
 	REG=$t/ok write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
 	jobreg-get -d "$t/ok" -a -P -o "$tf/ok-jobreg.prom"
+	# a registry that is not there (a typo in -d)
+	jobreg-get -d "$t/typo" -a -P -o "$tf/typo-jobreg.prom"
 	# a file that cron stopped refreshing an hour ago
 	REG=$t/late write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
 	jobreg-get -d "$t/late" -a -P -o "$tf/late-jobreg.prom"
@@ -492,6 +557,7 @@ expect() {
 				"name: never, $reg" "name: timed, $reg" ;;
 			JobNeverSucceeded) expect "$alert" "name: never, $reg" ;;
 			JobregCorruptRecords) expect "$alert" "$reg" ;;
+			JobregRegistryDown) expect "$alert" "registry: \"$t/typo\"" ;;
 			JobregMetricsOld) expect "$alert" "file: \"$tf/late-jobreg.prom\"" ;;
 			*) flunk "the README's rule $alert is not tested here" ;;
 			esac
