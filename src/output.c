@@ -107,14 +107,21 @@ static int json_reserved(const char *key)
 	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
 
-/* Keys the parser checks are decimal numbers (timeout with a fraction). */
+/* Keys the parser checks are decimal numbers (timeout with a fraction;
+ * version is 1). */
 static int json_number_key(const char *key)
 {
 	static const char *const numbers[] = {
-		"pid", "pid_start", "exit", "runs", "failures", "pid_ns",
-		"time_ns", "run_lock", "timed_out", "timeout",
+		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
+		"time_ns", "run_lock", "timeout",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
+}
+
+/* Flags: checked decimals, true when not 0. */
+static int json_flag_key(const char *key)
+{
+	return strcmp(key, "timed_out") == 0;
 }
 
 /* A checked decimal ("007", "1.50", ".5", "2.") as a valid JSON number:
@@ -174,6 +181,8 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 			json_string(out, status_word(status));
 		else if (json_number_key(f->key))
 			number(out, f->value);
+		else if (json_flag_key(f->key))
+			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
 		else
 			json_string(out, f->value);
 	}

@@ -7,8 +7,9 @@
  * Long:   job status since owner host pid exit note, tab-separated,
  *         "-" for an empty field, "SIG"+name for a signal.
  * JSON:   one object per line: "job", the record's fields in SPEC order
- *         (status the derived one; pid, pid_start, exit, runs, failures,
- *         pid_ns, time_ns, run_lock, timed_out, timeout as numbers),
+ *         (status the derived one; version, pid, pid_start, exit, runs,
+ *         failures, pid_ns, time_ns, run_lock, timeout as numbers,
+ *         timed_out as a boolean),
  *         "duration" (ended - started) for a DONE run, "stale": true for
  *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
  *         Unknown keys named like a member the writer adds are left out,
