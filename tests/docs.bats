@@ -59,3 +59,17 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	done
 	[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man7/jobreg.7" ]
 }
+
+@test "make uninstall succeeds where nothing is installed, and removes only what install puts there" {
+	local t=$BATS_TEST_TMPDIR
+	run make -C "$JOBREG_ROOT" uninstall DESTDIR="$t/none"
+	[ "$status" -eq 0 ]
+	[ ! -e "$t/none" ]
+	# half an install (the commands only), beside another program
+	mkdir -p "$t/half/usr/bin"
+	: > "$t/half/usr/bin/jobreg-get"
+	: > "$t/half/usr/bin/other"
+	run make -C "$JOBREG_ROOT" uninstall DESTDIR="$t/half" PREFIX=/usr
+	[ "$status" -eq 0 ]
+	[ "$(ls "$t/half/usr/bin")" = other ]
+}
