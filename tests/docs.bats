@@ -12,6 +12,28 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	done
 }
 
+@test "every man page passes mandoc's lint at level warning" {
+	command -v mandoc >/dev/null || skip "mandoc not installed (apt-get install mandoc)"
+	for page in $pages; do
+		run mandoc -Tlint -Wwarning "$JOBREG_ROOT/man/$page"
+		[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$page: $output"; false; }
+	done
+}
+
+@test "every cross-reference names the section its manual is in" {
+	command -v man >/dev/null || skip "man not installed"
+	local page xr name sec
+	for page in $pages; do
+		while read -r xr name sec; do
+			case $pages in *"$name.$sec"*) continue ;; esac
+			# a manual not installed here cannot be checked
+			man -w "$name" >/dev/null 2>&1 || continue
+			man -w "$sec" "$name" >/dev/null 2>&1 ||
+				{ echo "$page: $xr $name $sec: $name is in $(man -w -a "$name" | tr '\n' ' ')"; false; }
+		done < <(grep -oE '\bXr [^ ]+ [0-9]' "$JOBREG_ROOT/man/$page" | sort -u)
+	done
+}
+
 @test "every man page has the sections users look for" {
 	for page in $pages; do
 		for section in NAME SYNOPSIS DESCRIPTION ENVIRONMENT FILES "EXIT STATUS" EXAMPLES "SEE ALSO"; do
