@@ -84,9 +84,11 @@ fuzz:
 bench: all
 	tests/bench/run
 
-# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report nothing.
+# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report
+# nothing, nor mandoc's lint of the man pages (-Wwarning).  LINT= picks.
+LINT = cppcheck clang-tidy mandoc
 lint:
-	tests/lint
+	tests/lint $(LINT)
 
 clean:
 	rm -f $(PROGS) src/*.o src/libjobreg.a .build-flags .build-flags.new

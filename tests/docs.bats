@@ -34,6 +34,23 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	done
 }
 
+@test "make lint runs mandoc's lint of the man pages, which fails on a warning" {
+	command -v mandoc >/dev/null || skip "mandoc not installed (apt-get install mandoc)"
+	# In a copy, with a page given a section out of order.
+	local copy=$BATS_TEST_TMPDIR/copy
+	mkdir -p "$copy/tests"
+	cp -R "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/man" "$copy/"
+	cp "$JOBREG_ROOT/tests/lint" "$copy/tests/"
+	run make -C "$copy" lint LINT=mandoc
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"lint: nothing reported by mandoc"* ]]
+	printf '.Sh EXIT STATUS\nagain\n' >> "$copy/man/jobreg-set.1"
+	run make -C "$copy" lint LINT=mandoc
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"jobreg-set.1:"*"WARNING: sections out of conventional order"* ]]
+	grep -qx 'LINT = cppcheck clang-tidy mandoc' "$JOBREG_ROOT/Makefile"
+}
+
 @test "every man page has the sections users look for" {
 	for page in $pages; do
 		for section in NAME SYNOPSIS DESCRIPTION ENVIRONMENT FILES "EXIT STATUS" EXAMPLES "SEE ALSO"; do
