@@ -242,6 +242,29 @@ two_registries() {
 	at_end_skip_without_bash_completion
 }
 
+@test "bash completion knows jobreg-get's --status and --output, the long forms of -s and -o" {
+	two_registries
+	: >"$T/file1"
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get --st
+		is --status
+		bcomp "$mode" jobreg-get -a --out
+		is --output
+		bcomp "$mode" jobreg-get -a --status ""
+		is DONE FAILED OK PENDING RUNNING STALE
+		bcomp "$mode" jobreg-get --status = DONE,f
+		is DONE,FAILED
+		bcomp "$mode" jobreg-get -P --output "$T/fi"
+		is "$T/file1"
+		bcomp "$mode" jobreg-get --output = "$T/fi"
+		is "$T/file1"
+		# their values are not job ids: the job ids come after them
+		bcomp "$mode" jobreg-get --status DONE --output "$T/out" -d "$T/a" ""
+		is alpha beta
+	done
+	at_end_skip_without_bash_completion
+}
+
 @test "bash completion of jobreg-dispatch completes the command after JOB or after -- as a command" {
 	for mode in "${MODES[@]}"; do
 		bcomp "$mode" jobreg-dispatch job -- ech
@@ -360,6 +383,21 @@ two_registries() {
 	all_accepted $offered
 	zcomp "jobreg-dispatch --signal=RTMAX-1"
 	is RTMAX-1 RTMAX-10 RTMAX-11 RTMAX-12 RTMAX-13 RTMAX-14
+}
+
+@test "zsh completion knows jobreg-get's --status and --output, the long forms of -s and -o" {
+	need_zsh
+	two_registries
+	: >"$T/file1"
+	zcomp "jobreg-get --"
+	has --status --output
+	zcomp "jobreg-get -a --status="
+	is DONE FAILED OK PENDING RUNNING STALE
+	zcomp "jobreg-get -P --output $T/fi"
+	is file1
+	# their values are not job ids: the job ids come after them
+	zcomp "jobreg-get --status DONE --output=$T/out -d $T/a "
+	is alpha beta
 }
 
 # ---- installation ----------------------------------------------------------
