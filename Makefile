@@ -85,9 +85,11 @@ fuzz:
 bench: all
 	tests/bench/run
 
-# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report nothing.
+# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report
+# nothing, nor mandoc's lint of the man pages (-Wwarning).  LINT= picks.
+LINT = cppcheck clang-tidy mandoc
 lint:
-	tests/lint
+	tests/lint $(LINT)
 
 clean:
 	rm -f $(PROGS) src/*.o src/libjobreg.a .build-flags .build-flags.new
@@ -106,12 +108,13 @@ install: all
 	done
 	install -m 0644 src/completion/_jobreg $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
+# Removes what install put there, and succeeds where nothing is.
 uninstall:
-	cd $(DESTDIR)$(BINDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
-	cd $(DESTDIR)$(MANDIR)/man1 && rm -f jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1
-	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7
-	cd $(DESTDIR)$(BASHCOMPDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
-	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
+	for c in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do \
+		rm -f $(DESTDIR)$(BINDIR)/$$c $(DESTDIR)$(MANDIR)/man1/$$c.1 \
+			$(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
+	done
+	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 FORCE:
 .PHONY: all check check-sharedfs stress fuzz bench lint clean install uninstall FORCE

@@ -192,17 +192,21 @@ static int shown(const struct request *req, const struct job_state *st)
 }
 
 /* Read every job of REQ and append what is printed of it to TEXT (-P:
- * to PROM); returns the exit status of SPEC §7. */
+ * to PROM); returns the exit status of SPEC §7.  With -P a record that
+ * cannot be used is data (jobreg_corrupt_records), not a failure, and its
+ * message is informational. */
 static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
 		     struct prom *prom)
 {
 	int stream = !req->out_file && req->format != PROMETHEUS, status = 0;
+	errors_informational(req->format == PROMETHEUS);
 	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state st;
 		int rc = state_load(reg, req->jobs[i], &st);
 		if (rc == EXIT_CORRUPT)
 			state_corrupt(reg, req->jobs[i], &st);
-		keep_first(&status, rc);
+		if (req->format != PROMETHEUS)
+			keep_first(&status, rc);
 		if (shown(req, &st)) {
 			if (req->is_arg && !rc && !state_in(&st, req->is_mask))
 				keep_first(&status, EXIT_FALSE);
@@ -217,11 +221,14 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 			buf_reset(text);
 		}
 	}
+	errors_informational(0);
 	return status;
 }
 
-/* Print the jobs of REQ, or write them to -o FILE. */
-static int report(const struct registry *reg, const struct request *req)
+/* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
+ * UP: REG exists and could be listed (-P's jobreg_registry_up). */
+static int report(const struct registry *reg, const char *path, const struct request *req,
+		  int up)
 {
 	struct buf text = {0};
 	struct prom prom = {0};
@@ -229,7 +236,7 @@ static int report(const struct registry *reg, const struct request *req)
 
 	if (req->format == PROMETHEUS) {
 		/* The registry label: DIR made absolute. */
-		char *label = path_absolute(reg->path);
+		char *label = path_absolute(path);
 		if (!label)
 			return fail_errno(errno, NULL, "cannot find the working directory");
 		prom_init(&prom, label);
@@ -237,7 +244,7 @@ static int report(const struct registry *reg, const struct request *req)
 	}
 	status = read_jobs(reg, req, &text, &prom);
 	if (req->format == PROMETHEUS)
-		prom_finish(&prom, &text);
+		prom_finish(&prom, up, &text);
 	if (req->out_file) {
 		keep_first(&status, outfile_write(req->out_file, text.data ? text.data : "", text.len));
 	} else {
@@ -263,17 +270,21 @@ int main(int argc, char **argv)
 	if (!path)
 		return EXIT_USAGE;
 	rc = reg_open(&reg, path, 0);
-	free(path);
-	if (rc)
-		return rc;
-	if (req.wait_arg)
+	if (!rc && req.wait_arg)
 		rc = wait_is(&reg, &req);
-	else if (req.all && (rc = reg_list(&reg, &listing)) == 0) {
+	else if (!rc && req.all && (rc = reg_list(&reg, &listing)) == 0) {
 		req.jobs = listing.jobs;
 		req.njobs = listing.njobs;
 	}
-	if (!rc && !req.wait_arg)
-		rc = report(&reg, &req);
+	if (!rc && !req.wait_arg) {
+		rc = report(&reg, path, &req, reg.fd >= 0);
+	} else if (rc && req.format == PROMETHEUS) {
+		/* DIR could not be read: the metrics say so (up 0, no job), and
+		 * the error stands. */
+		req.njobs = 0;
+		report(&reg, path, &req, 0);
+	}
+	free(path);
 	listing_free(&listing);
 	reg_close(&reg);
 	return rc;

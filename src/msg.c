@@ -10,10 +10,16 @@ int quiet;
 
 static const char *context;
 static void (*before)(void);
+static int errors_are_info;
 
 void message_context(const char *text)
 {
 	context = text;
+}
+
+void errors_informational(int on)
+{
+	errors_are_info = on;
 }
 
 void message_before(void (*flush)(void))
@@ -25,6 +31,8 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 {
 	struct buf line = {0};
 
+	if (errors_are_info && quiet)
+		return;
 	buf_adds(&line, prog_name);
 	buf_adds(&line, ": ");
 	if (job) {

@@ -34,6 +34,9 @@ void info(const char *job, const char *fmt, ...)
  * lower layer's error tells what it was part of:
  * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror". */
 void message_context(const char *text);
+/* While ON, errors count as informational: -q silences them too
+ * (jobreg-get -P, where a record's error is data in the metrics). */
+void errors_informational(int on);
 /* Called before each message, so that what the command has printed on
  * standard output so far comes first (cli.h's buffer). */
 void message_before(void (*flush)(void));

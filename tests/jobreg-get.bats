@@ -358,7 +358,7 @@ get_refuses_id() {
 		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:09Z exit=3 'note=say "hi" \ ok'
 	run --separate-stderr jobreg-get -j job
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "job", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok", "duration": 9}' ]
+	[ "$output" = '{"job": "job", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok", "duration": 9}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -372,8 +372,8 @@ get_refuses_id() {
 	write_record bare version=1 status=RUNNING since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get --json job bare
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": \"1\", \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\"}" ]
-	[ "${lines[1]}" = '{"job": "bare", "version": "1", "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": 1, \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\"}" ]
+	[ "${lines[1]}" = '{"job": "bare", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -382,7 +382,7 @@ get_refuses_id() {
 		started=2020-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -j job
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "job", "version": "1", "status": "STALE", "since": "2020-01-01T00:00:00Z", "expires": "2020-01-01T00:00:10Z", "started": "2020-01-01T00:00:00Z", "stale": true}' ]
+	[ "$output" = '{"job": "job", "version": 1, "status": "STALE", "since": "2020-01-01T00:00:00Z", "expires": "2020-01-01T00:00:10Z", "started": "2020-01-01T00:00:00Z", "stale": true}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -406,12 +406,38 @@ get_refuses_id() {
 		pid=7 pid_start=99 pid_ns=4026531836 time_ns=4026531834 run_lock=1234567 timeout=3600 \
 		started=2026-01-01T00:00:00Z runs=1 duration=bogus
 	run --separate-stderr jobreg-get -j done run
-	[ "${lines[0]}" = '{"job": "done", "version": "1", "status": "DONE", "since": "2026-01-01T01:00:00Z", "host": "build01", "pid": 41, "timeout": 1.50, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T01:00:05Z", "exit": 0, "timed_out": 1, "runs": 12, "failures": 3, "last_success": "2025-12-31T00:00:00Z", "duration": 3605}' ]
+	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "host": "build01", "pid": 41, "timeout": 1.50, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T01:00:05Z", "exit": 0, "timed_out": true, "runs": 12, "failures": 3, "last_success": "2025-12-31T00:00:00Z", "duration": 3605}' ]
 	# a RUNNING run has no duration, and a record's own "duration" key is left out
-	[[ "${lines[1]}" == '{"job": "run", "version": "1", "status": '* ]]
+	[[ "${lines[1]}" == '{"job": "run", "version": 1, "status": '* ]]
 	[[ "${lines[1]}" == *'"pid": 7, "pid_start": 99, "pid_ns": 4026531836, "time_ns": 4026531834, "run_lock": 1234567, "timeout": 3600, "started": "2026-01-01T00:00:00Z", "runs": 1'* ]]
 	[[ "${lines[1]}" != *duration* ]]
 	printf '%s\n' "$output" | json_valid
+}
+
+@test "get -j gives version as a number and timed_out as a boolean, as every numeric field and flag" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to read the JSON back"
+	write_record timed version=1 status=DONE since=2026-01-01T00:00:00Z timeout=60 exit=0 timed_out=1
+	write_record hand version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 timed_out=00
+	jobreg-dispatch -q --timeout 0.1 run sleep 5 || [ $? -eq 124 ]
+	run --separate-stderr jobreg-get -j timed hand run
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"job": "timed", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "timeout": 60, "exit": 0, "timed_out": true}' ]
+	[ "${lines[1]}" = '{"job": "hand", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "timed_out": false}' ]
+	# read back: every value typed as jq would want it
+	run python3 -c '
+import json, sys
+numbers = {"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns", "time_ns",
+           "run_lock", "timeout", "duration"}
+flags = {"timed_out", "stale", "corrupt", "unreadable"}
+for line in sys.stdin:
+    for k, v in json.loads(line).items():
+        want = (int, float) if k in numbers else bool if k in flags else str
+        if type(v) not in (want if isinstance(want, tuple) else (want,)):
+            print(k, repr(v))
+print("checked")' <<<"$output"
+	[ "$output" = checked ]
+	run jobreg-get -j run
+	[[ "$output" == *'"version": 1, '*'"timed_out": true, '* ]]
 }
 
 # -s: the status list filters every format, with -a and with named jobs.
@@ -500,8 +526,8 @@ plant_mix() {
 	write_record a version=1 status=RUNNING since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -a -j
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = '{"job": "a", "version": "1", "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
-	[ "${lines[1]}" = '{"job": "b", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[0]}" = '{"job": "a", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[1]}" = '{"job": "b", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
 	[ "${#lines[@]}" -eq 2 ]
 	printf '%s\n' "$output" | json_valid
 }
@@ -708,7 +734,7 @@ get_sees_corrupt() {
 	run --separate-stderr jobreg-get -j bad good
 	[ "$status" -eq 65 ]
 	[ "${lines[0]}" = '{"job": "bad", "corrupt": true}' ]
-	[ "${lines[1]}" = '{"job": "good", "version": "1", "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[1]}" = '{"job": "good", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
 	printf '%s\n' "$output" | json_valid
 	[[ "$stderr" == "jobreg-get: bad: "*"$REG/bad"* ]]
 	run --separate-stderr jobreg-get -l bad good
@@ -957,7 +983,8 @@ need_inject() {
 	{ printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\nx-pad='
 	  head -c 61000 /dev/zero | tr '\0' x
 	  printf '\n'; } > "$T/big"
-	for i in $(seq -w 2000); do ln "$T/big" "$REG/j$i"; done
+	python3 -c 'import os, sys
+for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$T/big" "$REG"
 	# 2000 x 60 KB is 120 MB: more than the 48 MB the listing may use
 	run --separate-stderr bash -c 'ulimit -v 49152 && exec jobreg-get -a'
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
