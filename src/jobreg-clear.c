@@ -92,9 +92,11 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		goto out;
 	rc = 0;
 	if (!st.found) {
-		/* Gone since the listing, or never there: its lock files go. */
-		if (!f->dry_run)
+		/* Gone since the listing, or never there: its files go. */
+		if (!f->dry_run) {
+			tidy_run_files(reg, job, l);
 			tidy_locks(reg, job, l);
+		}
 		goto out;
 	}
 	if (!matches(f, &st, now_seconds())) {
@@ -123,6 +125,7 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		print_job(job);
 	if (!l)
 		tidy_temps(reg, job, NULL);   /* a sweep did, whatever matched */
+	tidy_run_files(reg, job, l);
 	tidy_locks(reg, job, l);
 out:
 	state_free(&st);

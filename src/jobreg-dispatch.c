@@ -3,6 +3,9 @@
 #include "cli.h"
 #include "utf8.h"
 #include "leftover.h"
+#include "logrelay.h"
+#include "logview.h"
+#include "run.h"
 #include "probe.h"
 #include "proc.h"
 #include "record.h"
@@ -14,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +28,8 @@
 static const char usage[] =
 	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear]"
 	" [--wait DURATION] [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
-	" [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
+	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
+	" [--late-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
 	"Run COMMAND as the one live run of JOB, recording RUNNING and then DONE.\n"
 	"      --once        do not run if JOB is DONE: replay its result (0, or the\n"
@@ -35,6 +40,13 @@ static const char help[] =
 	"                    start over\n"
 	"      --timeout D   send COMMAND's process group SIG if it runs longer than D\n"
 	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM)\n"
+	"      --retries N   run a FAILED run again, up to N more times, waiting\n"
+	"      --retry-delay D  D before the first retry (default 10s), doubling\n"
+	"      --log         keep the run's output in DIR/.JOB.log (and pass it on)\n"
+	"      --chronic     keep it, pass nothing on, and print it if the run FAILED\n"
+	"      --log-size S  keep at least the last S bytes (default 1M; k, M, G)\n"
+	"      --late-after D  the job is late D after its last success (inf: never)\n"
+	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"  -E, --conflict-exit-code CODE  exit CODE (not 75) if JOB is running\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
@@ -64,7 +76,15 @@ struct request {
 	double timeout;         /* --timeout; <= 0: no limit */
 	double kill_after;      /* --kill-after; <= 0: no KILL */
 	int timeout_signal;     /* --signal, default SIGTERM */
+	long retries;           /* --retries */
+	double retry_delay;     /* --retry-delay, default 10 */
+	enum log_mode log;      /* --log, --chronic */
+	unsigned long long log_size;   /* --log-size, default 1M */
+	double late_after;      /* --late-after; -1: inf; < -1: not given */
+	long keep_runs;         /* --keep-runs; -1: not given */
 };
+
+#define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
 
 /* ---- decisions (pure functions of the record) ---------------------------- */
 
@@ -85,21 +105,8 @@ static enum action decide(const struct request *req, const struct job_state *st,
 	return RUN;
 }
 
-/* "exit 3", "signal TERM", "timed out". */
-static void describe_end(struct buf *b, const struct run_end *e)
-{
-	if (e->timed_out)
-		buf_adds(b, "timed out");
-	else if (e->signal_name)
-		buf_addf(b, "signal %s", e->signal_name);
-	else if (e->exit_status >= 0)
-		buf_addf(b, "exit %d", e->exit_status);
-	else
-		buf_adds(b, "exit status unknown");
-}
-
 /* Step 3: the result of the DONE run, as its message and exit status. */
-static int replay(const struct request *req, const struct record *r)
+static int replay(const struct registry *reg, const struct request *req, const struct record *r)
 {
 	if (record_outcome(r) != OUTCOME_FAILED) {
 		info(req->job, "already done");
@@ -108,10 +115,13 @@ static int replay(const struct request *req, const struct record *r)
 	struct run_end end = record_run_end(r);
 	struct buf how = {0};
 	const char *ended = record_get(r, "ended");
-	describe_end(&how, &end);
+	run_describe_end(&how, &end);
 	info(req->job, "already done: failed (%s%s%s); clear it to allow a new run",
 	     how.data, ended ? ", ended " : "", ended ? ended : "");
 	buf_free(&how);
+	/* --chronic prints the failed run's log, as at its end. */
+	if (req->log == LOG_CHRONIC)
+		logview_chronic(reg, req->job);
 	return run_end_status(&end);
 }
 
@@ -151,44 +161,32 @@ static void say_run(const char *job, const char *what, const struct job_state *s
 	buf_free(&who);
 }
 
-/* Step 4, holding the job lock and now the run lock RUN_LOCK: write
- * RUNNING over ST's record, owned by ME and the run lock's inode, and
- * note what step 6 compares (STARTED) and the run's number (JOBREG_RUN). */
-static int write_running(const struct registry *reg, const struct request *req,
-			 struct job_state *st, struct owner *me, int run_lock, char started[21],
-			 const sigset_t *hold)
+/* Step 4, holding the job lock and now the run lock RUN_LOCK: the run's
+ * log begun (--log), then RUNNING over ST's record. */
+static int begin(const struct registry *reg, const struct request *req, struct run *run,
+		 const struct job_state *st, int run_lock, const sigset_t *hold)
 {
-	struct buf text = {0};
-	struct stat lock_st;
 	int rc = 0;
-
-	if (fstat(run_lock, &lock_st) < 0)
-		return fail_errno(errno, req->job, "stat the run lock");
-	me->run_lock = (unsigned long long)lock_st.st_ino;
 	if (st->status == ST_STALE)
 		say_run(req->job, "taking over stale run", st);
+	/* A log that cannot be made fails the dispatch before anything runs;
+	 * the last log is kept as the fail log if that run failed or was lost. */
+	if (req->log != LOG_NONE)
+		rc = logrelay_prepare(reg, req->job, st->status == ST_STALE ||
+				      (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_FAILED));
 	/* From here on a signal must not kill us between RUNNING and DONE:
 	 * hold it for the command. */
-	sigprocmask(SIG_BLOCK, hold, NULL);
-	record_to_running(&st->rec, now_seconds(), me, 0, req->timeout, req->note);
-	memcpy(started, record_get(&st->rec, "started"), 21);
-	/* The run's number, the fencing token of SPEC §5 step 5. */
-	const char *runs = record_get(&st->rec, "runs");
-	if (runs && setenv("JOBREG_RUN", runs, 1) < 0)
-		rc = fail_errno(errno, req->job, "setenv");
-	record_format(&st->rec, &text);   /* too large: reg_replace refuses it */
 	if (!rc)
-		rc = reg_replace(reg, req->job, req->job, text.data, text.len);
-	buf_free(&text);
-	return rc;
+		sigprocmask(SIG_BLOCK, hold, NULL);
+	return rc ? rc : run_begin(reg, run, st, run_lock);
 }
 
 /* Steps 1-4 of SPEC §5: under the job lock decide, take the run lock and
  * write RUNNING; or wait for a run in progress (--wait, --once) and start
  * over.  *RUN_LOCK is held when the command is to run; otherwise the
  * returned status is dispatch's. */
-static int start_run(struct registry *reg, const struct request *req, struct owner *me,
-		     char started[21], int *run_lock, const sigset_t *hold)
+static int start_run(struct registry *reg, const struct request *req, struct run *run,
+		     int *run_lock, const sigset_t *hold)
 {
 	double deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1;
 	double lock_deadline = -1;   /* set once the run lock was found busy */
@@ -205,14 +203,14 @@ static int start_run(struct registry *reg, const struct request *req, struct own
 			rc = state_corrupt(reg, req->job, &st);
 		enum action act = rc ? REFUSE : decide(req, &st, waited);
 		if (!rc && act == REPLAY)
-			rc = replay(req, &st.rec);
+			rc = replay(reg, req, &st.rec);
 		else if (!rc && act == REFUSE) {
 			say_run(req->job, "already running", &st);
 			rc = req->conflict_code;
 		} else if (act == RUN) {
 			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, 0,
 				      LOCK_CREATE | LOCK_QUIET_BUSY, run_lock);
-			if (!rc && (rc = write_running(reg, req, &st, me, *run_lock, started, hold)))
+			if (!rc && (rc = begin(reg, req, run, &st, *run_lock, hold)))
 				reg_unlock(run_lock);
 		}
 		const char *pid = act == RUN && rc == EXIT_BUSY && st.status == ST_DONE
@@ -241,70 +239,111 @@ static int start_run(struct registry *reg, const struct request *req, struct own
 	}
 }
 
-/* Step 5: run the command (supervise.h); returns dispatch's exit status
- * and fills END for the record; *LOST when the run lock was lost. */
-static int run(const struct request *req, int run_lock, const sigset_t *hold,
-	       const sigset_t *old_mask, struct run_end *end, char signame[SIGNAME_MAX], int *lost)
+/* ---- steps 5 and 6, attempt after attempt ------------------------------- */
+
+/* The supervision of every attempt (supervise.h). */
+static struct supervise supervision(const struct request *req, const struct run *run, int run_lock)
 {
-	struct supervise how = {
+	return (struct supervise){
 		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
 		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
-		.sigpipe_ignored = req->sigpipe_ignored, .job = req->job,
-		.run = getenv("JOBREG_RUN"),
+		.sigpipe_ignored = req->sigpipe_ignored, .out_fd = -1, .err_fd = -1,
+		.job = req->job, .run = run->number,
 	};
-	struct supervise_end ended;
-	supervise_run(&how, hold, old_mask, &ended);
-	if (ended.start_errno)
-		fail_errno(ended.start_errno, req->job, "cannot start %s", req->command[0]);
-	else if (ended.exec_errno)
-		fail_errno(ended.exec_errno, req->job, "cannot run %s", req->command[0]);
-	else if (ended.wait_errno)
-		fail_errno(ended.wait_errno, req->job, "cannot wait for %s", req->command[0]);
-	*lost = ended.lost_lock;
-	return supervise_outcome(&ended, end, signame);
 }
-/* Step 6: record the end, if the record is still this run's.  A failure
- * says how the run ended, so its result is not lost with the record. */
-static int finish(const struct registry *reg, const struct request *req,
-		  const struct owner *me, const char *started, const struct run_end *end)
-{
-	struct buf data = {0}, text = {0}, context = {0};
-	struct record rec;
-	const char *why;
-	int job_lock = -1, found = 0;
 
-	buf_adds(&context, req->clear_after ? "cannot clear the record (" : "cannot record DONE (");
-	describe_end(&context, end);
-	buf_addc(&context, ')');
-	message_context(context.data);
-	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, -1, LOCK_CREATE, &job_lock);
-	record_init(&rec);
-	if (!rc)
-		rc = reg_read(reg, req->job, &data, &found);
-	if (rc)
-		goto out;
-	if (!found || record_parse(&rec, data.data, data.len, &why) < 0 ||
-	    !record_owned_by(&rec, me) || !record_get(&rec, "started") ||
-	    strcmp(record_get(&rec, "started"), started) != 0) {
-		message_context(NULL);
-		warn(req->job, "the record changed during the run; left alone");
-		goto out;
+/* JOBREG_RUN (and with --retries JOBREG_ATTEMPT) for the attempt; and
+ * with --log its log, begun afresh after the first attempt (the one before
+ * failed), and its relay.  Returns an exit status. */
+static int ready(const struct registry *reg, const struct request *req, const struct run *run,
+		 int run_lock, struct logrelay *relay, struct supervise *how)
+{
+	char attempt[24];
+	snprintf(attempt, sizeof attempt, "%lu", run->attempt);
+	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
+	    (run->attempt && setenv("JOBREG_ATTEMPT", attempt, 1) < 0))
+		return fail_errno(errno, req->job, "setenv");
+	if (req->log == LOG_NONE)
+		return 0;
+	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
+	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
+					&how->out_fd, &how->err_fd);
+}
+
+/* Step 5, one attempt: run the command, its output through the relay with
+ * --log; returns its exit status and fills END (and ENDED: stopped, lost
+ * lock).  An attempt that cannot be readied is not run: it ends as a
+ * command that could not be started (126). */
+static int attempt(const struct registry *reg, const struct request *req, const struct run *run,
+		   int run_lock, const sigset_t *hold, const sigset_t *old_mask,
+		   struct run_end *end, char signame[SIGNAME_MAX], struct supervise_end *ended)
+{
+	struct supervise how = supervision(req, run, run_lock);
+	struct logrelay relay = { .pid = -1, .out_fd = -1, .err_fd = -1 };
+
+	if (ready(reg, req, run, run_lock, &relay, &how) != 0) {
+		memset(ended, 0, sizeof *ended);
+		ended->start_errno = EIO;
+		return supervise_outcome(ended, end, signame);
 	}
-	if (req->clear_after) {
-		rc = reg_remove(reg, req->job, 1);
-	} else {
-		record_to_done(&rec, now_seconds(), end, NULL);
-		record_format(&rec, &text);
-		rc = reg_replace(reg, req->job, req->job, text.data, text.len);
+	supervise_run(&how, hold, old_mask, ended);
+	logrelay_finish(&relay);
+	if (ended->start_errno)
+		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
+	else if (ended->exec_errno)
+		fail_errno(ended->exec_errno, req->job, "cannot run %s", req->command[0]);
+	else if (ended->wait_errno)
+		fail_errno(ended->wait_errno, req->job, "cannot wait for %s", req->command[0]);
+	return supervise_outcome(ended, end, signame);
+}
+
+/* The wait before retry K: --retry-delay doubled for each retry before
+ * it, at most an hour. */
+static double retry_delay(const struct request *req, unsigned long k)
+{
+	double d = req->retry_delay;
+	while (--k > 0 && d < RETRY_DELAY_MAX)
+		d *= 2;
+	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
+}
+
+/* Steps 5 and 6: run the command, and again after a FAILED attempt while
+ * --retries allows (not after 126 or 127, nor after dispatch was told to
+ * stop), holding the run lock throughout; then record the end.  Returns
+ * dispatch's exit status. */
+static int run_attempts(const struct registry *reg, const struct request *req, struct run *run,
+			int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
+{
+	for (;;) {
+		struct run_end end;
+		struct supervise_end ended;
+		char signame[SIGNAME_MAX];
+		int status = attempt(reg, req, run, run_lock, hold, old_mask, &end, signame, &ended);
+		int lost = ended.lost_lock, ours = 1, rc = 0;
+		int cannot_run = !ended.start_errno && ended.exec_errno;
+		if (!lost && status && !ended.stopped && !cannot_run && !ended.wait_errno &&
+		    run->attempt && run->attempt <= (unsigned long)req->retries) {
+			double delay = retry_delay(req, run->attempt);
+			struct supervise how = supervision(req, run, run_lock);
+			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
+			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
+			     run->attempt + 1, delay);
+			if (!rc && !supervise_pause(&how, hold, delay, &lost) &&
+			    (rc = run_next(reg, run, &ours)) == 0 && ours)
+				continue;
+		}
+		/* SPEC §6: after a lost run lock the record is not ours to write. */
+		*lost_lock = lost;
+		if (lost)
+			return EXIT_IO;
+		if (!rc && ours)
+			rc = run_end(reg, run, &end, req->clear_after);
+		if (req->log == LOG_CHRONIC && status)
+			logview_chronic(reg, req->job);
+		/* A result that could not be recorded is still the run's: a
+		 * failed run exits with its status, a good one with the error's. */
+		return status ? status : rc;
 	}
-out:
-	message_context(NULL);
-	record_free(&rec);
-	buf_free(&data);
-	buf_free(&text);
-	buf_free(&context);
-	reg_unlock(&job_lock);
-	return rc;
 }
 
 /* Options and operands into REQ: *GO set when the command goes on; else the
@@ -322,10 +361,18 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		{ "timeout", required_argument, 0, 'T' },
 		{ "kill-after", required_argument, 0, 'K' },
 		{ "signal", required_argument, 0, 'S' },
+		{ "retries", required_argument, 0, 'r' },
+		{ "retry-delay", required_argument, 0, 'D' },
+		{ "log", no_argument, 0, 'L' },
+		{ "chronic", no_argument, 0, 'c' },
+		{ "log-size", required_argument, 0, 'z' },
+		{ "late-after", required_argument, 0, 'l' },
+		{ "keep-runs", required_argument, 0, 'k' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
 	int limit_options = 0;   /* 1: --timeout given; 2: --kill-after or --signal */
+	int delay_given = 0, size_given = 0;
 	int opt, rc = -1;
 	long code;
 
@@ -376,6 +423,36 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 			if (req->timeout_signal <= 0)
 				return bad_value("signal", optarg, NULL);
 			break;
+		case 'r':
+			if (parse_uint(optarg, 1000, &req->retries) < 0)
+				return bad_value("retries", optarg, "0-1000");
+			break;
+		case 'D':
+			delay_given = 1;
+			if (parse_duration(optarg, &req->retry_delay) < 0)
+				return bad_value("retry delay", optarg, NULL);
+			break;
+		case 'L':
+		case 'c': {
+			enum log_mode mode = opt == 'L' ? LOG_PASS : LOG_CHRONIC;
+			if (req->log != LOG_NONE && req->log != mode)
+				return usage_error("--log and --chronic exclude each other");
+			req->log = mode;
+			break;
+		}
+		case 'z':
+			size_given = 1;
+			if (logrelay_parse_size(optarg, &req->log_size) < 0)
+				return bad_value("log size", optarg, "at least 1k; units k, M, G");
+			break;
+		case 'l':
+			if (parse_limit(optarg, &req->late_after) < 0)
+				return bad_value("late-after duration", optarg, "a duration, or inf");
+			break;
+		case 'k':
+			if (parse_uint(optarg, KEEP_RUNS_MAX, &req->keep_runs) < 0)
+				return bad_value("keep-runs", optarg, "0-10000");
+			break;
 		default:
 			rc = cli_common_option(opt, optarg, common, help);
 		}
@@ -390,6 +467,10 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		return usage_error("--once and --clear exclude each other");
 	if (limit_options == 2)
 		return usage_error("--kill-after and --signal need --timeout");
+	if (delay_given && !req->retries)
+		return usage_error("--retry-delay needs --retries");
+	if (size_given && req->log == LOG_NONE)
+		return usage_error("--log-size needs --log or --chronic");
 	if (optind >= argc)
 		return usage_error("no JOB given");
 	req->job = argv[optind++];
@@ -448,40 +529,37 @@ int main(int argc, char **argv)
 {
 	struct common common;
 	struct request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
-			       .timeout_signal = SIGTERM };
+			       .timeout_signal = SIGTERM, .retry_delay = 10,
+			       .log_size = LOG_SIZE_DEFAULT, .late_after = -2, .keep_runs = -1 };
 	struct registry reg;
-	struct owner me;
+	struct run run = {0};
 	sigset_t hold, old_mask;
-	char started[21], signame[SIGNAME_MAX];
-	int run_lock = -1, lost = 0;
+	int run_lock = -1;
 
 	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
 	if (!go)
 		return rc;
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
-	if ((rc = identify(req.job, &me)) != 0) {
+	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
+			    .late_after = req.late_after, .keep_runs = req.keep_runs,
+			    .attempt = req.retries > 0 };
+	if ((rc = identify(req.job, &run.owner)) != 0) {
 		reg_close(&reg);
 		return rc;
 	}
 	supervise_signals(&hold, &old_mask);
-	rc = start_run(&reg, &req, &me, started, &run_lock, &hold);
+	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0) {
 		reg_close(&reg);
 		return rc;
 	}
-	struct run_end end;
-	int exit_status = run(&req, run_lock, &hold, &old_mask, &end, signame, &lost);
-	if (lost) {
-		/* SPEC §6: the record is no longer this run's to write. */
-		reg_unlock(&run_lock);
-		reg_close(&reg);
-		return EXIT_IO;
-	}
-	rc = finish(&reg, &req, &me, started, &end);
-	run_lock_release(&reg, req.job, &run_lock);
+	int lost = 0, exit_status = run_attempts(&reg, &req, &run, run_lock, &hold, &old_mask,
+						 &lost);
+	if (lost)
+		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
+	else
+		run_lock_release(&reg, req.job, &run_lock);
 	reg_close(&reg);
-	/* A result that could not be recorded is still the run's: a failed
-	 * run exits with its status, a good one with the error's. */
-	return exit_status ? exit_status : rc;
+	return exit_status;
 }

@@ -1,8 +1,11 @@
 /* jobreg-get: print the status of jobs (see jobreg-get(1)). */
 #include "cli.h"
 #include "listing.h"
+#include "history.h"
+#include "logview.h"
 #include "outfile.h"
 #include "output.h"
+#include "prom.h"
 #include "registry.h"
 #include "state.h"
 #include "wait.h"
@@ -13,7 +16,9 @@
 
 static const char usage[] =
 	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P] [-s S[,S]] [-o FILE] [-a | JOB...]"
-	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]";
+	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
+	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
+	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -21,11 +26,15 @@ static const char help[] =
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
 	"  -P, --prometheus  metrics in the Prometheus text format\n"
 	"  -s, --status S[,S]  print only the jobs whose status is one of S\n"
-	"                    (PENDING RUNNING STALE DONE, or OK FAILED for DONE)\n"
+	"                    (PENDING RUNNING STALE DONE, OK FAILED for DONE, LATE)\n"
 	"  -o, --output FILE write the output to FILE atomically\n"
 	"  -a, --all         every job with a record, sorted by id\n"
 	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
 	"      --wait D      with --is: wait until it holds, at most D (inf: no limit)\n"
+	"      --history     each job's last runs, oldest first (with -l or -j)\n"
+	"      --log         the output of the job's latest run (dispatch --log)\n"
+	"      --follow      with --log: and what it prints next, until the run ends\n"
+	"      --faillog     the output of the job's last run that failed or was lost\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
@@ -35,6 +44,7 @@ static const char help[] =
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS };
+enum mode { STATUS, HISTORY, LOG, FAILLOG };
 
 struct request {
 	enum format format;
@@ -46,6 +56,8 @@ struct request {
 	const char *wait_arg;   /* --wait D */
 	double wait_limit;      /* < 0: no limit */
 	const char *out_file;   /* -o FILE */
+	enum mode mode;         /* --history, --log, --faillog */
+	int follow;             /* --follow */
 	char **jobs;            /* the operands, or the listing's jobs */
 	size_t njobs;
 };
@@ -70,6 +82,10 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		{ "all", no_argument, 0, 'a' },
 		{ "is", required_argument, 0, 'I' },
 		{ "wait", required_argument, 0, 'W' },
+		{ "history", no_argument, 0, 'H' },
+		{ "log", no_argument, 0, 'G' },
+		{ "follow", no_argument, 0, 'F' },
+		{ "faillog", no_argument, 0, 'X' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -108,6 +124,18 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 			if (parse_limit(optarg, &req->wait_limit) < 0)
 				return bad_value("--wait duration", optarg, NULL);
 			break;
+		case 'H':
+		case 'G':
+		case 'X': {
+			enum mode m = opt == 'H' ? HISTORY : opt == 'G' ? LOG : FAILLOG;
+			if (req->mode != STATUS && req->mode != m)
+				return usage_error("--history, --log and --faillog exclude each other");
+			req->mode = m;
+			break;
+		}
+		case 'F':
+			req->follow = 1;
+			break;
 		default:
 			rc = cli_common_option(opt, optarg, common, help);
 		}
@@ -128,6 +156,13 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		return usage_error("--wait needs --is and JOB ids (not -a)");
 	if (req->out_file && !*req->out_file)
 		return usage_error("-o needs a file name");
+	if (req->follow && req->mode != LOG)
+		return usage_error("--follow needs --log");
+	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
+				    req->format == PROMETHEUS))
+		return usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o or -P");
+	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
+		return usage_error("--log and --faillog take one JOB, and no -l or -j");
 	*go = 1;
 	return 0;
 }
@@ -173,8 +208,8 @@ static void format_job(const struct request *req, struct buf *out, struct prom *
 	switch (req->format) {
 	case PLAIN: output_plain(out, job, st->status, req->all); break;
 	case LONG: output_long(out, job, r, st->status); break;
-	case JSON: output_json(out, job, r, st->status); break;
-	case PROMETHEUS: prom_add(prom, job, r, st->status); break;
+	case JSON: output_json(out, job, r, st->status, st->late); break;
+	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
 	}
 }
 
@@ -256,6 +291,34 @@ static int report(const struct registry *reg, const char *path, const struct req
 	return status;
 }
 
+/* --history: every run of every job asked, oldest first. */
+static int print_history(const struct registry *reg, const struct request *req)
+{
+	struct buf data = {0}, text = {0};
+	int status = 0;
+	for (size_t i = 0; i < req->njobs; i++) {
+		const char *line;
+		size_t pos = 0, len;
+		int found, rc = history_read(reg, req->jobs[i], &data, &found);
+		keep_first(&status, rc);
+		while (!rc && found && history_next(&data, &pos, &line, &len))
+			output_history(&text, req->format == JSON, req->jobs[i], line, len);
+		out_add(text.data ? text.data : "", text.len);
+		buf_reset(&text);
+	}
+	buf_free(&data);
+	buf_free(&text);
+	return out_flush() ? EXIT_IO : status;
+}
+
+/* --log [--follow], --faillog. */
+static int print_log(const struct registry *reg, const struct request *req)
+{
+	if (req->follow)
+		return logview_follow(reg, req->jobs[0]);
+	return logview_print(reg, req->jobs[0], req->mode == LOG ? ".log" : ".faillog", 1, 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct common common;
@@ -270,13 +333,17 @@ int main(int argc, char **argv)
 	if (!path)
 		return EXIT_USAGE;
 	rc = reg_open(&reg, path, 0);
-	if (!rc && req.wait_arg)
+	if (!rc && req.mode == HISTORY)
+		rc = print_history(&reg, &req);
+	else if (!rc && req.mode != STATUS)
+		rc = print_log(&reg, &req);
+	else if (!rc && req.wait_arg)
 		rc = wait_is(&reg, &req);
 	else if (!rc && req.all && (rc = reg_list(&reg, &listing)) == 0) {
 		req.jobs = listing.jobs;
 		req.njobs = listing.njobs;
 	}
-	if (!rc && !req.wait_arg) {
+	if (!rc && !req.wait_arg && req.mode == STATUS) {
 		rc = report(&reg, path, &req, reg.fd >= 0);
 	} else if (rc && req.format == PROMETHEUS) {
 		/* DIR could not be read: the metrics say so (up 0, no job), and

@@ -1,5 +1,6 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cli.h"
+#include "commit.h"
 #include "utf8.h"
 #include "liveness.h"
 #include "probe.h"
@@ -16,7 +17,7 @@
 
 static const char usage[] =
 	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
-	" [-m NOTE] [--exit N] [--force] JOB STATUS";
+	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS";
 static const char help[] =
 	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
 	"      --if S[,S]    only if the current status is one of S (else exit 1)\n"
@@ -24,6 +25,8 @@ static const char help[] =
 	"      --ttl SECONDS RUNNING only: the record reads STALE after SECONDS\n"
 	"  -m, --note NOTE   replace the note\n"
 	"      --exit N      DONE only: record the run's exit status (0-255)\n"
+	"      --late-after D  the job is late D after its last success (inf: never)\n"
+	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"      --force       replace a corrupt record\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
@@ -43,15 +46,45 @@ struct set_request {
 	const char *note;
 	long exit_status;      /* -1: none */
 	int force;
+	double late_after;     /* --late-after: seconds; -1: inf (remove) */
+	long keep_runs;        /* --keep-runs; -1: not given */
 };
+
+#define LATE_NOT_GIVEN (-2.0)
+
+/* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
+static int running_owner(const struct set_request *req, struct owner *o, time_t *expires)
+{
+	*o = (struct owner){ .kind = OWNER_NONE };
+	*expires = 0;
+	if (req->owner_pid) {
+		/* The writer's identity: readers check the pid only where it
+		 * means the same process (SPEC §2). */
+		struct reader me;
+		if (probe_reader(&me) < 0)
+			return fail_errno(errno, req->job, "cannot read this process's identity from /proc");
+		*o = (struct owner){ .kind = OWNER_PID, .host = me.host ? me.host : "",
+				     .pid = req->owner_pid, .pid_start = req->owner_start,
+				     .boot_id = me.boot_id, .pid_ns = me.pid_ns, .time_ns = me.time_ns };
+	}
+	if (req->ttl > 0) {
+		/* Rounded up, so the record never expires early. */
+		double until = now_real() + req->ttl;
+		*expires = (time_t)until;
+		if ((double)*expires < until)
+			(*expires)++;
+	}
+	return 0;
+}
 
 /* Apply REQ to the record under the job lock. */
 static int set_locked(const struct registry *reg, const struct set_request *req)
 {
 	struct job_state st;
-	struct buf text = {0};
+	struct record rec;
 	int rc = state_load(reg, req->job, &st);
 
+	record_init(&rec);
 	if (rc == EXIT_CORRUPT && !req->force) {
 		rc = state_corrupt(reg, req->job, &st);
 		goto out;
@@ -63,49 +96,35 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		rc = EXIT_FALSE;
 		goto out;
 	}
-	if (rc == EXIT_CORRUPT) {
+	if (rc == EXIT_CORRUPT)
 		info(req->job, "replacing corrupt record %s", reg_path(reg, req->job));
-		record_free(&st.rec);
-	}
+	else
+		record_copy(&rec, &st.rec);
+	rc = 0;
 
 	time_t now = now_seconds();
-	if (req->status == ST_PENDING) {
-		record_to_pending(&st.rec, now, req->note);
-	} else if (req->status == ST_DONE) {
-		struct run_end end = { .exit_status = (int)req->exit_status };
-		record_to_done(&st.rec, now, &end, req->note);
-	} else {
-		struct owner o = { .kind = OWNER_NONE };
-		time_t expires = 0;
-		if (req->owner_pid) {
-			/* The writer's identity: readers check the pid only
-			 * where it means the same process (SPEC §2). */
-			struct reader me;
-			if (probe_reader(&me) < 0) {
-				rc = fail_errno(errno, req->job, "cannot read this process's identity from /proc");
-				goto out;
-			}
-			o.kind = OWNER_PID;
-			o.host = me.host ? me.host : "";
-			o.pid = req->owner_pid;
-			o.pid_start = req->owner_start;
-			o.boot_id = me.boot_id;
-			o.pid_ns = me.pid_ns;
-			o.time_ns = me.time_ns;
-		}
-		if (req->ttl > 0) {
-			/* Rounded up, so the record never expires early. */
-			double until = now_real() + req->ttl;
-			expires = (time_t)until;
-			if ((double)expires < until)
-				expires++;
-		}
-		record_to_running(&st.rec, now, &o, expires, 0, req->note);
-	}
-	record_format(&st.rec, &text);   /* too large: reg_replace refuses it */
-	rc = reg_replace(reg, req->job, req->job, text.data, text.len);
+	struct run_end end = { .exit_status = (int)req->exit_status };
+	struct owner o;
+	struct run_start how = { .owner = &o };
+	if (req->status == ST_PENDING)
+		record_to_pending(&rec, now, req->note);
+	else if (req->status == ST_DONE)
+		record_to_done(&rec, now, &end, req->note);
+	else if ((rc = running_owner(req, &o, &how.expires)) == 0)
+		record_to_running(&rec, now, &how, req->note);
+	if (rc)
+		goto out;
+	if (req->late_after != LATE_NOT_GIVEN)
+		record_set_late(&rec, req->late_after, now);
+	if (req->keep_runs >= 0)
+		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	/* A DONE with a known result ends the run it names (the record has
+	 * its start): its history line. */
+	int ends = req->status == ST_DONE && record_outcome(&rec) != OUTCOME_UNKNOWN &&
+		   record_get(&rec, "started");
+	rc = commit_record(reg, req->job, &st, &rec, ends ? &rec : NULL);
 out:
-	buf_free(&text);
+	record_free(&rec);
 	state_free(&st);
 	return rc;
 }
@@ -122,6 +141,8 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 		{ "note", required_argument, 0, 'm' },
 		{ "exit", required_argument, 0, 'X' },
 		{ "force", no_argument, 0, 'F' },
+		{ "late-after", required_argument, 0, 'L' },
+		{ "keep-runs", required_argument, 0, 'K' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -156,6 +177,14 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 			break;
 		case 'F':
 			req->force = 1;
+			break;
+		case 'L':
+			if (parse_limit(optarg, &req->late_after) < 0 || req->late_after == 0)
+				return bad_value("late-after duration", optarg, "a duration, or inf");
+			break;
+		case 'K':
+			if (parse_uint(optarg, KEEP_RUNS_MAX, &req->keep_runs) < 0)
+				return bad_value("keep-runs", optarg, "0-10000");
 			break;
 		default:
 			rc = cli_common_option(opt, optarg, common, help);
@@ -209,7 +238,8 @@ static int check_owner(struct set_request *req)
 int main(int argc, char **argv)
 {
 	struct common common;
-	struct set_request req = { .exit_status = -1 };
+	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
+				   .keep_runs = -1 };
 	struct registry reg;
 	int lock = -1;
 

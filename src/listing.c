@@ -50,6 +50,9 @@ static void add_entry(struct listing *l, const struct dirent *e)
 		push(&l->runs, &l->nruns, name, n);
 	} else if (ends_with(name, n, ".lock")) {
 		push(&l->locks, &l->nlocks, name, n);
+	} else if (ends_with(name, n, ".history") || ends_with(name, n, ".log") ||
+		   ends_with(name, n, ".faillog")) {
+		push(&l->runfiles, &l->nrunfiles, name, n);
 	}
 }
 
@@ -147,14 +150,15 @@ int reg_list(const struct registry *reg, struct listing *l)
 	add_missed(reg, l);
 	sort_names(l->temps, l->ntemps);
 	sort_names(l->runs, l->nruns);
+	sort_names(l->runfiles, l->nrunfiles);
 	return 0;
 }
 
 void listing_free(struct listing *l)
 {
-	char **lists[] = { l->jobs, l->temps, l->runs, l->locks };
-	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks };
-	for (int k = 0; k < 4; k++) {
+	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles };
+	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles };
+	for (int k = 0; k < 5; k++) {
 		for (size_t i = 0; i < counts[k]; i++)
 			free(lists[k][i]);
 		free(lists[k]);

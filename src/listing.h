@@ -24,9 +24,11 @@ struct listing {
 	size_t nruns;
 	char **locks;             /* ".X.lock" */
 	size_t nlocks;
+	char **runfiles;          /* ".X.history", ".X.log", ".X.faillog" */
+	size_t nrunfiles;
 };
 
-/* Read REG's directory into L (all four lists sorted).  A registry that
+/* Read REG's directory into L (every list sorted).  A registry that
  * does not exist lists nothing.  Returns an exit status. */
 int reg_list(const struct registry *reg, struct listing *l);
 void listing_free(struct listing *l);

@@ -12,9 +12,11 @@ static const char *context;
 static void (*before)(void);
 static int errors_are_info;
 
-void message_context(const char *text)
+const char *message_context(const char *text)
 {
+	const char *was = context;
 	context = text;
+	return was;
 }
 
 void errors_informational(int on)

@@ -32,8 +32,9 @@ void info(const char *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* While TEXT is not NULL, every message says it after the job, so a
  * lower layer's error tells what it was part of:
- * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror". */
-void message_context(const char *text);
+ * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror".
+ * Returns the context it replaces. */
+const char *message_context(const char *text);
 /* While ON, errors count as informational: -q silences them too
  * (jobreg-get -P, where a record's error is data in the metrics). */
 void errors_informational(int on);

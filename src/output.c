@@ -1,4 +1,5 @@
 #include "output.h"
+#include "history.h"
 #include "signame.h"
 
 #include <stdio.h>
@@ -102,7 +103,7 @@ static int one_of(const char *key, const char *const *list, size_t n)
 static int json_reserved(const char *key)
 {
 	static const char *const reserved[] = {
-		"job", "stale", "corrupt", "unreadable", "duration",
+		"job", "stale", "corrupt", "unreadable", "duration", "late",
 	};
 	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
@@ -113,7 +114,8 @@ static int json_number_key(const char *key)
 {
 	static const char *const numbers[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
-		"time_ns", "run_lock", "timeout",
+		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
+		"late_after", "keep_runs", "run",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
 }
@@ -124,9 +126,7 @@ static int json_flag_key(const char *key)
 	return strcmp(key, "timed_out") == 0;
 }
 
-/* A checked decimal ("007", "1.50", ".5", "2.") as a valid JSON number:
- * no leading zeros, a digit on both sides of a point. */
-static void number(struct buf *out, const char *v)
+void json_number(struct buf *out, const char *v)
 {
 	size_t n = strspn(v, "0123456789");
 	const char *frac = v[n] == '.' ? v + n + 1 : "";
@@ -154,7 +154,7 @@ static int duration(const struct record *r, long long *seconds)
 }
 
 void output_json(struct buf *out, const char *job, const struct record *r,
-		 enum status status)
+		 enum status status, int late)
 {
 	buf_adds(out, "{\"job\": ");
 	json_string(out, job);
@@ -180,7 +180,7 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 		if (strcmp(f->key, "status") == 0)
 			json_string(out, status_word(status));
 		else if (json_number_key(f->key))
-			number(out, f->value);
+			json_number(out, f->value);
 		else if (json_flag_key(f->key))
 			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
 		else
@@ -192,155 +192,74 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 		buf_addf(out, ", \"duration\": %lld", seconds);
 	if (status == ST_STALE)
 		buf_adds(out, ", \"stale\": true");
+	if (late)
+		buf_adds(out, ", \"late\": true");
 	buf_adds(out, "}\n");
 }
 
-/* The status a DONE record's run ended with, as dispatch --once replays
- * it (one rule, in record.c): 124 if a time limit ended it, 128+N for
- * signal N, else its exit status; -1 if unknown. */
-static int exit_code(const struct record *r)
+/* ---- run history (SPEC §3a, get --history) ----------------------------- */
+
+/* The value of KEY in a history line, as a string (NULL: none). */
+static const char *hist_value(const char *line, size_t len, const char *key, struct buf *v)
 {
-	if (record_outcome(r) == OUTCOME_UNKNOWN)
-		return -1;
-	struct run_end end = record_run_end(r);
-	return run_end_status(&end);
+	const char *p;
+	size_t n;
+	buf_reset(v);
+	if (!history_get(line, len, key, &p, &n) || n == 0)
+		return NULL;
+	buf_add(v, p, n);
+	return v->data;
 }
 
-/* ---- Prometheus text exposition format ------------------------------- */
-
-static const struct {
-	const char *name, *type, *help;
-} families[PROM_FAMILIES] = {
-	[PROM_STATUS] = { "jobreg_job_status", "gauge",
-		"Status of the job: 1 for its status (pending, running, stale or done), 0 for the other three." },
-	[PROM_EXIT] = { "jobreg_job_exit_code", "gauge",
-		"Exit status of the job's last run (DONE): 128+N for signal N, 124 when its time limit ended it." },
-	[PROM_START] = { "jobreg_job_start_time_seconds", "gauge",
-		"Start of the job's current or last run, in seconds since the epoch." },
-	[PROM_END] = { "jobreg_job_end_time_seconds", "gauge",
-		"End of the job's last run, in seconds since the epoch." },
-	[PROM_SUCCESS] = { "jobreg_job_last_success_time_seconds", "gauge",
-		"End of the job's last run that exited 0, in seconds since the epoch." },
-	[PROM_RUNS] = { "jobreg_job_runs_total", "counter",
-		"Runs of the job started since its record was created." },
-	[PROM_FAILURES] = { "jobreg_job_failures_total", "counter",
-		"Runs of the job that ended FAILED (exit status not 0, a signal, or a time limit)." },
-};
-static const char corrupt_name[] = "jobreg_corrupt_records";
-static const char corrupt_help[] =
-	"Records of the registry that are corrupt or cannot be read (they have no jobreg_job_ series).";
-static const char up_name[] = "jobreg_registry_up";
-static const char up_help[] =
-	"1 when the registry directory exists and could be listed, else 0.";
-
-/* A label value: backslash, double quote and newline escaped. */
-static void label_value(struct buf *out, const char *s)
+void output_history(struct buf *out, int json, const char *job, const char *line, size_t len)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			buf_adds(out, "\\\\");
-		else if (*s == '"')
-			buf_adds(out, "\\\"");
-		else if (*s == '\n')
-			buf_adds(out, "\\n");
-		else
-			buf_addc(out, *s);
-	}
-}
-
-void prom_init(struct prom *p, const char *registry)
-{
-	struct buf label = {0};
-	memset(p, 0, sizeof *p);
-	label_value(&label, registry);
-	p->registry = label.data ? label.data : xstrdup("");
-}
-
-/* NAME{name="JOB",registry="REG"[,EXTRA]} VALUE.  Not job=: that is the
- * label a scrape sets to the target's job, which would rename ours to
- * exported_job. */
-static void sample(struct prom *p, enum prom_family fam, const char *job,
-		   const char *extra, const char *value)
-{
-	struct buf *out = &p->family[fam];
-	buf_adds(out, families[fam].name);
-	buf_adds(out, "{name=\"");
-	label_value(out, job);
-	buf_adds(out, "\",registry=\"");
-	buf_adds(out, p->registry);
-	buf_addc(out, '"');
-	if (extra)
-		buf_adds(out, extra);
-	buf_addf(out, "} %s\n", value);
-}
-
-static void time_sample(struct prom *p, enum prom_family fam, const char *job,
-			const struct record *r, const char *key)
-{
-	const char *v = r ? record_get(r, key) : NULL;
-	time_t t;
-	char text[24];
-	if (!v || time_parse(v, &t) < 0)
-		return;
-	snprintf(text, sizeof text, "%lld", (long long)t);
-	sample(p, fam, job, NULL, text);
-}
-
-static void count_sample(struct prom *p, enum prom_family fam, const char *job,
-			 const struct record *r, const char *key)
-{
-	const char *v = r ? record_get(r, key) : NULL;
-	struct buf text = {0};
-	number(&text, v ? v : "0");
-	sample(p, fam, job, NULL, text.data);
-	buf_free(&text);
-}
-
-void prom_add(struct prom *p, const char *job, const struct record *r, enum status status)
-{
-	static const enum status shown[] = { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE };
-	static const char *const names[] = { "pending", "running", "stale", "done" };
-	if (status == ST_CORRUPT || status == ST_UNREADABLE) {
-		p->unusable++;
+	static const char *const columns[] = { "run", "outcome", "started", "ended", "duration" };
+	struct buf v = {0};
+	if (json) {
+		buf_adds(out, "{\"job\": ");
+		json_string(out, job);
+		for (size_t i = 0; i < len;) {
+			size_t n = strcspn(line + i, " ");
+			if (n > len - i)
+				n = len - i;
+			const char *eq = memchr(line + i, '=', n);
+			if (eq && eq > line + i) {
+				struct buf key = {0};
+				buf_add(&key, line + i, (size_t)(eq - line - i));
+				buf_reset(&v);
+				buf_add(&v, eq + 1, n - (size_t)(eq - line - i) - 1);
+				if (!json_reserved(key.data) || strcmp(key.data, "duration") == 0) {
+					buf_adds(out, ", ");
+					json_string(out, key.data);
+					buf_adds(out, ": ");
+					if ((json_number_key(key.data) || strcmp(key.data, "duration") == 0) &&
+					    v.len && strspn(v.data, "0123456789") == v.len)
+						json_number(out, v.data);
+					else if (json_flag_key(key.data))
+						buf_adds(out, v.data[strspn(v.data, "0")] ? "true" : "false");
+					else
+						json_string(out, v.data ? v.data : "");
+				}
+				buf_free(&key);
+			}
+			i += n + 1;
+		}
+		buf_adds(out, "}\n");
+		buf_free(&v);
 		return;
 	}
-	if (r && r->count == 0)
-		r = NULL;
-	for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
-		char extra[32];
-		snprintf(extra, sizeof extra, ",status=\"%s\"", names[i]);
-		sample(p, PROM_STATUS, job, extra, status == shown[i] ? "1" : "0");
+	add_column(out, job, '\t');
+	for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++)
+		add_column(out, hist_value(line, len, columns[i], &v), '\t');
+	if (hist_value(line, len, "signal", &v)) {
+		buf_adds(out, "SIG");
+		add_column(out, v.data, '\t');
+	} else {
+		add_column(out, hist_value(line, len, "exit", &v), '\t');
 	}
-	int code = r && status == ST_DONE ? exit_code(r) : -1;
-	if (code >= 0) {
-		char text[16];
-		snprintf(text, sizeof text, "%d", code);
-		sample(p, PROM_EXIT, job, NULL, text);
-	}
-	time_sample(p, PROM_START, job, r, "started");
-	time_sample(p, PROM_END, job, r, "ended");
-	time_sample(p, PROM_SUCCESS, job, r, "last_success");
-	count_sample(p, PROM_RUNS, job, r, "runs");
-	count_sample(p, PROM_FAILURES, job, r, "failures");
+	add_column(out, hist_value(line, len, "host", &v), '\t');
+	add_column(out, hist_value(line, len, "pid", &v), '\n');
+	buf_free(&v);
 }
 
-static void header(struct buf *out, const char *name, const char *type, const char *help)
-{
-	buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
 
-void prom_finish(struct prom *p, int registry_up, struct buf *out)
-{
-	for (int fam = 0; fam < PROM_FAMILIES; fam++) {
-		header(out, families[fam].name, families[fam].type, families[fam].help);
-		if (p->family[fam].len)
-			buf_add(out, p->family[fam].data, p->family[fam].len);
-		buf_free(&p->family[fam]);
-	}
-	header(out, corrupt_name, "gauge", corrupt_help);
-	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
-	header(out, up_name, "gauge", up_help);
-	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
-	free(p->registry);
-	p->registry = NULL;
-}

@@ -14,13 +14,8 @@
  *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
  *         Unknown keys named like a member the writer adds are left out,
  *         so a record cannot pass for another job.
- * Prometheus: the text exposition format, families grouped: feed every
- *         job to prom_add(), then prom_finish() writes all the families
- *         (each with # HELP and # TYPE), every job's series labelled
- *         name (the job id; not job, which a scrape sets) and registry
- *         (REGISTRY, an absolute path).  A CORRUPT or UNREADABLE job
- *         has no series of its own; jobreg_corrupt_records counts it,
- *         and jobreg_registry_up says whether DIR could be listed. */
+ *         "late": true for a late job.
+ * The Prometheus format is prom.h's. */
 #ifndef JOBREG_OUTPUT_H
 #define JOBREG_OUTPUT_H
 
@@ -30,25 +25,20 @@
 void output_plain(struct buf *out, const char *job, enum status status, int with_id);
 void output_long(struct buf *out, const char *job, const struct record *r,
 		 enum status status);
+/* LATE: the job is late ("late": true). */
 void output_json(struct buf *out, const char *job, const struct record *r,
-		 enum status status);
+		 enum status status, int late);
 /* A JSON string literal of S (UTF-8 passed through, controls escaped). */
 void json_string(struct buf *out, const char *s);
+/* A checked decimal ("007", "1.50") as a valid JSON (and Prometheus)
+ * number: no leading zeros, a digit on both sides of a point. */
+void json_number(struct buf *out, const char *v);
 
-enum prom_family {
-	PROM_STATUS, PROM_EXIT, PROM_START, PROM_END, PROM_SUCCESS,
-	PROM_RUNS, PROM_FAILURES, PROM_FAMILIES
-};
-struct prom {
-	struct buf family[PROM_FAMILIES];   /* samples, one buffer per family */
-	unsigned long long unusable;         /* CORRUPT and UNREADABLE jobs */
-	char *registry;                      /* escaped label value */
-};
-void prom_init(struct prom *p, const char *registry);
-void prom_add(struct prom *p, const char *job, const struct record *r, enum status status);
-/* Append every family to OUT and free P.  REGISTRY_UP: 1 when DIR exists
- * and could be listed (for named jobs: opened), else 0 (no job series
- * then, unless named jobs of a missing DIR, which read PENDING). */
-void prom_finish(struct prom *p, int registry_up, struct buf *out);
+/* get --history: one ended run, a LINE of LEN bytes of the history
+ * (history.h) of JOB: tab-separated "job run outcome started ended
+ * duration exit host pid" ("-" for an empty field, SIG+name for a signal),
+ * or with JSON one object of "job" and the line's fields (numbers as
+ * numbers, flags as true). */
+void output_history(struct buf *out, int json, const char *job, const char *line, size_t len);
 
 #endif

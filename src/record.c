@@ -12,14 +12,16 @@
 enum known_key {
 	K_VERSION, K_STATUS, K_SINCE, K_OWNER, K_HOST, K_PID, K_PID_START,
 	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
-	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_RUNS, K_FAILURES,
-	K_LAST_SUCCESS, K_NOTE, KNOWN_COUNT
+	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT,
+	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
+	K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
 };
 static const char *const known_keys[KNOWN_COUNT] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
-	"started", "ended", "exit", "signal", "timed_out", "runs", "failures",
-	"last_success", "note",
+	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
+	"runs", "failures", "lost", "consecutive_failures", "last_success",
+	"late_after", "late_from", "keep_runs", "note",
 };
 
 void record_init(struct record *r)
@@ -88,6 +90,14 @@ static void append(struct record *r, char *key, char *value, unsigned char owned
 	r->fields[r->count].owned = owned;
 	r->fields[r->count].rank = (unsigned char)rank;
 	r->count++;
+}
+
+void record_copy(struct record *dst, const struct record *src)
+{
+	record_init(dst);
+	for (size_t i = 0; i < src->count; i++)
+		append(dst, xstrdup(src->fields[i].key), xstrdup(src->fields[i].value),
+		       OWN_KEY | OWN_VALUE, src->fields[i].rank);
 }
 
 void record_put(struct record *r, const char *key, const char *value)
@@ -192,9 +202,10 @@ static const char *check_values(const char *const *val, int first)
 	const char *v;
 	time_t t;
 	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
-						K_LAST_SUCCESS };
+						K_RETRY_AT, K_LAST_SUCCESS, K_LATE_FROM };
 	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
-						 K_FAILURES, K_TIMED_OUT };
+						 K_FAILURES, K_TIMED_OUT, K_ATTEMPT, K_LOST,
+						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS };
 
 	if (first != K_VERSION)
 		return "first line is not version=";
@@ -220,6 +231,8 @@ static const char *check_values(const char *const *val, int first)
 			return "bad number";
 	if ((v = val[K_TIMEOUT]) && !is_number(v))
 		return "bad timeout";
+	if ((v = val[K_LATE_AFTER]) && !is_number(v))
+		return "bad late_after";
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
 		if ((v = val[times[i]]) && time_parse(v, &t) < 0)
 			return "bad time";
@@ -340,6 +353,8 @@ static const char *const liveness_keys[] = {
 	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
 };
 static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", NULL };
+/* What only a run has; PENDING drops them with the owner and the result. */
+static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_at", NULL };
 
 static void put_time(struct record *r, const char *key, time_t t)
 {
@@ -360,6 +375,20 @@ static void put_if(struct record *r, const char *key, unsigned long long v)
 {
 	if (v)
 		put_number(r, key, v);
+}
+
+/* Seconds as plain decimals, as the parser wants them (%g would write
+ * 3.2e+09 for a century); trailing zeros of the fraction go. */
+static void put_seconds(struct record *r, const char *key, double seconds)
+{
+	struct buf b = {0};
+	buf_addf(&b, "%.9f", seconds);
+	while (b.len > 1 && b.data[b.len - 1] == '0')
+		b.data[--b.len] = '\0';
+	if (b.data[b.len - 1] == '.')
+		b.data[--b.len] = '\0';
+	record_put(r, key, b.data);
+	buf_free(&b);
 }
 
 /* A history counter + 1 (a malformed one cannot reach here: the parser
@@ -388,8 +417,7 @@ void record_to_pending(struct record *r, time_t now, const char *note)
 	begin(r, ST_PENDING, now, note);
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
-	record_drop(r, "started");
-	record_drop(r, "timeout");
+	drop_keys(r, run_keys);
 }
 
 int record_owned_by(const struct record *r, const struct owner *o)
@@ -416,9 +444,10 @@ int record_owned_by(const struct record *r, const struct owner *o)
 	return 1;
 }
 
-void record_to_running(struct record *r, time_t now, const struct owner *o,
-		       time_t expires, double timeout, const char *note)
+void record_to_running(struct record *r, time_t now, const struct run_start *how,
+		       const char *note)
 {
+	const struct owner *o = how->owner;
 	/* A dispatch always begins a new run, even over a dead dispatcher's
 	 * record that names the same host and pid (a reused pid, as pid 1 in
 	 * containers): only jobreg-set renews. */
@@ -437,6 +466,10 @@ void record_to_running(struct record *r, time_t now, const struct owner *o,
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
 	record_drop(r, "timeout");
+	record_drop(r, "retry_at");
+	if (!renewal)
+		record_drop(r, "attempt");
+	put_if(r, "attempt", how->attempt);
 	if (o->kind != OWNER_NONE) {
 		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
 		record_put(r, "host", o->host);
@@ -449,28 +482,27 @@ void record_to_running(struct record *r, time_t now, const struct owner *o,
 		if (o->kind == OWNER_LOCK)
 			put_if(r, "run_lock", o->run_lock);
 	}
-	if (expires)
-		put_time(r, "expires", expires);
-	if (timeout > 0) {
-		/* Plain decimals, as the parser wants them (%g would write
-		 * 3.2e+09 for a century); trailing zeros of the fraction go. */
-		struct buf b = {0};
-		buf_addf(&b, "%.9f", timeout);
-		while (b.len > 1 && b.data[b.len - 1] == '0')
-			b.data[--b.len] = '\0';
-		if (b.data[b.len - 1] == '.')
-			b.data[--b.len] = '\0';
-		record_put(r, "timeout", b.data);
-		buf_free(&b);
-	}
+	if (how->expires)
+		put_time(r, "expires", how->expires);
+	if (how->timeout > 0)
+		put_seconds(r, "timeout", how->timeout);
 }
 
-void record_to_done(struct record *r, time_t now, const struct run_end *end,
-		    const char *note)
+void record_to_retry(struct record *r, time_t now, time_t retry_at)
+{
+	put_time(r, "since", now);
+	put_time(r, "retry_at", retry_at);
+	count_up(r, "failures");
+	count_up(r, "consecutive_failures");
+}
+
+void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
+			    const char *note)
 {
 	begin(r, ST_DONE, now, note);
 	drop_keys(r, liveness_keys);
 	drop_keys(r, result_keys);
+	record_drop(r, "retry_at");
 	put_time(r, "ended", now);
 	if (end->signal_name)
 		record_put(r, "signal", end->signal_name);
@@ -478,16 +510,63 @@ void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		put_number(r, "exit", (unsigned long long)end->exit_status);
 	if (end->timed_out)
 		record_put(r, "timed_out", "1");
+}
+
+void record_to_done(struct record *r, time_t now, const struct run_end *end,
+		    const char *note)
+{
+	record_to_done_counted(r, now, end, note);
 	switch (record_outcome(r)) {
 	case OUTCOME_FAILED:
 		count_up(r, "failures");
+		count_up(r, "consecutive_failures");
 		break;
 	case OUTCOME_OK:
 		record_put(r, "last_success", record_get(r, "ended"));
+		record_drop(r, "consecutive_failures");
 		break;
 	case OUTCOME_UNKNOWN:
 		break;
 	}
+}
+
+void record_count_lost(struct record *r)
+{
+	count_up(r, "failures");
+	count_up(r, "lost");
+	count_up(r, "consecutive_failures");
+}
+
+void record_set_late(struct record *r, double late_after, time_t now)
+{
+	if (late_after < 0) {
+		record_drop(r, "late_after");
+		record_drop(r, "late_from");
+		return;
+	}
+	put_seconds(r, "late_after", late_after);
+	if (!record_get(r, "late_from"))
+		put_time(r, "late_from", now);
+}
+
+void record_set_keep_runs(struct record *r, unsigned long keep)
+{
+	if (keep == KEEP_RUNS_DEFAULT)
+		record_drop(r, "keep_runs");
+	else
+		put_number(r, "keep_runs", keep);
+}
+
+unsigned long record_keep_runs(const struct record *r)
+{
+	const char *v = record_get(r, "keep_runs");
+	return v ? strtoul(v, NULL, 10) : KEEP_RUNS_DEFAULT;
+}
+
+unsigned long long record_count(const struct record *r, const char *key)
+{
+	const char *v = record_get(r, key);
+	return v ? strtoull(v, NULL, 10) : 0;
 }
 
 enum outcome record_outcome(const struct record *r)

@@ -36,6 +36,8 @@ void record_free(struct record *r);
 int record_parse(struct record *r, const char *data, size_t len, const char **why);
 
 const char *record_get(const struct record *r, const char *key);
+/* A copy of SRC that owns all its strings. */
+void record_copy(struct record *dst, const struct record *src);
 void record_put(struct record *r, const char *key, const char *value);
 void record_drop(struct record *r, const char *key);
 
@@ -69,16 +71,47 @@ struct run_end {
 	int timed_out;             /* the time limit ended it */
 };
 
-/* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  runs,
- * failures and last_success are kept by every transition. */
+/* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  The
+ * job's history and settings (runs, failures, lost, consecutive_failures,
+ * last_success, late_after, late_from, keep_runs) are kept by every
+ * transition. */
 void record_to_pending(struct record *r, time_t now, const char *note);
-/* EXPIRES == 0: none; TIMEOUT <= 0: none.  The same owner as now recorded:
- * a renewal (since, started and runs kept); otherwise runs + 1. */
-void record_to_running(struct record *r, time_t now, const struct owner *o,
-		       time_t expires, double timeout, const char *note);
-/* Failures + 1 for a FAILED end, last_success = ended for an OK one. */
+/* How a run begins: its owner, EXPIRES (0: none), TIMEOUT (<= 0: none)
+ * and ATTEMPT (0: none; dispatch --retries). */
+struct run_start {
+	const struct owner *owner;
+	time_t expires;
+	double timeout;
+	unsigned long attempt;
+};
+/* The same owner as now recorded: a renewal (since, started, runs and
+ * attempt kept); otherwise runs + 1. */
+void record_to_running(struct record *r, time_t now, const struct run_start *how,
+		       const char *note);
+/* A failed attempt whose next one starts at RETRY_AT: the record stays
+ * RUNNING, with failures and consecutive_failures + 1. */
+void record_to_retry(struct record *r, time_t now, time_t retry_at);
+/* Failures and consecutive_failures + 1 for a FAILED end; last_success =
+ * ended and consecutive_failures dropped for an OK one. */
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		    const char *note);
+/* DONE with END, for the failed attempt whose failure record_to_retry()
+ * counted already: no counter moves. */
+void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
+			    const char *note);
+/* The run of a STALE record was lost (SPEC §2): failures, lost and
+ * consecutive_failures + 1. */
+void record_count_lost(struct record *r);
+/* late_after = LATE_AFTER seconds (< 0: remove it and late_from);
+ * late_from = NOW the first time (SPEC §2 Late jobs). */
+void record_set_late(struct record *r, double late_after, time_t now);
+/* The history length (SPEC §3a); the default is not written. */
+#define KEEP_RUNS_DEFAULT 20
+#define KEEP_RUNS_MAX 10000
+void record_set_keep_runs(struct record *r, unsigned long keep);
+unsigned long record_keep_runs(const struct record *r);
+/* A counter of the record (runs, failures, ...); 0 when absent. */
+unsigned long long record_count(const struct record *r, const char *key);
 
 /* The outcome of a DONE record (status.h). */
 enum outcome record_outcome(const struct record *r);

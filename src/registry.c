@@ -202,34 +202,37 @@ static int open_entry(const struct registry *reg, const char *job, const char *n
 	return 0;
 }
 
-/* One read of JOB's record on FD into DATA; -1 with errno on failure. */
-static int read_record(int fd, off_t size, struct buf *data)
+/* Read the file on FD, SIZE bytes by fstat, into DATA: at most MAX + 1
+ * bytes, one past the limit being enough to tell it is too big.  Asked
+ * for one byte more than fstat saw, a regular file that returns less is
+ * at its end, so one read(2) usually does.  -1 with errno on failure. */
+static int read_entry(int fd, off_t size, size_t max, struct buf *data)
 {
-	/* One byte past the limit is enough to tell the record is too big. */
-	if (data->cap < RECORD_MAX + 2) {
-		buf_free(data);
-		data->data = xmalloc(RECORD_MAX + 2);
-		data->cap = RECORD_MAX + 2;
+	size_t want = (size_t)size < max ? (size_t)size + 1 : max + 1;
+	data->len = 0;
+	for (;;) {
+		if (data->cap < data->len + want + 1) {
+			data->data = xrealloc(data->data, data->len + want + 1);
+			data->cap = data->len + want + 1;
+		}
+		ssize_t n;
+		do
+			n = read(fd, data->data + data->len, want);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -1;
+		data->len += (size_t)n;
+		if ((size_t)n < want || data->len > max)
+			break;
+		/* It grew since fstat: read on, a little more each time. */
+		want = data->len < max ? (max + 1 - data->len < 65536 ? max + 1 - data->len : 65536) : 1;
 	}
-	/* Ask for one byte more than fstat saw: a regular file that returns
-	 * less is at its end, so one read(2) usually does. */
-	size_t want = size < RECORD_MAX ? (size_t)size + 1 : RECORD_MAX + 1;
-	ssize_t n;
-	do
-		n = read(fd, data->data, want);
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)want && want < RECORD_MAX + 1) {
-		ssize_t more = read_full(fd, data->data + n, RECORD_MAX + 1 - want);
-		n = more < 0 ? -1 : n + more;
-	}
-	if (n < 0)
-		return -1;
-	data->len = (size_t)n;
-	data->data[n] = '\0';
+	data->data[data->len] = '\0';
 	return 0;
 }
 
-int reg_read(const struct registry *reg, const char *job, struct buf *data, int *found)
+int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
+	     struct buf *data, int *found)
 {
 	int fd = -1, tries = 0;
 	*found = 0;
@@ -238,17 +241,17 @@ int reg_read(const struct registry *reg, const char *job, struct buf *data, int 
 		return 0;
 	for (;;) {
 		off_t size = 0;
-		int rc = open_entry(reg, job, job, O_RDONLY, &fd, &size);
+		int rc = open_entry(reg, job, name, O_RDONLY, &fd, &size);
 		if (rc || fd < 0)
 			return rc;
-		rc = read_record(fd, size, data);
+		rc = read_entry(fd, size, max, data);
 		int err = errno;
 		close_fd(fd);
 		if (rc == 0)
 			break;
 		errno = err;
 		if (!stale_again(&tries))
-			return fail_errno(err, job, "read %s", reg_path(reg, job));
+			return fail_errno(err, job, "read %s", reg_path(reg, name));
 	}
 	*found = 1;
 	return 0;

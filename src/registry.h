@@ -60,10 +60,12 @@ char *reg_lock_name(const char *job, enum lock_kind kind);
 /* "DIR/NAME" for messages (static storage, valid until the next call). */
 const char *reg_path(const struct registry *reg, const char *name);
 
-/* Read the record of JOB into DATA.  *found is 0 when there is none.  A
- * record that is not a regular file is refused (77), whatever a listing
- * said of it. */
-int reg_read(const struct registry *reg, const char *job, struct buf *data, int *found);
+/* Read JOB's file NAME (the record: JOB) into DATA, at most MAX + 1
+ * bytes (so a file over MAX shows as longer than MAX).  *found is 0 when
+ * there is none.  An entry that is not a regular file is refused (77),
+ * whatever a listing said of it. */
+int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
+	     struct buf *data, int *found);
 
 /* Lock JOB's job or run lock with OP (LOCK_EX or LOCK_SH), waiting at most
  * WAIT seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when

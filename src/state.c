@@ -81,7 +81,7 @@ static int read_record(const struct registry *reg, const char *job, struct job_s
 
 	record_free(&st->rec);
 	st->status = ST_PENDING;
-	int rc = reg_read(reg, job, &data, &st->found);
+	int rc = reg_read(reg, job, job, RECORD_MAX, &data, &st->found);
 	if (rc)
 		return rc;
 	if (!st->found)
@@ -104,6 +104,8 @@ int state_load(const struct registry *reg, const char *job, struct job_state *st
 	record_init(&dead);
 	st->why = NULL;
 	st->by_lock = 0;
+	st->late = 0;
+	st->late_at = -1;
 	for (int attempt = 0; attempt < 1000; attempt++) {
 		rc = read_record(reg, job, st);
 		if (rc || st->status != ST_RUNNING)
@@ -129,13 +131,29 @@ int state_load(const struct registry *reg, const char *job, struct job_state *st
 	record_free(&dead);
 	if (rc && rc != EXIT_CORRUPT)
 		st->status = ST_UNREADABLE;
+	st->late_at = rc || !st->found ? -1 : state_late_at(&st->rec);
+	st->late = st->late_at >= 0 && now_real() > st->late_at;
 	return rc;
+}
+
+double state_late_at(const struct record *r)
+{
+	const char *after = record_get(r, "late_after");
+	const char *since = record_get(r, "last_success");
+	time_t base;
+	if (!after)
+		return -1;
+	if (!since)
+		since = record_get(r, "late_from");
+	if (!since || time_parse(since, &base) < 0)
+		return -1;
+	return (double)base + strtod(after, NULL);
 }
 
 int state_in(const struct job_state *st, unsigned mask)
 {
 	return status_in(mask, st->status,
-			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN);
+			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN, st->late);
 }
 
 int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st)

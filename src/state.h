@@ -13,6 +13,9 @@ struct job_state {
 	const char *why;      /* what makes it corrupt */
 	int by_lock;          /* the run lock decided liveness: a wait for
 				 the run's end may block on it */
+	int late;             /* a late job (SPEC §2 Late jobs) */
+	double late_at;       /* when it is or becomes late (realtime), or
+				 -1: it has no late_after */
 };
 
 /* Read JOB and judge a RUNNING record's owner by liveness_judge(),
@@ -24,6 +27,9 @@ struct job_state {
  * UNREADABLE; but 65 for a corrupt record silently, with status
  * ST_CORRUPT: state_corrupt() reports it. */
 int state_load(const struct registry *reg, const char *job, struct job_state *st);
+/* When a record with late_after becomes late: late_after seconds after
+ * its last_success, else its late_from; -1 without late_after. */
+double state_late_at(const struct record *r);
 /* Is ST's status in the status list MASK (status.h)? */
 int state_in(const struct job_state *st, unsigned mask);
 int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st);

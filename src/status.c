@@ -9,7 +9,7 @@ static const char *const status_words[] = {
 	[ST_UNREADABLE] = "UNREADABLE",
 };
 
-const char status_list_words[] = "PENDING, RUNNING, STALE, DONE, OK, FAILED";
+const char status_list_words[] = "PENDING, RUNNING, STALE, DONE, OK, FAILED, LATE";
 
 const char *status_word(enum status st)
 {
@@ -38,6 +38,8 @@ int parse_status_list(const char *s, unsigned *mask)
 			*mask |= STATUS_OK_BIT;
 		else if (len == 6 && strncasecmp(s, "FAILED", 6) == 0)
 			*mask |= STATUS_FAILED_BIT;
+		else if (len == 4 && strncasecmp(s, "LATE", 4) == 0)
+			*mask |= STATUS_LATE_BIT;
 		else if (st < 0)
 			return -1;
 		else
@@ -48,9 +50,9 @@ int parse_status_list(const char *s, unsigned *mask)
 	}
 }
 
-int status_in(unsigned mask, enum status st, enum outcome outcome)
+int status_in(unsigned mask, enum status st, enum outcome outcome, int late)
 {
-	if (mask & STATUS_BIT(st))
+	if ((mask & STATUS_BIT(st)) || (late && (mask & STATUS_LATE_BIT)))
 		return 1;
 	if (st != ST_DONE)
 		return 0;

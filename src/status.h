@@ -19,16 +19,18 @@ const char *status_word(enum status st);
  * ALLOW_STALE.  -1 if it names none (OK and FAILED are list words only). */
 int status_from_word(const char *s, size_t len, int allow_stale);
 
-/* Status lists: a bit per status, and OK and FAILED, the refinements of
- * DONE. */
+/* Status lists: a bit per status, OK and FAILED, the refinements of DONE,
+ * and LATE, a late job whatever its status (SPEC §2). */
 #define STATUS_BIT(st) (1u << (st))
 #define STATUS_OK_BIT (1u << 8)
 #define STATUS_FAILED_BIT (1u << 9)
+#define STATUS_LATE_BIT (1u << 10)
 /* "RUNNING,stale,ok" into *MASK; -1 for a bad word. */
 int parse_status_list(const char *s, unsigned *mask);
 /* The words a list may hold, for messages: "PENDING, RUNNING, ..." */
 extern const char status_list_words[];
-/* Is a job of status ST (and, when DONE, of that OUTCOME) in MASK? */
-int status_in(unsigned mask, enum status st, enum outcome outcome);
+/* Is a job of status ST (when DONE, of that OUTCOME), late or not, in
+ * MASK? */
+int status_in(unsigned mask, enum status st, enum outcome outcome, int late);
 
 #endif

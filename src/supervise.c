@@ -16,6 +16,12 @@
 /* The signals passed on to the command (SPEC §5 step 5). */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
 
+/* Those that tell dispatch to stop: no retry after them. */
+static int is_stop(int sig)
+{
+	return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM;
+}
+
 static void on_child(int sig)
 {
 	(void)sig;   /* only so that SIGCHLD is queued for sigwaitinfo() */
@@ -41,7 +47,9 @@ static _Noreturn void become_command(const struct supervise *s, const sigset_t *
 {
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, s->sigpipe_ignored ? SIG_IGN : SIG_DFL);
-	if ((s->timeout <= 0 || setpgid(0, 0) == 0) &&
+	if ((s->out_fd < 0 || dup2(s->out_fd, 1) == 1) &&
+	    (s->err_fd < 0 || dup2(s->err_fd, 2) == 2) &&
+	    (s->timeout <= 0 || setpgid(0, 0) == 0) &&
 	    (s->keep_fd < 0 || fcntl(s->keep_fd, F_SETFD, 0) == 0) &&
 	    sigprocmask(SIG_SETMASK, old, NULL) == 0)
 		execvp(s->command[0], s->command);
@@ -205,6 +213,8 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 		 * runs; none is sent to a failed exec's child. */
 		if (sig > 0 && sig != SIGCHLD && started)
 			forward(pid, own_group, &si);
+		if (sig > 0 && is_stop(sig))
+			end->stopped = 1;
 	}
 }
 
@@ -248,8 +258,11 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 	int started = n != (ssize_t)sizeof err;
 	if (!started)
 		end->exec_errno = err;
-	for (size_t i = 0; started && i < nearly; i++)
-		signal_run(pid, s->timeout > 0, early[i].si_signo);
+	for (size_t i = 0; i < nearly; i++) {
+		if (started)
+			signal_run(pid, s->timeout > 0, early[i].si_signo);
+		end->stopped |= is_stop(early[i].si_signo);
+	}
 	wait_command(s, pid, started, start, held, end);
 }
 
@@ -270,4 +283,30 @@ int supervise_outcome(const struct supervise_end *end, struct run_end *out,
 	else
 		out->exit_status = WEXITSTATUS(end->wait_status);
 	return run_end_status(out);
+}
+
+int supervise_pause(const struct supervise *s, const sigset_t *held, double seconds,
+		    int *lost)
+{
+	double until = now_mono() + seconds;
+
+	*lost = 0;
+	for (;;) {
+		double now = now_mono();
+		if (now >= until)
+			return 0;
+		/* The run lock is checked each second here too. */
+		struct timespec ts = timespec_of(until - now < 1 ? until - now : 1);
+		siginfo_t si;
+		int sig = sigtimedwait(held, &si, &ts);
+		if (sig > 0 && is_stop(sig))
+			return 1;
+		if (sig < 0 && errno == EAGAIN && s->check_lock && s->keep_fd >= 0 &&
+		    check_run_lock(s->keep_fd) == LOCK_LOST) {
+			warn(s->job, "run %s lost its run lock while waiting to try again",
+			     s->run);
+			*lost = 1;
+			return 1;
+		}
+	}
 }

@@ -54,6 +54,7 @@ struct supervise {
 	int check_lock;     /* check once a second that keep_fd is still locked */
 	int sigpipe_ignored; /* the command gets SIGPIPE ignored (else default):
 			      * as dispatch got it, before cli_init() */
+	int out_fd, err_fd; /* the command's stdout and stderr (-1: ours) */
 	const char *job;    /* for the message of a lost lock: JOB and */
 	const char *run;    /* the run's number */
 };
@@ -65,6 +66,8 @@ struct supervise_end {
 	int wait_errno;     /* waitpid failed: the end is unknown */
 	int timed_out;      /* the limit's signal was sent */
 	int lost_lock;      /* the run lock was lost and the run stopped */
+	int stopped;        /* dispatch was told to stop: HUP, INT, QUIT or
+			     * TERM came (and was passed on) */
 };
 
 /* The verdict of one check of a held lock: flock(LOCK_EX|LOCK_NB) of our
@@ -77,6 +80,12 @@ enum lock_check lock_check_verdict(int rc, int err);
 void supervise_signals(sigset_t *held, sigset_t *old);
 void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,
 		   struct supervise_end *end);
+/* Between attempts (--retries): wait SECONDS, holding the signals as
+ * while a command runs.  Returns 1 early when dispatch is told to stop
+ * (HUP, INT, QUIT, TERM), or when the run lock S->keep_fd is lost (then
+ * *LOST, after one line); else 0. */
+int supervise_pause(const struct supervise *s, const sigset_t *held, double seconds,
+		    int *lost);
 /* Fill OUT (its signal name in NAME) and return dispatch's exit status. */
 int supervise_outcome(const struct supervise_end *end, struct run_end *out,
 		      char name[SIGNAME_MAX]);

@@ -60,6 +60,19 @@ void tidy_temps(const struct registry *reg, const char *job, const struct listin
 	free(prefix);
 }
 
+void tidy_run_files(const struct registry *reg, const char *job, const struct listing *l)
+{
+	static const char *const suffixes[] = { ".history", ".log", ".faillog" };
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		char *name = reg_dot_name(job, suffixes[i]);
+		if ((!l || listing_has(l->runfiles, l->nrunfiles, name)) &&
+		    unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+			warn(job, "cannot remove %s: %s (the record is removed)",
+			     reg_path(reg, name), strerror(errno));
+		free(name);
+	}
+}
+
 /* Unlink JOB's lock files: the run lock too when RUN (we hold it, free of
  * any run), then the job lock. */
 static void remove_locks(const struct registry *reg, const char *job, int run)
@@ -106,6 +119,7 @@ int tidy_orphan(const struct registry *reg, const char *job, const struct listin
 	    errno == ENOENT) {
 		if (l)
 			tidy_temps(reg, job, l);
+		tidy_run_files(reg, job, l);
 		tidy_locks(reg, job, l);
 	}
 	reg_unlock(&lock);

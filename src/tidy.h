@@ -22,6 +22,11 @@ void tidy_temps(const struct registry *reg, const char *job, const struct listin
  * a run lock it did not list is not looked for.  Failures are warned of. */
 void tidy_locks(const struct registry *reg, const char *job, const struct listing *l);
 
+/* Remove the files of JOB's runs that go with its record: the history
+ * and the logs (SPEC §3a, §3b); with L, a sweep's listing, only those it
+ * lists.  Failures are warned of. */
+void tidy_run_files(const struct registry *reg, const char *job, const struct listing *l);
+
 /* Remove the lock files of JOB if it has no record: take its job lock at
  * once (if it is busy, the job is in use and keeps them), check that no
  * record appeared, and remove them (with L, its listed temp files too).

@@ -190,6 +190,11 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	long pid = pid_field ? strtol(pid_field, NULL, 10) : 0;
 	time_t until;
 
+	if (st->late_at >= 0 && !st->late) {
+		/* LATE is a time, not a file change (SPEC §2). */
+		double at = now + (st->late_at - now_real()) + 0.01;
+		want(w, at < now + FOLLOW_EVERY ? at : now + FOLLOW_EVERY);
+	}
 	if (st->status != ST_RUNNING) {
 		unwatch_pid(j);   /* only a file change can change it */
 		return 0;

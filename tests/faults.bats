@@ -39,6 +39,8 @@ local_setup() {
 	CASES=0
 	# the record planted before each run: an unknown key that writers must keep
 	OLD=$'version=1\nstatus=DONE\nsince=2026-01-02T03:04:05Z\nstarted=2026-01-02T03:00:00Z\nended=2026-01-02T03:04:05Z\nexit=0\nnote=old\nx-future=kept by writers\n'
+	# the old record's run in the history, so a write finds nothing missing there
+	OLD_HISTORY='run=0 outcome=OK started=2026-01-02T03:00:00Z ended=2026-01-02T03:04:05Z duration=245 exit=0'
 }
 
 # ---- small tools (no forks where it matters: these run thousands of times) ----
@@ -195,10 +197,11 @@ every_call() {
 
 # ---- scenarios: prepare_X restores the state before the run; CMD is the run ----
 
-prepare_record() {           # the old record and nothing else: no temp file, no lock
-	[[ -d $REG ]] || mkdir -p "$REG"     # file, so that every run creates them alike
-	printf '%s' "$OLD" > "$REG/$J"
-	rm -f "$SNAP" "$REG/.$J.tmp" "$REG/.$J.lock" "$REG/.$J.run"
+prepare_record() {           # the old record and its run's history line, nothing else:
+	[[ -d $REG ]] || mkdir -p "$REG"     # no temp file, no lock file, so that every run
+	printf '%s' "$OLD" > "$REG/$J"       # creates them alike
+	printf '%s\n' "$OLD_HISTORY" > "$REG/.$J.history"
+	rm -f "$SNAP" "$REG/.$J.tmp" "$REG/.$J.lock" "$REG/.$J.run" "$REG/.$J.log" "$REG/.$J.faillog"
 }
 prepare_leftover() {         # the old record and a temp file a crash left behind
 	prepare_record
@@ -490,6 +493,13 @@ TMP='\.job1\.tmp'
 	fin :: ^close$ :: ^rename :: <2 :: close .*/$TMP
 	fin :: $RENAME :: $TMP :: 2 :: rename .*/$TMP
 	dirsync :: ^fsync$ :: . :: 4 :: fsync .*new record is in place.*may not be durable
+	# the run's line in the history, after its DONE record
+	post :: $OPENAT :: "\.job1\.history" :: 2 :: (open|read) .*/\.job1\.history
+	post :: $OPENAT :: $TMP :: 3 :: (create|open) .*/$TMP
+	post :: ^write$ :: "run= :: 1 :: write .*/$TMP
+	post :: ^fsync$ :: . :: 5 :: fsync .*/$TMP
+	post :: $RENAME :: $TMP :: 3 :: rename .*/$TMP
+	post :: ^fsync$ :: . :: 6 :: fsync .*history is in place.*may not be durable
 	EOF
 }
 
@@ -772,14 +782,45 @@ after_crash() {
 	temps
 	[[ $s == "$OLD" && -z $TEMPS && ! -e $SNAP ]] && return 0
 	if [[ $PROG == jobreg-dispatch ]]; then
+		history_right "$what" 0
 		jobreg-dispatch -q "$J" true > /dev/null 2> "$ERR" || note_fail "$what the next dispatch failed: $(<"$ERR")"
 		status_of
 		[[ $GOT == DONE && $(field "$J" exit) == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+		history_right "$what after the next dispatch:" 1
 	else
 		jobreg-set "$J" PENDING 2> "$ERR" || note_fail "$what the next set failed: $(<"$ERR")"
 	fi
 	temps
 	[[ -z $TEMPS ]] || note_fail "$what the next writer left temp files:$TEMPS"
+}
+
+# history_right WHAT WHOLE: the crash rule of SPEC §3a, in the dispatch scenario (the
+# old record is run 0, every run's command succeeds): every run is in the history at
+# most once, with the outcome its record gives it (the record's own run, when DONE, is
+# OK; when RUNNING, not there at all).  With WHOLE (after a run that ended normally),
+# no run is missing: runs 0 to the record's, each once, the last OK, the others OK or
+# LOST (the crash left it STALE, and the next dispatch took it over).
+history_right() {
+	local what=$1 whole=$2 runs n k line
+	runs=$(field "$J" runs)
+	runs=${runs:-0}
+	n=$(sed -n 's/^run=\([0-9]*\) outcome=\([A-Z]*\).*/\1:\2/p' "$REG/.$J.history" 2>/dev/null)
+	[[ -z $(printf '%s\n' "$n" | cut -d: -f1 | sort | uniq -d) ]] ||
+		note_fail "$what a run is in the history twice: $(tr '\n' ' ' <<< "$n")"
+	line=$(printf '%s\n' "$n" | grep "^$runs:")
+	case $(field "$J" status) in
+	RUNNING) [[ -z $line ]] || note_fail "$what the running run $runs is in the history: $line" ;;
+	DONE) [[ -z $line || $line == "$runs:OK" ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $line" ;;
+	esac
+	((whole)) || return 0
+	for ((k = 0; k <= runs; k++)); do
+		line=$(printf '%s\n' "$n" | grep "^$k:")
+		if ((k == runs)); then
+			[[ $line == "$k:OK" ]] || note_fail "$what the last run $k is not OK in the history: ${line:-missing}"
+		else
+			[[ $line == "$k:OK" || $line == "$k:LOST" ]] || note_fail "$what run $k of $runs is ${line:-missing} in the history"
+		fi
+	done
 }
 
 # crash_one "SYSCALL WHEN": kill the run at that call, then check (after_crash).

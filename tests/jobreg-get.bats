@@ -427,8 +427,9 @@ get_refuses_id() {
 	run python3 -c '
 import json, sys
 numbers = {"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns", "time_ns",
-           "run_lock", "timeout", "duration"}
-flags = {"timed_out", "stale", "corrupt", "unreadable"}
+           "run_lock", "timeout", "duration", "attempt", "lost", "consecutive_failures",
+           "late_after", "keep_runs"}
+flags = {"timed_out", "stale", "corrupt", "unreadable", "late"}
 for line in sys.stdin:
     for k, v in json.loads(line).items():
         want = (int, float) if k in numbers else bool if k in flags else str

@@ -343,7 +343,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set --exit 3 job DONE
 	t1=$(date +%s)
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since host pid started ended exit runs failures" ]
+	[ "$(keys job)" = "version status since host pid started ended exit runs failures consecutive_failures" ]
 	[ "$(field job status)" = DONE ]
 	[ "$(field job host)" = "$(hostname)" ]
 	[ "$(field job pid)" = "$SLEEPER" ]
@@ -504,7 +504,8 @@ set_refuses_id() {
 	[[ "$stderr" == "jobreg-set: job: "*STALE* ]]
 	run --separate-stderr jobreg-set --if stale,PENDING job RUNNING
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since started runs" ]
+	# the stale run was lost (SPEC §2): counted as a failure
+	[ "$(keys job)" = "version status since started runs failures lost consecutive_failures" ]
 }
 
 @test "set --if refuses an unknown status word with 64" {

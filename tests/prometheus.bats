@@ -115,6 +115,11 @@ family jobreg_job_end_time_seconds gauge
 family jobreg_job_last_success_time_seconds gauge
 family jobreg_job_runs counter
 family jobreg_job_failures counter
+family jobreg_job_lost_runs counter
+family jobreg_job_consecutive_failures gauge
+family jobreg_job_duration_seconds gauge
+family jobreg_job_late gauge
+family jobreg_job_late_after_seconds gauge
 family jobreg_corrupt_records gauge
 family jobreg_registry_up gauge" ]
 	# 8 jobs: 4 status series each, 5 exit codes
@@ -141,8 +146,8 @@ family jobreg_registry_up gauge" ]
 	' <<<"$output"
 	[ "$output" = ok ]
 	run jobreg-get -a -P
-	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 9 ]
-	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 9 ]
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 14 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 14 ]
 	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
 	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
 	# the last line ends with a line feed, as the format requires
@@ -334,8 +339,8 @@ temps_in() {
 
 @test "get -o never lets a reader see a partial file while it rewrites a large one" {
 	# 3000 jobs make about 2 MB of metrics; a reader copies the file over and
-	# over while it is rewritten, and every copy must be whole: 10 lines per
-	# job, 18 of HELP and TYPE, and the registry's two lines last.
+	# over while it is rewritten, and every copy must be whole: 13 lines per
+	# job, 28 of HELP and TYPE, and the registry's two lines last.
 	local i
 	mkdir -p "$REG"
 	local note
@@ -349,7 +354,7 @@ temps_in() {
 	jobreg-get -a -P -o "$out"
 	local lines
 	lines=$(wc -l < "$out")
-	[ "$lines" -eq 30020 ]
+	[ "$lines" -eq 39030 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
 	BG+=("$writer")

@@ -12,11 +12,14 @@
 declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
 	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
-		-a --all --is:status --wait:limit'
-	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force'
+		-a --all --is:status --wait:limit --history --log --follow --faillog'
+	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
+		--late-after:limit --keep-runs:number'
 	[jobreg-clear]='--if:status --stale --older-than:duration --force -n --dry-run -v --verbose -a --all'
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
-		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text'
+		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
+		--retries:number --retry-delay:duration --log --chronic --log-size:size
+		--late-after:limit --keep-runs:number'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
@@ -48,7 +51,7 @@ _jobreg_value() {
 		local IFS=$'\n'; compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
 	status) # a comma-separated list: complete its last word
 		last=${cur##*,}
-		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED' -- "${last^^}")) ;;
+		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED LATE' -- "${last^^}")) ;;
 	setstatus) COMPREPLY=($(compgen -W 'PENDING RUNNING DONE' -- "${cur^^}")) ;;
 	signal) # the names, with SIG once SI is typed
 		last=${cur^^}
@@ -59,6 +62,7 @@ _jobreg_value() {
 			COMPREPLY=($(compgen -W "${_jobreg_signals[*]}" -- "$last"))
 		fi ;;
 	limit) COMPREPLY=($(compgen -W inf -- "$cur")) ;;
+	size) COMPREPLY=($(compgen -W '64k 1M 16M' -- "$cur")) ;;
 	pid) declare -F _pids >/dev/null && _pids ;;
 	esac
 }

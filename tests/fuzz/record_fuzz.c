@@ -368,14 +368,18 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 	 * allowed (at most 12 digits, then at most 9 after the point). */
 	static const char *const counts[] = {
 		"pid_ns", "time_ns", "run_lock", "runs", "failures", "timed_out",
+		"attempt", "lost", "consecutive_failures", "keep_runs",
 	};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		if ((l = ref_find(lines, *n, counts[i])) && !ref_decimal(l, 20))
 			return 0;
 	if ((l = ref_find(lines, *n, "timeout")) && !ref_seconds(l))
 		return 0;
-	static const char *const times[] = { "since", "started", "ended", "expires", "last_success" };
-	for (int i = 0; i < 5; i++) {
+	if ((l = ref_find(lines, *n, "late_after")) && !ref_seconds(l))
+		return 0;
+	static const char *const times[] = { "since", "started", "ended", "expires", "retry_at",
+					     "last_success", "late_from" };
+	for (int i = 0; i < 7; i++) {
 		if ((l = ref_find(lines, *n, times[i]))) {
 			char buf[32];
 			unsigned v[6];
@@ -396,8 +400,9 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 static const char *const spec_order[] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
-	"started", "ended", "exit", "signal", "timed_out", "runs", "failures",
-	"last_success", "note",
+	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
+	"runs", "failures", "lost", "consecutive_failures", "last_success",
+	"late_after", "late_from", "keep_runs", "note",
 };
 #define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
 
@@ -815,7 +820,8 @@ static int json_number_key(const char *k)
 {
 	static const char *const keys[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
-		"time_ns", "run_lock", "timeout", NULL,
+		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
+		"late_after", "keep_runs", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -998,17 +1004,17 @@ static void check_json_string(const char *str)
 static const char *const pending_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
 	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
-	"signal", "timed_out", "started", NULL,
+	"signal", "timed_out", "started", "attempt", "retry_at", NULL,
 };
 static const char *const running_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
 	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
-	"signal", "timed_out", "started", "runs", NULL,
+	"signal", "timed_out", "started", "runs", "attempt", "retry_at", NULL,
 };
 static const char *const done_changes[] = {
 	"status", "since", "note", "owner", "pid_start", "boot_id", "pid_ns",
 	"time_ns", "run_lock", "expires", "ended", "exit", "signal", "timed_out",
-	"failures", "last_success", NULL,
+	"retry_at", "failures", "consecutive_failures", "last_success", NULL,
 };
 
 /* The keys of a formatted record (TEXT, LEN bytes of "k=v\n" lines) are in
@@ -1183,7 +1189,7 @@ static void check_status_in(const struct record *r, uint64_t h)
 	static const unsigned all = STATUS_BIT(ST_PENDING) | STATUS_BIT(ST_RUNNING) |
 				    STATUS_BIT(ST_STALE) | STATUS_BIT(ST_DONE) |
 				    STATUS_BIT(ST_CORRUPT) | STATUS_BIT(ST_UNREADABLE) |
-				    STATUS_OK_BIT | STATUS_FAILED_BIT;
+				    STATUS_OK_BIT | STATUS_FAILED_BIT | STATUS_LATE_BIT;
 	enum outcome o = r ? ref_outcome(r) : OUTCOME_UNKNOWN;
 	const unsigned masks[] = {
 		STATUS_OK_BIT, STATUS_FAILED_BIT, STATUS_OK_BIT | STATUS_FAILED_BIT,
@@ -1196,14 +1202,16 @@ static void check_status_in(const struct record *r, uint64_t h)
 				   (st == ST_DONE && r &&
 				    ((o == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
 				     (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT))));
-			if (!status_in(mask, (enum status)st, r ? record_outcome(r) : OUTCOME_UNKNOWN) !=
-			    !want) {
+			int late = (int)(h >> (32 + st)) & 1;
+			want = want || (late && (mask & STATUS_LATE_BIT));
+			if (!status_in(mask, (enum status)st, r ? record_outcome(r) : OUTCOME_UNKNOWN,
+				       late) != !want) {
 				fprintf(stderr, "record_fuzz: status_in(%#x, %s) is %d\n", mask,
 					status_word((enum status)st), !want);
 				FAIL("status_in disagrees with SPEC's status lists");
 			}
 		}
-		CHECK(!status_in(masks[m], ST_DONE, OUTCOME_UNKNOWN) == !(masks[m] & STATUS_BIT(ST_DONE)));
+		CHECK(!status_in(masks[m], ST_DONE, OUTCOME_UNKNOWN, 0) == !(masks[m] & STATUS_BIT(ST_DONE)));
 	}
 }
 
@@ -1339,6 +1347,16 @@ static void check_done(const struct record *before, const struct record *r, time
 	}
 	CHECK(same_opt(record_get(r, "last_success"),
 		       want == OUTCOME_OK ? when : record_get(before, "last_success")));
+	/* consecutive_failures: + 1 for FAILED, gone after OK, else kept. */
+	const char *c0 = record_get(before, "consecutive_failures");
+	const char *c1 = record_get(r, "consecutive_failures");
+	if (want == OUTCOME_OK)
+		CHECK(!c1);
+	else if (want == OUTCOME_UNKNOWN)
+		CHECK(same_opt(c1, c0));
+	else if (!(c0 && dec_cmp(c0, "18446744073709551615") >= 0))
+		CHECK(dec_is_next(c0, c1));
+	CHECK(!record_get(r, "retry_at"));
 	check_kept(before, r, done_changes);
 	check_status_in(r, (uint64_t)now * 0x9e3779b97f4a7c15ULL);
 }
@@ -1432,7 +1450,8 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		copy_record(&r, parsed);
 		/* A dispatcher's lock never renews: every dispatch is a new run. */
 		int renewal = ow->kind != OWNER_LOCK && record_owned_by(&r, ow);
-		record_to_running(&r, now, ow, expires, timeout, note);
+		struct run_start how = { ow, expires, timeout, 0 };
+		record_to_running(&r, now, &how, note);
 		check_common(parsed, &r, "RUNNING", note);
 		/* Written for this owner (a pid owner without a boot id or a
 		 * start time never matches, see record_owned_by). */
@@ -1480,7 +1499,8 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 			record_free(&r);
 			copy_record(&r, &run);
 			CHECK(record_owned_by(&r, ow));
-			record_to_running(&r, now + 2, ow, 0, timeout, NULL);
+			struct run_start again = { ow, 0, timeout, 0 };
+			record_to_running(&r, now + 2, &again, NULL);
 			check_runs(&run, &r, 0);
 			CHECK(same_opt(record_get(&r, "started"), record_get(&run, "started")));
 			CHECK(same_opt(record_get(&r, "since"), record_get(&run, "since")));

@@ -1,0 +1,64 @@
+#include "commit.h"
+#include "history.h"
+#include "msg.h"
+
+#include <string.h>
+
+/* The outcome word of a DONE record's run. */
+static const char *outcome_word(const struct record *r)
+{
+	return record_outcome(r) == OUTCOME_OK ? "OK" : "FAILED";
+}
+
+/* When the DONE record R's run ended. */
+static time_t ended_at(const struct record *r)
+{
+	const char *e = record_get(r, "ended");
+	time_t t;
+	return e && time_parse(e, &t) == 0 ? t : now_seconds();
+}
+
+/* Put R's line (OUTCOME, ended at ENDED) into JOB's history, bounded by
+ * KEEP. */
+static int put_line(const struct registry *reg, const char *job, const struct record *r,
+		    const char *outcome, time_t ended, unsigned long keep, int only_if_absent)
+{
+	struct buf line = {0};
+	history_line(&line, r, outcome, ended);
+	int rc = history_put(reg, job, record_count(r, "runs"), line.data, keep, only_if_absent);
+	buf_free(&line);
+	return rc;
+}
+
+int commit_record(const struct registry *reg, const char *job, const struct job_state *was,
+		  struct record *rec, const struct record *ended)
+{
+	unsigned long keep = record_keep_runs(rec);
+	unsigned long long was_run = was->found ? record_count(&was->rec, "runs") : 0;
+	int ends_was = ended && record_count(ended, "runs") == was_run;
+	struct buf text = {0};
+	int rc = 0;
+
+	if (was->status == ST_STALE && !ends_was) {
+		/* The run was lost: its line first (see commit.h). */
+		record_count_lost(rec);
+		rc = put_line(reg, job, &was->rec, "LOST", now_seconds(), keep, 0);
+	} else if (was->status == ST_DONE && !ends_was && record_get(&was->rec, "started") &&
+		   record_outcome(&was->rec) != OUTCOME_UNKNOWN) {
+		/* Leaving a DONE record: its run's line, if a crash lost it. */
+		rc = put_line(reg, job, &was->rec, outcome_word(&was->rec), ended_at(&was->rec),
+			      keep, 1);
+	}
+	if (rc)
+		return rc;
+	record_format(rec, &text);   /* too large: reg_replace refuses it */
+	rc = reg_replace(reg, job, job, text.data, text.len);
+	buf_free(&text);
+	if (!rc && ended) {
+		const char *was_context = message_context("the record is in place, not its history line");
+		rc = put_line(reg, job, ended, outcome_word(ended), ended_at(ended),
+			      record_keep_runs(ended), 0);
+		message_context(was_context);
+	}
+	return rc;
+}

@@ -1,0 +1,243 @@
+#include "logrelay.h"
+#include "entry.h"
+#include "msg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK 65536
+
+int logrelay_parse_size(const char *s, unsigned long long *size)
+{
+	char *end;
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0': break;
+	case 'k': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	default: return -1;
+	}
+	if (*end || errno || v > (1ull << 40) >> shift || (v << shift) < LOG_SIZE_MIN)
+		return -1;
+	*size = v << shift;
+	return 0;
+}
+
+int logrelay_prepare(const struct registry *reg, const char *job, int keep_failed)
+{
+	char *log = reg_dot_name(job, ".log"), *failed = reg_dot_name(job, ".faillog");
+	struct stat st;
+	int fd = -1, rc = 0;
+
+	/* A planted entry is refused, never renamed or followed. */
+	if (fstatat(reg->fd, log, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, log));
+		goto out;
+	}
+	if (keep_failed && renameat(reg->fd, log, reg->fd, failed) < 0 && errno != ENOENT) {
+		rc = fail_errno(errno, job, "rename %s", reg_path(reg, log));
+		goto out;
+	}
+	if (!keep_failed && unlinkat(reg->fd, log, 0) < 0 && errno != ENOENT) {
+		rc = fail_errno(errno, job, "remove %s", reg_path(reg, log));
+		goto out;
+	}
+	int made = entry_open(reg->fd, log, O_WRONLY | O_CREAT | O_EXCL, &fd, &st);
+	if (made == ENTRY_NOT_REGULAR)
+		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, log));
+	else if (made < 0)
+		rc = fail_errno(errno, job, "create %s", reg_path(reg, log));
+	else if (entry_share(fd, reg->share_mode) < 0)
+		rc = fail_errno(errno, job, "chmod %s", reg_path(reg, log));
+out:
+	if (fd >= 0)
+		close_fd(fd);
+	free(log);
+	free(failed);
+	return rc;
+}
+
+/* The relay's log: where the next byte goes, the first line's length, the
+ * bytes dropped so far, and those it could not write. */
+struct sink {
+	int fd;
+	unsigned long long size;
+	off_t end, head;
+	unsigned long long dropped, unlogged;
+	int err;
+};
+
+/* Cut the log to its last SIZE bytes after a new first line: the kept
+ * bytes move forward in chunks no longer than the gap before them, so a
+ * chunk never overwrites what is still to be read. */
+static int cut(struct sink *s, char *buf)
+{
+	unsigned long long drop = (unsigned long long)(s->end - s->head) - s->size;
+	char line[64];
+	int n = snprintf(line, sizeof line, "[jobreg: %llu bytes dropped]\n", s->dropped + drop);
+	off_t from = s->head + (off_t)drop, to = n;
+	size_t step = (size_t)(from - to) < CHUNK ? (size_t)(from - to) : CHUNK;
+	for (unsigned long long done = 0; done < s->size;) {
+		size_t c = s->size - done < step ? (size_t)(s->size - done) : step;
+		ssize_t got = pread(s->fd, buf, c, from + (off_t)done);
+		if (got <= 0 || pwrite(s->fd, buf, (size_t)got, to + (off_t)done) != got)
+			return -1;
+		done += (unsigned long long)got;
+	}
+	if (pwrite(s->fd, line, (size_t)n, 0) != n || ftruncate(s->fd, to + (off_t)s->size) < 0)
+		return -1;
+	s->dropped += drop;
+	s->head = n;
+	s->end = to + (off_t)s->size;
+	return 0;
+}
+
+/* Log N bytes of BUF; after the first failure nothing more is written,
+ * only counted (the log stays a whole prefix of what came). */
+static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
+{
+	if (s->err) {
+		s->unlogged += n;
+		return;
+	}
+	for (size_t done = 0; done < n;) {
+		ssize_t w = pwrite(s->fd, buf + done, n - done, s->end);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->err = w < 0 ? errno : EIO;
+			s->unlogged += n - done;
+			return;
+		}
+		done += (size_t)w;
+		s->end += w;
+	}
+	if ((unsigned long long)(s->end - s->head) >= 2 * s->size && cut(s, scratch) < 0) {
+		s->err = errno ? errno : EIO;
+	}
+}
+
+/* The relay: read the command's two streams until both end, log what
+ * comes, and pass it on (PASS) to our stdout or stderr. */
+static _Noreturn void relay(const char *job, int out, int err, struct sink *s, int pass)
+{
+	struct pollfd fds[2] = { { .fd = out, .events = POLLIN }, { .fd = err, .events = POLLIN } };
+	char *buf = xmalloc(CHUNK), *scratch = xmalloc(CHUNK);
+	int passing[2] = { pass, pass }, open = 2;
+
+	while (open > 0) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !fds[i].revents)
+				continue;
+			ssize_t n = read(fds[i].fd, buf, CHUNK);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				close_fd(fds[i].fd);
+				fds[i].fd = -1;
+				open--;
+				continue;
+			}
+			/* A closed stdout or stderr stops the passing on, not the log. */
+			if (passing[i] && write_full(i + 1, buf, (size_t)n) < 0)
+				passing[i] = 0;
+			sink_write(s, buf, (size_t)n, scratch);
+		}
+	}
+	if (s->unlogged)
+		warn(job, "could not log %llu bytes of the run's output: %s", s->unlogged,
+		     strerror(s->err));
+	_exit(0);
+}
+
+int logrelay_start(const struct registry *reg, const char *job, enum log_mode mode,
+		   unsigned long long size, int run_lock, struct logrelay *r, int *out_fd,
+		   int *err_fd)
+{
+	char *name = reg_dot_name(job, ".log");
+	struct sink s = { .fd = -1, .size = size };
+	struct stat st;
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rc = 0;
+
+	r->pid = -1;
+	r->out_fd = r->err_fd = -1;
+	int got = entry_open(reg->fd, name, O_RDWR, &s.fd, &st);   /* a cut reads it */
+	if (got == ENTRY_NOT_REGULAR)
+		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
+	else if (got < 0)
+		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
+	else if (pipe(out) < 0 || pipe(err) < 0 || fcntl(out[0], F_SETFD, FD_CLOEXEC) < 0 ||
+		 fcntl(out[1], F_SETFD, FD_CLOEXEC) < 0 || fcntl(err[0], F_SETFD, FD_CLOEXEC) < 0 ||
+		 fcntl(err[1], F_SETFD, FD_CLOEXEC) < 0)
+		rc = fail_errno(errno, job, "pipe");
+	else if ((r->pid = fork()) < 0)
+		rc = fail_errno(errno, job, "cannot start the log relay: fork");
+	if (!rc && r->pid == 0) {
+		/* The relay holds the run lock (RUN_LOCK, kept open) as the
+		 * command does; only the command writes into the pipes. */
+		(void)run_lock;
+		close_fd(out[1]);
+		close_fd(err[1]);
+		relay(job, out[0], err[0], &s, mode == LOG_PASS);
+	}
+	for (int i = 0; i < 2 && rc; i++) {
+		if (out[i] >= 0)
+			close_fd(out[i]);
+		if (err[i] >= 0)
+			close_fd(err[i]);
+	}
+	if (!rc) {
+		close_fd(out[0]);
+		close_fd(err[0]);
+		r->out_fd = *out_fd = out[1];
+		r->err_fd = *err_fd = err[1];
+	}
+	if (s.fd >= 0)
+		close_fd(s.fd);
+	free(name);
+	return rc;
+}
+
+void logrelay_finish(struct logrelay *r)
+{
+	static const struct timespec tick = { 0, 50000000 };   /* 50 ms */
+	sigset_t child;
+
+	if (r->out_fd >= 0)
+		close_fd(r->out_fd);
+	if (r->err_fd >= 0)
+		close_fd(r->err_fd);
+	r->out_fd = r->err_fd = -1;
+	if (r->pid <= 0)
+		return;
+	/* The relay ends when the last writer of the pipes has: at most two
+	 * seconds are waited for it (SIGCHLD is held by dispatch). */
+	sigemptyset(&child);
+	sigaddset(&child, SIGCHLD);
+	for (int i = 0; i < 40; i++) {
+		pid_t done = waitpid(r->pid, NULL, WNOHANG);
+		if (done == r->pid || (done < 0 && errno != EINTR))
+			break;
+		(void)sigtimedwait(&child, NULL, &tick);
+	}
+	r->pid = -1;
+}
