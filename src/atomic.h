@@ -26,5 +26,9 @@ struct atomic_failure {
  * may not be durable.  FD is closed in every case. */
 int atomic_replace(int dirfd, int fd, const char *tmp, const char *name,
 		   const char *data, size_t len, struct atomic_failure *f);
+/* The same for a temp file FD already holds what it should: fsync, close,
+ * rename, fsync of the directory. */
+int atomic_commit(int dirfd, int fd, const char *tmp, const char *name,
+		  struct atomic_failure *f);
 
 #endif

@@ -61,9 +61,13 @@ void cli_init(const char *name, char **argv, const char *usage,
 	sigaction(SIGPIPE, &sa, &old);
 	c->sigpipe_ignored = old.sa_handler == SIG_IGN;
 	if (getpid() == 1) {
-		sa.sa_handler = end_by_signal;
-		for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++)
-			sigaction(ending[i], &sa, NULL);
+		/* Only where the default was in force: an ignored one stays
+		 * ignored, for us and for the command dispatch runs. */
+		for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++) {
+			sa.sa_handler = end_by_signal;
+			if (sigaction(ending[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+				sigaction(ending[i], &sa, NULL);
+		}
 	}
 }
 
@@ -82,17 +86,28 @@ int usage_error(const char *fmt, ...)
 }
 
 /* The long option that the word just parsed names when read as "-WORD":
- * "-wait" was -w with the value "ait", but "--wait" was meant. */
+ * "-wait" was -w with the value "ait", and "-long" -l then -o "ng", but
+ * "--wait" and "--long" were meant. */
 static const char *meant_long_option(const char *arg)
 {
 	const char *word = optind > 0 ? args[optind - 1] : NULL;
-	if (!word || word[0] != '-' || word[1] == '-' || strlen(word) < 3 ||
-	    strcmp(word + 2, arg) != 0)
+	size_t n = word ? strlen(word) : 0, k = strlen(arg);
+	/* The value is the end of a word of bundled short options. */
+	if (!word || word[0] != '-' || word[1] == '-' || n < 3 || k == 0 || k > n - 2 ||
+	    strcmp(word + n - k, arg) != 0)
 		return NULL;
 	for (const struct option *o = long_options; o && o->name; o++)
 		if (strcmp(o->name, word + 1) == 0)
 			return o->name;
 	return NULL;
+}
+
+int lookalike_value(const char *arg)
+{
+	const char *meant = meant_long_option(arg);
+	return meant ? usage_error("'%s' reads as an option: did you mean --%s?", args[optind - 1],
+				   meant)
+		     : -1;
 }
 
 int bad_value(const char *what, const char *arg, const char *hint)
@@ -112,7 +127,7 @@ int cli_common_option(int opt, const char *arg, struct common *c, const char *he
 		if (!*arg)
 			return usage_error("empty registry directory");
 		c->dir = arg;
-		return -1;
+		return lookalike_value(arg);
 	case 'w':
 		if (parse_duration(arg, &c->lock_wait) < 0)
 			return bad_value("lock wait", arg, NULL);

@@ -47,6 +47,10 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * option word was a bundled short option whose rest reads as a long one
  * ("-wait 5" is -w with "ait"), it asks "did you mean --wait?". */
 int bad_value(const char *what, const char *arg, const char *hint);
+/* A value any string may be (-d DIR, -o FILE, -m NOTE) from a bundled
+ * short option whose rest reads as a long one ("-dir x" is -d "ir"): a
+ * usage error asking "did you mean --dir?"; else -1 (parsing goes on). */
+int lookalike_value(const char *arg);
 
 /* Check every id; on the first bad one print its error and return 64.
  * An operand beginning with '-' is reported as a misplaced option. */

@@ -144,7 +144,7 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	 * removes the lock files. */
 	if ((!l || !tidy_listed_regular(l, job)) &&
 	    fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-		return f->dry_run ? 0 : tidy_orphan(reg, job, l);
+		return f->dry_run || l ? 0 : tidy_orphan(reg, job, NULL);
 	/* A dry run takes the lock as the real call would (so it is busy,
 	 * or refused, exactly when that call would be), but creates no
 	 * lock file: a missing one is held by nobody. */
@@ -235,12 +235,19 @@ static int sweep(const struct registry *reg, const struct filter *f)
 		return status;
 	for (size_t i = 0; i < l.njobs; i++)
 		keep_first(&status, clear_one(reg, l.jobs[i], f, 0, &l));
-	for (size_t i = 0; !f->dry_run && i < l.nlocks; i++) {
-		char *job = xstrndup(l.locks[i] + 1, strlen(l.locks[i]) - 6);
-		if (valid_job_id(job) && !listing_has(l.jobs, l.njobs, job))
-			keep_first(&status, tidy_orphan(reg, job, &l));
-		free(job);
-	}
+	/* Lock files of jobs with no record: a job lock, or a run lock alone. */
+	char **lists[] = { l.locks, l.runs };
+	size_t counts[] = { l.nlocks, l.nruns }, suffix[] = { 5, 4 };
+	for (int k = 0; k < 2 && !f->dry_run; k++)
+		for (size_t i = 0; i < counts[k]; i++) {
+			char *job = xstrndup(lists[k][i] + 1, strlen(lists[k][i]) - 1 - suffix[k]);
+			char *lock = reg_lock_name(job, JOB_LOCK);
+			if (valid_job_id(job) && !listing_has(l.jobs, l.njobs, job) &&
+			    (k == 0 || !listing_has(l.locks, l.nlocks, lock)))
+				keep_first(&status, tidy_orphan(reg, job, &l));
+			free(lock);
+			free(job);
+		}
 	if (!f->dry_run && (l.njobs || l.nlocks))
 		keep_first(&status, reg_sync(reg, NULL));
 	listing_free(&l);

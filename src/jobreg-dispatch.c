@@ -226,6 +226,7 @@ static int start_run(struct registry *reg, const struct request *req, struct run
 				return req->conflict_code;
 			}
 			waited = 1;
+			lock_deadline = -1;   /* a new busy spell gets its -w */
 		} else if (act == RUN && rc == EXIT_BUSY) {
 			if (lock_deadline < 0)
 				lock_deadline = now_mono() + req->lock_wait;
@@ -406,6 +407,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
 					    NOTE_MAX);
 			req->note = optarg;
+			rc = lookalike_value(optarg);
 			break;
 		case 'T':
 			limit_options |= 1;

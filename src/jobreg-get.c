@@ -111,6 +111,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 			break;
 		case 'o':
 			req->out_file = optarg;
+			rc = lookalike_value(optarg);
 			break;
 		case 'a':
 			req->all = 1;
@@ -213,6 +214,16 @@ static void format_job(const struct request *req, struct buf *out, struct prom *
 	}
 }
 
+/* TEXT to -o's FILE, else to standard output; then empty it. */
+static void put_text(struct outfile *file, struct buf *text)
+{
+	if (file)
+		outfile_add(file, text->data ? text->data : "", text->len);
+	else
+		out_add(text->data ? text->data : "", text->len);
+	buf_reset(text);
+}
+
 /* Does the job count?  -a leaves out a record that vanished after the
  * listing (also for --is); -s only the statuses asked, though -P counts
  * every corrupt or unreadable record in jobreg_corrupt_records. */
@@ -231,9 +242,9 @@ static int shown(const struct request *req, const struct job_state *st)
  * cannot be used is data (jobreg_corrupt_records), not a failure, and its
  * message is informational. */
 static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
-		     struct prom *prom)
+		     struct prom *prom, struct outfile *file)
 {
-	int stream = !req->out_file && req->format != PROMETHEUS, status = 0;
+	int status = 0;
 	errors_informational(req->format == PROMETHEUS);
 	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state st;
@@ -249,12 +260,10 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 				format_job(req, text, prom, req->jobs[i], &st);
 		}
 		state_free(&st);
-		/* Standard output takes the text as it grows (-P needs it all,
-		 * -o writes the file at once). */
-		if (stream && text->len >= 65536) {
-			out_add(text->data, text->len);
-			buf_reset(text);
-		}
+		/* The text goes out as it grows, so memory follows the number
+		 * of jobs, not the records' size (-P keeps its samples). */
+		if (text->len >= 65536)
+			put_text(file, text);
 	}
 	errors_informational(0);
 	return status;
@@ -267,7 +276,8 @@ static int report(const struct registry *reg, const char *path, const struct req
 {
 	struct buf text = {0};
 	struct prom prom = {0};
-	int status;
+	struct outfile file, *to = req->out_file ? &file : NULL;
+	int status = 0;
 
 	if (req->format == PROMETHEUS) {
 		/* The registry label: DIR made absolute. */
@@ -277,16 +287,21 @@ static int report(const struct registry *reg, const char *path, const struct req
 		prom_init(&prom, label);
 		free(label);
 	}
-	status = read_jobs(reg, req, &text, &prom);
+	if (to && (status = outfile_open(to, req->out_file)) != 0) {
+		outfile_close(to, 1);
+		if (req->format == PROMETHEUS)
+			prom_finish(&prom, up, &text);
+		buf_free(&text);
+		return status;
+	}
+	status = read_jobs(reg, req, &text, &prom, to);
 	if (req->format == PROMETHEUS)
 		prom_finish(&prom, up, &text);
-	if (req->out_file) {
-		keep_first(&status, outfile_write(req->out_file, text.data ? text.data : "", text.len));
-	} else {
-		out_add(text.data ? text.data : "", text.len);
-		if (out_flush())
-			keep_first(&status, EXIT_IO);
-	}
+	put_text(to, &text);
+	if (to)
+		keep_first(&status, outfile_close(to, 0));
+	else if (out_flush())
+		keep_first(&status, EXIT_IO);
 	buf_free(&text);
 	return status;
 }

@@ -170,6 +170,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
 					    NOTE_MAX);
 			req->note = optarg;
+			rc = lookalike_value(optarg);
 			break;
 		case 'X':
 			if (parse_uint(optarg, 255, &req->exit_status) < 0)

@@ -41,10 +41,11 @@ static void add_entry(struct listing *l, const struct dirent *e)
 {
 	const char *name = e->d_name;
 	size_t n = strlen(name);
+	/* The suffixes first: a job id may hold ".tmp." itself. */
 	if (name[0] != '.') {
 		if (valid_job_id(name))
 			push_job(l, name, ENTRY_IS_REG(e));
-	} else if (ends_with(name, n, ".tmp") || (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {
+	} else if (ends_with(name, n, ".tmp")) {
 		push(&l->temps, &l->ntemps, name, n);
 	} else if (ends_with(name, n, ".run")) {
 		push(&l->runs, &l->nruns, name, n);
@@ -53,6 +54,8 @@ static void add_entry(struct listing *l, const struct dirent *e)
 	} else if (ends_with(name, n, ".history") || ends_with(name, n, ".log") ||
 		   ends_with(name, n, ".faillog")) {
 		push(&l->runfiles, &l->nrunfiles, name, n);
+	} else if (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0) {
+		push(&l->temps, &l->ntemps, name, n);   /* 0.1's ".X.tmp.XXXXXX" */
 	}
 }
 

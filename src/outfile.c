@@ -54,77 +54,107 @@ static int keep_mode(int fd, const struct stat *old)
 	return rc;
 }
 
-int outfile_write(const char *path, const char *data, size_t len)
+int outfile_open(struct outfile *o, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;   /* with the '/' */
-	char *dir = slash ? xstrndup(path, dirlen) : xstrdup(".");
-	struct buf tmp = {0}, shown = {0};
 	struct stat old;
-	int dfd = -1, fd = -1, rc = 0, err, exists;
+	int exists, err;
 
-	if (!*base) {
-		rc = fail(EXIT_CANTCREAT, NULL, "cannot write %s: %s", path, strerror(EISDIR));
-		goto out;
-	}
+	memset(o, 0, sizeof *o);
+	o->dfd = o->fd = -1;
+	o->path = path;
+	o->base = base;
+	o->dir = slash ? xstrndup(path, dirlen) : xstrdup(".");
+	if (!*base)
+		return fail(EXIT_CANTCREAT, NULL, "cannot write %s: %s", path, strerror(EISDIR));
 	do
-		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (dfd < 0 && errno == EINTR);
-	if (dfd < 0) {
+		o->dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (o->dfd < 0 && errno == EINTR);
+	if (o->dfd < 0) {
 		err = errno;
-		rc = fail(exit_for_create(err), NULL, "cannot write %s: open directory %s: %s",
-			  path, dir, strerror(err));
-		goto out;
+		return fail(exit_for_create(err), NULL, "cannot write %s: open directory %s: %s",
+			    path, o->dir, strerror(err));
 	}
 	/* Replace a file, never a directory, device or symlink (such as
 	 * /dev/stdout: root could otherwise turn it into a file). */
-	exists = fstatat(dfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0;
-	if (exists && !S_ISREG(old.st_mode)) {
-		rc = fail(EXIT_CANTCREAT, NULL, "cannot write %s: not a regular file", path);
-		goto out;
-	}
+	exists = fstatat(o->dfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	if (exists && !S_ISREG(old.st_mode))
+		return fail(EXIT_CANTCREAT, NULL, "cannot write %s: not a regular file", path);
 	for (int tries = 0; tries < 100; tries++) {
-		temp_name(&tmp, base);
+		temp_name(&o->tmp, base);
 		do
-			fd = openat(dfd, tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-		while (fd < 0 && errno == EINTR);
-		if (fd >= 0 || errno != EEXIST)
+			o->fd = openat(o->dfd, o->tmp.data,
+				       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		while (o->fd < 0 && errno == EINTR);
+		if (o->fd >= 0 || errno != EEXIST)
 			break;
 	}
-	buf_add(&shown, path, dirlen);
-	buf_adds(&shown, tmp.data);
-	if (fd < 0) {
+	buf_add(&o->shown, path, dirlen);
+	buf_adds(&o->shown, o->tmp.data);
+	if (o->fd < 0) {
 		err = errno;
-		rc = fail(exit_for_create(err), NULL, "cannot write %s: create %s: %s",
-			  path, shown.data, strerror(err));
-		goto out;
+		return fail(exit_for_create(err), NULL, "cannot write %s: create %s: %s",
+			    path, o->shown.data, strerror(err));
 	}
-	if (exists && keep_mode(fd, &old) < 0) {
-		rc = fail_errno(errno, NULL, "cannot write %s: chmod %s", path, shown.data);
-		close_fd(fd);
-		if (unlinkat(dfd, tmp.data, 0) < 0 && errno != ENOENT)
-			warn(NULL, "cannot remove %s: %s", shown.data, strerror(errno));
-		goto out;
+	if (exists && keep_mode(o->fd, &old) < 0) {
+		o->err = errno;
+		o->step = "chmod";
 	}
-	struct atomic_failure f;
-	if (atomic_replace(dfd, fd, tmp.data, base, data, len, &f) == 0)
-		goto out;
-	if (f.tmp_err)
-		warn(NULL, "cannot remove %s: %s", shown.data, strerror(f.tmp_err));
-	if (strcmp(f.step, "fsync directory") == 0)
-		rc = fail(EXIT_IO, NULL, "fsync %s: %s (%s is in place but may not be durable)",
-			  dir, strerror(f.err), path);
-	else if (strcmp(f.step, "rename") == 0)
-		rc = fail(exit_for_create(f.err), NULL, "cannot write %s: rename %s: %s",
-			  path, shown.data, strerror(f.err));
-	else
-		rc = fail_errno(f.err, NULL, "cannot write %s: %s %s", path, f.step, shown.data);
-out:
-	if (dfd >= 0)
-		close_fd(dfd);
-	free(dir);
-	buf_free(&tmp);
-	buf_free(&shown);
+	return 0;
+}
+
+void outfile_add(struct outfile *o, const char *data, size_t len)
+{
+	if (!o->err && o->fd >= 0 && write_full(o->fd, data, len) < 0) {
+		o->err = errno;
+		o->step = "write";
+	}
+}
+
+/* Remove the temp file after a failure (FILE stays as it was). */
+static void discard(struct outfile *o)
+{
+	if (o->fd >= 0)
+		close_fd(o->fd);
+	o->fd = -1;
+	if (unlinkat(o->dfd, o->tmp.data, 0) < 0 && errno != ENOENT)
+		warn(NULL, "cannot remove %s: %s", o->shown.data, strerror(errno));
+}
+
+int outfile_close(struct outfile *o, int failed)
+{
+	int rc = 0;
+	if (o->fd >= 0 && (failed || o->err)) {
+		if (o->err)
+			rc = fail_errno(o->err, NULL, "cannot write %s: %s %s", o->path, o->step,
+					o->shown.data);
+		discard(o);
+	} else if (o->fd >= 0) {
+		struct atomic_failure f;
+		int fd = o->fd;
+		o->fd = -1;
+		if (atomic_commit(o->dfd, fd, o->tmp.data, o->base, &f) < 0) {
+			if (f.tmp_err)
+				warn(NULL, "cannot remove %s: %s", o->shown.data, strerror(f.tmp_err));
+			if (strcmp(f.step, "fsync directory") == 0)
+				rc = fail(EXIT_IO, NULL, "fsync %s: %s (%s is in place but may not be durable)",
+					  o->dir, strerror(f.err), o->path);
+			else if (strcmp(f.step, "rename") == 0)
+				rc = fail(exit_for_create(f.err), NULL, "cannot write %s: rename %s: %s",
+					  o->path, o->shown.data, strerror(f.err));
+			else
+				rc = fail_errno(f.err, NULL, "cannot write %s: %s %s", o->path, f.step,
+						o->shown.data);
+		}
+	}
+	if (o->dfd >= 0)
+		close_fd(o->dfd);
+	free(o->dir);
+	buf_free(&o->tmp);
+	buf_free(&o->shown);
+	memset(o, 0, sizeof *o);
+	o->dfd = o->fd = -1;
 	return rc;
 }

@@ -17,6 +17,25 @@
 
 #include <stddef.h>
 
-int outfile_write(const char *path, const char *data, size_t len);
+#include "sys.h"
+
+struct outfile {
+	const char *path, *base;
+	char *dir;
+	int dfd, fd;          /* FILE's directory, the temp file */
+	struct buf tmp, shown; /* the temp file's name, and its path */
+	int err;              /* the first failure of a write, and its step */
+	const char *step;
+};
+
+/* Make the temp file for PATH (with the mode and group of a PATH it will
+ * replace).  Returns an exit status; either way call outfile_close(). */
+int outfile_open(struct outfile *o, const char *path);
+/* Append LEN bytes (a failure is kept for outfile_close()). */
+void outfile_add(struct outfile *o, const char *data, size_t len);
+/* Rename the temp file onto PATH (fsync, rename, fsync of the directory),
+ * or with FAILED (or after a failed write) remove it, PATH as it was.
+ * Returns an exit status. */
+int outfile_close(struct outfile *o, int failed);
 
 #endif

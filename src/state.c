@@ -106,7 +106,13 @@ int state_load(const struct registry *reg, const char *job, struct job_state *st
 	st->by_lock = 0;
 	st->late = 0;
 	st->late_at = -1;
-	for (int attempt = 0; attempt < 1000; attempt++) {
+	for (int attempt = 0;; attempt++) {
+		if (attempt == 1000) {
+			/* Each read a new dead run: someone rewrites it as fast as
+			 * we read; say so rather than guess. */
+			rc = fail(EXIT_IO, job, "the record of %s keeps changing", reg_path(reg, job));
+			break;
+		}
 		rc = read_record(reg, job, st);
 		if (rc || st->status != ST_RUNNING)
 			break;

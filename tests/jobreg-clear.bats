@@ -822,3 +822,32 @@ dry_then_real() {
 	[ "$status" -eq 0 ]
 	[ -e "$REG/.a.lock" ]
 }
+
+@test "a sweep removes a run lock left alone, and the lock files of ids that hold .tmp." {
+	mkdir -p "$REG"
+	: > "$REG/.b.run"
+	: > "$REG/.x.tmp.a.lock"
+	: > "$REG/.y.tmp.ab.run"
+	jobreg-set --exit 0 keep DONE
+	run --separate-stderr jobreg-clear -a --stale
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(ls -A "$REG" | sort | tr '\n' ' ')" = ".keep.lock keep " ]
+}
+
+@test "on a read-only registry, a clear of a job with no record but lock files says one line, no false claim" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	mkdir "$T/ro"
+	mount -t tmpfs -o size=1m tmpfs "$T/ro" 2>/dev/null || skip "cannot mount a tmpfs on $T/ro"
+	MOUNTED=$T/ro
+	: > "$T/ro/.b.lock"
+	: > "$T/ro/.b.run"
+	mount -o remount,ro "$T/ro"
+	run --separate-stderr jobreg-clear -d "$T/ro" b
+	[ "${#stderr_lines[@]}" -le 1 ]
+	[[ $stderr != *"the record is removed"* ]]
+}
+
+local_teardown() {
+	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
+}

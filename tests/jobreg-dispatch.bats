@@ -946,3 +946,36 @@ done_fault() {
 	[ "$(stat -c %h "$BATS_TEST_TMPDIR/outside")" -eq 1 ]
 	[ ! -e "$REG/.job.tmp" ]
 }
+
+@test "dispatch --wait gives every busy spell of the run lock its -w, also after a wait" {
+	mkdir -p "$REG"
+	# the run lock busy for 1 s, then a run that ends after 4 s holding it
+	# busy again for 1 s as it records DONE
+	flock "$REG/.j.run" -c "sleep 1; jobreg-set -d '$REG' j RUNNING" 3>&- &
+	BG_PIDS+=("$!")
+	sleep 0.2
+	jobreg-dispatch --wait inf -w 3 j -- touch "$T/ran" 3>&- 2>"$T/err" &
+	d=$!
+	BG_PIDS+=("$d")
+	sleep 4
+	flock "$REG/.j.run" -c "jobreg-set -d '$REG' --exit 0 j DONE; sleep 1"
+	wait_bg "$d"
+	[ "$BG_RC" = 0 ] || { cat "$T/err"; false; }
+	[ -e "$T/ran" ]
+}
+
+@test "a value of -d or -o that reads as the rest of a long option is refused, not taken" {
+	cd "$T"
+	run --separate-stderr jobreg-dispatch -dir "$T/reg2" nightly true
+	[ "$status" -eq 64 ]
+	[[ $stderr == "jobreg-dispatch: '-dir' reads as an option: did you mean --dir?; usage: "* ]]
+	[ ! -e ir ]
+	run --separate-stderr jobreg-get -long job
+	[ "$status" -eq 64 ]
+	[[ $stderr == *"did you mean --long?"* ]]
+	[ ! -e ng ]
+	# a value that only looks like one is taken
+	run jobreg-dispatch -m note-of-run j true
+	[ "$status" -eq 0 ]
+	[ "$(field j note)" = note-of-run ]
+}

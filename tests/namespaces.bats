@@ -394,3 +394,15 @@ init_ends_on() {
 	[ "$(field job status)" = DONE ]
 	[ "$(field job exit)" = 7 ]
 }
+
+@test "as pid 1, a signal ignored when dispatch started stays ignored, for it and for its command" {
+	( trap '' HUP; exec unshare -fp --mount-proc jobreg-dispatch job -- sh -c 'touch "$1/started"; sleep 1.5; echo survived > "$1/out"' sh "$T" ) 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$T/started"
+	init=$(pgrep -x -P "$(pgrep -x -P "$!" unshare 2>/dev/null || echo "$!")" jobreg-dispatch || pgrep -n -x jobreg-dispatch)
+	kill -HUP "$init"
+	poll_until test -s "$T/out"
+	[ "$(cat "$T/out")" = survived ]
+	poll_until eval '[ "$(field job status)" = DONE ]'
+	[ "$(field job exit)" = 0 ]
+}
