@@ -531,6 +531,11 @@ expect() {
 	write_record first version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=1
 	write_record stale version=1 status=RUNNING since=$days_ago expires=$hour_ago runs=1
 	write_record waiting version=1 status=PENDING since=$hour_ago
+	write_record flaky version=1 status=DONE $ended exit=1 runs=6 failures=3 consecutive_failures=3 \
+		last_success=$days_ago
+	write_record lost version=1 status=PENDING since=$hour_ago runs=2 failures=1 lost=1 \
+		consecutive_failures=1 last_success=$hour_ago
+	write_record late version=1 status=PENDING since=$days_ago late_after=3600 late_from=$days_ago
 	write_record broken version=1 junk
 	jobreg-get -q -a -P -o "$tf/jobreg.prom"
 	REG=$t/ok write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
@@ -558,10 +563,13 @@ expect() {
 		echo '    alert_rule_test:'
 		for alert in $alerts; do
 			case $alert in
-			JobNotSucceededForADay) expect "$alert" "name: old, $reg" ;;
+			JobNotSucceededForADay) expect "$alert" "name: flaky, $reg" "name: old, $reg" ;;
 			JobStale) expect "$alert" "name: stale, $reg, status: stale" ;;
-			JobFailed) expect "$alert" "name: failed, $reg" "name: killed, $reg" \
+			JobFailed) expect "$alert" "name: failed, $reg" "name: flaky, $reg" "name: killed, $reg" \
 				"name: never, $reg" "name: timed, $reg" ;;
+			JobFailedThreeTimesInARow) expect "$alert" "name: flaky, $reg" ;;
+			JobLate) expect "$alert" "name: late, $reg" ;;
+			JobLostARun) expect "$alert" "name: lost, $reg" ;;
 			JobNeverSucceeded) expect "$alert" "name: never, $reg" ;;
 			JobregCorruptRecords) expect "$alert" "$reg" ;;
 			JobregRegistryDown) expect "$alert" "registry: \"$t/typo\"" ;;

@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# The run history and lost runs (SPEC §2 Lost runs, §3a): DIR/.JOB.history,
+# keep_runs, jobreg-get --history, and a lost run counted as a failure on every
+# path that replaces a STALE record.  (The crash rule: faults.bats, crash points.)
+bats_require_minimum_version 1.5.0
+load helper
+load procs
+
+# hist JOB: the history's lines as "RUN:OUTCOME", space-separated.
+hist() {
+	sed -n 's/^run=\([0-9]*\) outcome=\([A-Z]*\).*/\1:\2/p' "$REG/.$1.history" 2>/dev/null | tr '\n' ' '
+}
+
+# dead_owner JOB: a RUNNING record owned by a pid of this boot that has ended.
+dead_owner() {
+	local p
+	p=$(dead_pid)
+	write_record "$1" version=1 status=RUNNING "since=$(now_rfc3339 -60)" owner=pid "host=$HOST" \
+		"pid=$p" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$(now_rfc3339 -60)" runs=4
+}
+
+# ---- what a run leaves ---------------------------------------------------------
+
+@test "a dispatched run adds its line: run, outcome, started, ended, duration, exit, host, pid" {
+	jobreg-dispatch job sh -c 'sleep 1.1'
+	jobreg-dispatch job sh -c 'exit 3' || true
+	[ "$(hist job)" = "1:OK 2:FAILED " ]
+	line=$(sed -n 1p "$REG/.job.history")
+	[[ $line =~ ^run=1\ outcome=OK\ started=[0-9T:Z-]+\ ended=[0-9T:Z-]+\ duration=[12]\ exit=0\ host=$HOST\ pid=[0-9]+$ ]] ||
+		flunk "line: $line"
+	[[ $(sed -n 2p "$REG/.job.history") == *" exit=3 host=$HOST "* ]]
+}
+
+@test "a run killed by a signal, or by its time limit, has those in its line" {
+	jobreg-dispatch job sh -c 'kill -TERM $$' || true
+	jobreg-dispatch --timeout 0.2 job sleep 5 || true
+	[[ $(sed -n 1p "$REG/.job.history") == *" outcome=FAILED "*" signal=TERM "* ]]
+	[[ $(sed -n 2p "$REG/.job.history") == *" signal=TERM timed_out=1 "* ]]
+}
+
+@test "the history keeps the last keep_runs runs, oldest first: 20 by default, --keep-runs N, 0 none" {
+	for i in $(seq 23); do jobreg-dispatch job true; done
+	[ "$(wc -l < "$REG/.job.history")" -eq 20 ]
+	[[ $(head -n 1 "$REG/.job.history") == run=4\ * ]]
+	[[ $(tail -n 1 "$REG/.job.history") == run=23\ * ]]
+	jobreg-dispatch --keep-runs 3 job true
+	[ "$(field job keep_runs)" = 3 ]
+	[ "$(hist job)" = "22:OK 23:OK 24:OK " ]
+	jobreg-set --keep-runs 20 job PENDING
+	[ -z "$(field job keep_runs)" ]
+	jobreg-set --keep-runs 0 job RUNNING
+	jobreg-set --exit 0 job DONE
+	[ ! -e "$REG/.job.history" ]
+	run jobreg-set --keep-runs 10001 job DONE
+	[ "$status" -eq 64 ]
+}
+
+@test "set --exit N DONE ends the run it names; DONE without --exit or over no run adds no line" {
+	jobreg-set job RUNNING
+	jobreg-set --exit 4 job DONE
+	[ "$(hist job)" = "1:FAILED " ]
+	jobreg-set job RUNNING
+	jobreg-set job DONE
+	[ "$(hist job)" = "1:FAILED " ]
+	jobreg-set --exit 0 fresh DONE
+	[ ! -e "$REG/.fresh.history" ]
+}
+
+@test "setting the result of a run again changes its line, never adds a second" {
+	jobreg-dispatch job sh -c 'exit 2' || true
+	jobreg-set --exit 0 job DONE
+	[ "$(hist job)" = "1:OK " ]
+	[ "$(field job exit)" = 0 ]
+}
+
+@test "get --history prints each job's runs as tab-separated lines, -l the same, -j as objects" {
+	jobreg-dispatch a true
+	jobreg-dispatch a sh -c 'kill -KILL $$' || true
+	jobreg-dispatch b sh -c 'exit 5' || true
+	run --separate-stderr jobreg-get --history a b none
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ ${lines[0]} =~ ^a$'\t'1$'\t'OK$'\t'[0-9T:Z-]+$'\t'[0-9T:Z-]+$'\t'[0-9]+$'\t'0$'\t'$HOST$'\t'[0-9]+$ ]] ||
+		flunk "${lines[0]}"
+	[ "$(cut -f1-3,7 <<< "${lines[1]}")" = $'a\t2\tFAILED\tSIGKILL' ]
+	[ "$(cut -f1-3,7 <<< "${lines[2]}")" = $'b\t1\tFAILED\t5' ]
+	[ "$(jobreg-get -l --history a b)" = "$output" ]
+	run --separate-stderr jobreg-get -j --history b
+	[[ $output =~ ^\{\"job\":\ \"b\",\ \"run\":\ 1,\ \"outcome\":\ \"FAILED\",.*\"duration\":\ [0-9]+,\ \"exit\":\ 5,\ \"host\":\ \"$HOST\",\ \"pid\":\ [0-9]+\}$ ]] ||
+		flunk "$output"
+	run jobreg-get --history -a
+	[ "$status" -eq 64 ]
+}
+
+@test "clear, and dispatch --clear, remove the history with the record" {
+	jobreg-dispatch job true
+	[ -e "$REG/.job.history" ]
+	jobreg-clear job
+	[ ! -e "$REG/.job.history" ]
+	jobreg-dispatch job true
+	jobreg-dispatch --clear job true
+	[ ! -e "$REG/job" ]
+	[ ! -e "$REG/.job.history" ]
+}
+
+@test "get -a reads no history and no log" {
+	command -v strace >/dev/null 2>&1 || skip "strace is not installed"
+	jobreg-dispatch --log a true
+	jobreg-dispatch --log b sh -c 'exit 1' || true
+	jobreg-dispatch --log b true
+	traced -o "$T/trace" -e trace=openat jobreg-get -a >/dev/null
+	! grep -E '\.(history|log|faillog)"' "$T/trace"
+}
+
+# ---- lost runs (SPEC §2) --------------------------------------------------------
+
+@test "a dispatched run killed with its command is a lost run when the next dispatch takes it over" {
+	jobreg-dispatch job true
+	( exec jobreg-dispatch job sleep 60 ) 3>&- >/dev/null 2>&1 &
+	d=$!
+	poll_until eval '[ "$(jobreg-get job)" = RUNNING ]'
+	kill_tree "$d" KILL
+	wait "$d" 2>/dev/null || true
+	poll_until eval '[ "$(jobreg-get job)" = STALE ]'
+	run --separate-stderr jobreg-dispatch job true
+	[ "$status" -eq 0 ]
+	[[ $stderr == "jobreg-dispatch: job: taking over stale run "* ]]
+	[ "$(field job failures)" = 1 ]
+	[ "$(field job lost)" = 1 ]
+	[ -z "$(field job consecutive_failures)" ]   # the run that took over succeeded
+	[ "$(hist job)" = "1:OK 2:LOST 3:OK " ]
+	[[ $(sed -n 2p "$REG/.job.history") =~ ^run=2\ outcome=LOST\ started=[^\ ]+\ ended=[^\ ]+\ host=$HOST\ pid=[0-9]+$ ]]
+	run jobreg-get -P job
+	grep -qx "jobreg_job_lost_runs_total{name=\"job\",registry=\"$REG\"} 1" <<< "$output"
+}
+
+@test "set RUNNING over a dead pid owner counts the lost run; consecutive failures add up" {
+	dead_owner job
+	jobreg-set job RUNNING
+	[ "$(field job failures)" = 1 ]
+	[ "$(field job lost)" = 1 ]
+	[ "$(field job consecutive_failures)" = 1 ]
+	[ "$(field job runs)" = 5 ]
+	[ "$(hist job)" = "4:LOST " ]
+	jobreg-set --exit 1 job DONE
+	[ "$(field job consecutive_failures)" = 2 ]
+	[ "$(field job failures)" = 2 ]
+	[ "$(hist job)" = "4:LOST 5:FAILED " ]
+}
+
+@test "set PENDING over a record of another boot of this host (a reboot) counts the lost run" {
+	write_record job version=1 status=RUNNING "since=$(now_rfc3339 -60)" owner=pid "host=$HOST" \
+		pid=1 pid_start=1 boot_id=00000000-1111-2222-3333-444444444444 "started=$(now_rfc3339 -60)" runs=2
+	[ "$(jobreg-get job)" = STALE ]
+	jobreg-set job PENDING
+	[ "$(field job status)" = PENDING ]
+	[ "$(field job lost)" = 1 ]
+	[ "$(hist job)" = "2:LOST " ]
+}
+
+@test "set DONE without --exit over an expired TTL counts the lost run; --exit N records N instead" {
+	write_record job version=1 status=RUNNING "since=$(now_rfc3339 -60)" "expires=$(now_rfc3339 -5)" \
+		"started=$(now_rfc3339 -60)" runs=3
+	[ "$(jobreg-get job)" = STALE ]
+	jobreg-set job DONE
+	[ "$(field job lost)" = 1 ]
+	[ "$(field job failures)" = 1 ]
+	[ "$(hist job)" = "3:LOST " ]
+	write_record other version=1 status=RUNNING "since=$(now_rfc3339 -60)" "expires=$(now_rfc3339 -5)" \
+		"started=$(now_rfc3339 -60)" runs=7
+	jobreg-set --exit 3 other DONE
+	[ -z "$(field other lost)" ]
+	[ "$(field other failures)" = 1 ]
+	[ "$(field other exit)" = 3 ]
+	[ "$(hist other)" = "7:FAILED " ]
+}
+
+@test "a live run reset to PENDING or DONE is not a lost run" {
+	jobreg-set job RUNNING
+	jobreg-set job PENDING
+	[ -z "$(field job lost)" ]
+	[ -z "$(field job failures)" ]
+	[ ! -e "$REG/.job.history" ]
+}

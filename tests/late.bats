@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# Late jobs (SPEC §2 Late jobs): late_after and late_from, LATE in every status
+# list, "late": true in -j, jobreg_job_late in -P, and --is LATE --wait waking
+# when a job becomes late, a time and not a file change.
+bats_require_minimum_version 1.5.0
+load helper
+load procs
+
+@test "a job registered with --late-after, never run, is late once that time has passed" {
+	jobreg-set --late-after 1s nightly PENDING
+	[ "$(field nightly late_after)" = 1 ]
+	[ "$(field nightly late_from)" = "$(field nightly since)" ]
+	run jobreg-get -a -s LATE
+	[ -z "$output" ]
+	sleep 2.1
+	run jobreg-get -a -s LATE
+	[ "$output" = "nightly PENDING" ]
+	[[ $(jobreg-get -j nightly) == *', "late": true}' ]]
+	run jobreg-get --is LATE nightly
+	[ "$status" -eq 0 ]
+	jobreg-get -P nightly > "$T/m"
+	grep -qx "jobreg_job_late{name=\"nightly\",registry=\"$REG\"} 1" "$T/m"
+	grep -qx "jobreg_job_late_after_seconds{name=\"nightly\",registry=\"$REG\"} 1" "$T/m"
+}
+
+@test "a success makes the job not late, until late_after has passed again since it" {
+	jobreg-dispatch --late-after 2 job true
+	[ "$(field job late_after)" = 2 ]
+	run jobreg-get --is LATE job
+	[ "$status" -eq 1 ]
+	[[ $(jobreg-get -j job) != *late\"\:\ true* ]]
+	sleep 2.5
+	[[ $(jobreg-get -j job) == *', "late": true}' ]]
+	# a failure does not help: late_after counts from the last success
+	jobreg-dispatch job sh -c 'exit 1' || true
+	run jobreg-get --is LATE job
+	[ "$status" -eq 0 ]
+	jobreg-dispatch job true
+	run jobreg-get --is LATE job
+	[ "$status" -eq 1 ]
+}
+
+@test "late_after and late_from are kept by every transition; inf removes both" {
+	jobreg-set --late-after 25h job PENDING
+	from=$(field job late_from)
+	sleep 1.1
+	jobreg-set job RUNNING
+	jobreg-set --exit 0 job DONE
+	jobreg-dispatch job true
+	jobreg-set --late-after 30h job PENDING
+	[ "$(field job late_after)" = 108000 ]
+	[ "$(field job late_from)" = "$from" ]
+	jobreg-set --late-after inf job PENDING
+	[ -z "$(field job late_after)" ]
+	[ -z "$(field job late_from)" ]
+	jobreg-get -P job > "$T/m"
+	! grep -q '^jobreg_job_late' "$T/m"
+}
+
+@test "--is LATE --wait wakes when the job becomes late, with no file changing" {
+	jobreg-set --late-after 1.5 job PENDING
+	# late at late_from + 1.5 s (late_from is to the second)
+	due=$(echo "$(date -u -d "$(field job late_from)" +%s) + 1.5" | bc)
+	run jobreg-get --is LATE --wait 10 job
+	[ "$status" -eq 0 ]
+	el=$(echo "$(date +%s.%N) - $due" | bc)
+	echo "woke $el s after the job became late"
+	[ "$(echo "$el >= 0 && $el < 0.5" | bc)" = 1 ]
+}
+
+@test "LATE is a word of every status list: get -s and --is, set --if, clear --if" {
+	jobreg-set --late-after 0.5 late DONE
+	jobreg-set ontime DONE
+	sleep 1.1
+	run jobreg-get -a -s STALE,FAILED,LATE
+	[ "$output" = "late DONE" ]
+	run jobreg-set --if late,pending late RUNNING
+	[ "$status" -eq 0 ]
+	run jobreg-set --if LATE ontime RUNNING
+	[ "$status" -eq 1 ]
+	run jobreg-clear -a --if LATE
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/late" ]
+	[ -e "$REG/ontime" ]
+}
+
+@test "a bad --late-after is a usage error (64) that writes nothing" {
+	run --separate-stderr jobreg-set --late-after soon job PENDING
+	[ "$status" -eq 64 ]
+	[[ $stderr == "jobreg-set: bad late-after duration 'soon' (a duration, or inf); usage: "* ]]
+	run --separate-stderr jobreg-dispatch --late-after -1 job true
+	[ "$status" -eq 64 ]
+	[ ! -e "$REG" ]
+}

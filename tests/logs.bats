@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# Run logs (SPEC §3b; jobreg-dispatch --log, --chronic, --log-size; jobreg-get
+# --log, --follow, --faillog): the relay, a process of the run; the size bound;
+# the fail log kept across later successes; bad input refused before anything runs.
+bats_require_minimum_version 1.5.0
+load helper
+load procs
+
+local_teardown() {
+	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
+}
+
+@test "--log passes stdout on to stdout and stderr to stderr, and keeps both in .JOB.log" {
+	run --separate-stderr jobreg-dispatch --log job sh -c 'echo out1; echo err1 >&2; sleep 0.1; echo out2'
+	[ "$status" -eq 0 ]
+	[ "$output" = $'out1\nout2' ]
+	[ "$stderr" = err1 ]
+	[ "$(sort "$REG/.job.log")" = $'err1\nout1\nout2' ]
+	[ "$(tail -n 1 "$REG/.job.log")" = out2 ]
+	run jobreg-get --log job
+	[ "$(sort <<< "$output")" = $'err1\nout1\nout2' ]
+	[ "$(stat -c %a "$REG/.job.log")" = "$(printf '%o' $((0666 & ~0$(umask))))" ]
+}
+
+@test "the output passes through at once: a line is on stdout and in the log within 100 ms" {
+	cat > "$T/ticks" <<-'EOF'
+	import os, sys, time
+	for i in range(3):
+	    sys.stdout.write("%d %.3f\n" % (i, time.time())); sys.stdout.flush(); time.sleep(0.5)
+	EOF
+	jobreg-dispatch --log job python3 "$T/ticks" 3>&- > "$T/out" &
+	d=$!
+	BG_PIDS+=("$d")
+	local seen=0 line now
+	while [ "$seen" -lt 3 ]; do
+		line=$(sed -n "$((seen + 1))p" "$T/out")
+		if [ -n "$line" ]; then
+			now=$(date +%s.%N)
+			[ "$(echo "$now - ${line#* } < 0.1" | bc)" = 1 ] || flunk "line $seen after $(echo "$now - ${line#* }" | bc) s"
+			grep -q "^$seen " "$REG/.job.log" || flunk "line $seen not in the log yet"
+			seen=$((seen + 1))
+		fi
+		sleep 0.01
+	done
+	wait_bg "$d"
+	[ "$BG_RC" = 0 ]
+}
+
+@test "--chronic passes nothing on and prints a FAILED run's log on stderr at its end" {
+	run --separate-stderr jobreg-dispatch --chronic ok sh -c 'echo fine; echo warn >&2'
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	[ "$(sort "$REG/.ok.log")" = $'fine\nwarn' ]
+	run --separate-stderr jobreg-dispatch --chronic bad sh -c 'echo step 1; echo oops >&2; exit 3'
+	[ "$status" -eq 3 ]
+	[ -z "$output" ]
+	[ "$(sort <<< "$stderr")" = $'oops\nstep 1' ]
+	# a --once replay of the failed run prints its log the same way
+	run --separate-stderr jobreg-dispatch --once --chronic bad true
+	[ "$status" -eq 3 ]
+	[[ $stderr == *"already done: failed (exit 3"* ]]
+	[[ $stderr == *oops* ]]
+}
+
+@test "a FAILED or lost run's log is kept as .JOB.faillog across later successes" {
+	jobreg-dispatch --log job sh -c 'echo first; exit 1' >/dev/null || true
+	run jobreg-get --faillog job
+	[ "$status" -eq 1 ]
+	[ "$output" = "jobreg-get: job: no log of a failed run" ]
+	jobreg-dispatch --log job sh -c 'echo second' >/dev/null
+	jobreg-dispatch --log job sh -c 'echo third' >/dev/null
+	[ "$(jobreg-get --faillog job)" = first ]
+	[ "$(jobreg-get --log job)" = third ]
+	run jobreg-get --log none
+	[ "$status" -eq 1 ]
+	[ "$output" = "jobreg-get: none: no log" ]
+}
+
+@test "each attempt of --retries has a log of its own; a failed one's becomes the fail log" {
+	jobreg-dispatch -q --log --retries 1 --retry-delay 0.1 job sh -c 'echo "attempt $JOBREG_ATTEMPT"; [ "$JOBREG_ATTEMPT" = 2 ]' >/dev/null
+	[ "$(jobreg-get --log job)" = "attempt 2" ]
+	[ "$(jobreg-get --faillog job)" = "attempt 1" ]
+}
+
+@test "--log-size keeps at least the last SIZE bytes, never twice as much, and says what it dropped" {
+	jobreg-dispatch --log --log-size 4k job sh -c 'i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i + 1)); done' >/dev/null
+	size=$(stat -c %s "$REG/.job.log")
+	[ "$size" -ge 4096 ] && [ "$size" -le 8192 ] || flunk "log of $size bytes"
+	first=$(head -n 1 "$REG/.job.log")
+	[[ $first =~ ^\[jobreg:\ ([0-9]+)\ bytes\ dropped\]$ ]] || flunk "first line: $first"
+	dropped=${BASH_REMATCH[1]}
+	total=$(i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i + 1)); done | wc -c)
+	kept=$((size - ${#first} - 1))
+	[ "$((dropped + kept))" -eq "$total" ]
+	[ "$(tail -n 1 "$REG/.job.log")" = "line 1999" ]
+	run jobreg-dispatch --log --log-size 100 job true
+	[ "$status" -eq 64 ]
+	run jobreg-dispatch --log-size 1M job true
+	[ "$status" -eq 64 ]
+}
+
+@test "get --log --follow prints the run's output as it comes and ends when the run ends" {
+	jobreg-dispatch --log job sh -c 'echo one; sleep 0.6; echo two; sleep 0.6' 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until test -s "$REG/.job.log"
+	t0=$(date +%s.%N)
+	run jobreg-get --log --follow job
+	[ "$status" -eq 0 ]
+	[ "$output" = $'one\ntwo' ]
+	el=$(echo "$(date +%s.%N) - $t0" | bc)
+	[ "$(echo "$el > 0.8 && $el < 3" | bc)" = 1 ]
+}
+
+@test "get --log --follow ends when the whole run is killed with kill -9" {
+	jobreg-dispatch --log job sh -c 'echo up; exec sleep 60' 3>&- >/dev/null &
+	d=$!
+	BG_PIDS+=("$d")
+	poll_until test -s "$REG/.job.log"
+	jobreg-get --log --follow job 3>&- > "$T/followed" &
+	f=$!
+	BG_PIDS+=("$f")
+	sleep 0.5
+	kill_tree "$d" KILL
+	wait_bg "$f"
+	[ "$BG_RC" = 0 ]
+	[ "$(cat "$T/followed")" = up ]
+}
+
+@test "kill -9 of dispatch leaves the command running, not killed by SIGPIPE, its output still logged" {
+	jobreg-dispatch --log job sh -c 'i=0; while [ $i -lt 30 ]; do echo "tick $i"; i=$((i + 1)); sleep 0.05; done; echo done > "$1/end"' sh "$T" 3>&- >/dev/null &
+	d=$!
+	BG_PIDS+=("$d")
+	poll_until grep -q 'tick 3' "$REG/.job.log"
+	kill -KILL "$d"
+	poll_until test -e "$T/end"
+	poll_until grep -q 'tick 29' "$REG/.job.log"
+}
+
+@test "a log that cannot be made (a FIFO or symlink planted, EACCES) fails the dispatch before anything runs" {
+	mkdir -p "$REG"
+	mkfifo "$REG/.fifo.log"
+	ln -s "$T/target" "$REG/.link.log"
+	for job in fifo link; do
+		run --separate-stderr timeout 5 jobreg-dispatch --log "$job" touch "$T/ran.$job"
+		[ "$status" -eq 77 ]
+		[ "$stderr" = "jobreg-dispatch: $job: not a regular file: $REG/.$job.log" ]
+		[ ! -e "$T/ran.$job" ]
+		[ ! -e "$REG/$job" ]
+	done
+	[ ! -e "$T/target" ]
+}
+
+@test "a log on a full disk: the command is not stopped, its output passes on, one message at the end" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	mkdir "$T/small"
+	mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs on $T/small"
+	MOUNTED=$T/small
+	export JOBREG_DIR=$T/small/reg REG=$T/small/reg
+	# the command fills the disk, prints, then frees the disk for the record
+	run --separate-stderr jobreg-dispatch --log --log-size 1M job sh -c '
+		head -c 1M /dev/zero > "$1/filler" 2>/dev/null
+		head -c 600000 /dev/zero | tr "\0" x; echo
+		rm "$1/filler"' sh "$T/small"
+	[ "$status" -eq 0 ]
+	[ "${#output}" -eq 600000 ]
+	[[ $stderr =~ ^jobreg-dispatch:\ job:\ could\ not\ log\ [0-9]+\ bytes\ of\ the\ run\'s\ output:\ No\ space\ left\ on\ device$ ]] ||
+		flunk "stderr: $stderr"
+	[ "$(field job exit)" = 0 ]
+}
+
+@test "--log and --chronic exclude each other; clear removes the logs with the record" {
+	run jobreg-dispatch --log --chronic job true
+	[ "$status" -eq 64 ]
+	jobreg-dispatch --log job sh -c 'exit 1' >/dev/null || true
+	jobreg-dispatch --log job true >/dev/null
+	[ -e "$REG/.job.log" ] && [ -e "$REG/.job.faillog" ]
+	jobreg-clear job
+	[ ! -e "$REG/.job.log" ] && [ ! -e "$REG/.job.faillog" ]
+}
