@@ -240,10 +240,10 @@ out:
 /* Step 5: run the command (supervise.h); returns dispatch's exit status
  * and fills END for the record. */
 static int run(const struct request *req, int run_lock, const sigset_t *hold,
-	       const sigset_t *old_mask, struct run_end *end, char signame[SIGNAME_MAX])
+	       const sigset_t *old_mask, struct run_end *end, char signame[SIGNAME_MAX], int *lost)
 {
 	struct supervise how = { req->command, run_lock, req->timeout, req->kill_after,
-				 req->timeout_signal };
+				 req->timeout_signal, 1, req->job, getenv("JOBREG_RUN") };
 	struct supervise_end ended;
 	supervise_run(&how, hold, old_mask, &ended);
 	if (ended.start_errno)
@@ -252,6 +252,7 @@ static int run(const struct request *req, int run_lock, const sigset_t *hold,
 		fail_errno(ended.exec_errno, req->job, "cannot run %s", req->command[0]);
 	else if (ended.wait_errno)
 		fail_errno(ended.wait_errno, req->job, "cannot wait for %s", req->command[0]);
+	*lost = ended.lost_lock;
 	return supervise_outcome(&ended, end, signame);
 }
 
@@ -433,7 +434,14 @@ int main(int argc, char **argv)
 
 	struct run_end end;
 	char signame[SIGNAME_MAX];
-	int exit_status = run(&req, run_lock, &hold, &old_mask, &end, signame);
+	int lost = 0;
+	int exit_status = run(&req, run_lock, &hold, &old_mask, &end, signame, &lost);
+	if (lost) {
+		/* SPEC §6: the record is no longer this run's to write. */
+		reg_unlock(&run_lock);
+		reg_close(&reg);
+		return EXIT_IO;
+	}
 	rc = finish(&reg, &req, &me, started, &end);
 	run_lock_release(&reg, req.job, &run_lock);
 	reg_close(&reg);

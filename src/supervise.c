@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,13 +109,49 @@ static struct timespec timespec_of(double seconds)
 	return ts;
 }
 
-/* Wait for the command PID to end, forwarding signals once it STARTED and
- * enforcing the limit from START on. */
+enum lock_check lock_check_verdict(int rc, int err)
+{
+	if (rc == 0)
+		return LOCK_STILL_HELD;
+	return err == EWOULDBLOCK || err == EBADFD ? LOCK_LOST : LOCK_UNKNOWN;
+}
+
+/* Do we still hold the run lock?  One system call. */
+static enum lock_check check_run_lock(int fd)
+{
+	int rc;
+	do
+		rc = flock(fd, LOCK_EX | LOCK_NB);
+	while (rc < 0 && errno == EINTR);
+	return lock_check_verdict(rc, errno);
+}
+
+/* Stop the run as timeout(1) does: SIG, then SIGCONT so that stopped
+ * members act on it before the KILL, which comes at *kill_at (-1: never). */
+static void stop_run(const struct supervise *s, pid_t pid, int own_group, double kill_after,
+		     double *kill_at)
+{
+	signal_run(pid, own_group, s->signal);
+	if (s->signal != SIGKILL && s->signal != SIGCONT)
+		signal_run(pid, own_group, SIGCONT);
+	*kill_at = kill_after > 0 && s->signal != SIGKILL ? now_mono() + kill_after : -1;
+}
+
+static double earliest(double a, double b)
+{
+	return a < 0 ? b : b < 0 || a < b ? a : b;
+}
+
+/* Wait for the command PID to end, forwarding signals once it STARTED,
+ * enforcing the limit from START on, and checking the run lock. */
 static void wait_command(const struct supervise *s, pid_t pid, int started, double start,
 			 const sigset_t *held, struct supervise_end *end)
 {
 	int own_group = started && s->timeout > 0;
-	double deadline = own_group ? start + s->timeout : -1;   /* next step, if any */
+	double limit_at = own_group ? start + s->timeout : -1;
+	double kill_at = -1;
+	double check_at = started && s->check_lock && s->keep_fd >= 0 ? now_mono() + 1 : -1;
+	char name[SIGNAME_MAX];
 
 	for (;;) {
 		pid_t done = waitpid(pid, &end->wait_status, WNOHANG);
@@ -124,26 +161,40 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 			end->wait_errno = errno;
 			return;
 		}
-		if (deadline >= 0 && now_mono() >= deadline) {
-			if (!end->timed_out) {
+		double now = now_mono();
+		if (limit_at >= 0 && now >= limit_at) {
+			limit_at = -1;
+			if (!end->lost_lock) {
 				end->timed_out = 1;
-				signal_run(pid, own_group, s->signal);
-				/* A stopped member would not act on it before
-				 * the KILL (as timeout(1)). */
-				if (s->signal != SIGKILL && s->signal != SIGCONT)
-					signal_run(pid, own_group, SIGCONT);
-				deadline = s->kill_after > 0 && s->signal != SIGKILL
-					? now_mono() + s->kill_after : -1;
-			} else {
-				signal_run(pid, own_group, SIGKILL);
-				deadline = -1;
+				stop_run(s, pid, own_group, s->kill_after, &kill_at);
 			}
 			continue;
 		}
+		if (kill_at >= 0 && now >= kill_at) {
+			signal_run(pid, own_group, SIGKILL);
+			kill_at = -1;
+			continue;
+		}
+		if (check_at >= 0 && now >= check_at) {
+			check_at = now + 1;
+			if (check_run_lock(s->keep_fd) == LOCK_LOST) {
+				check_at = -1;
+				end->lost_lock = 1;
+				warn(s->job, "run %s lost its run lock; stopping it with %s", s->run,
+				     signal_name(s->signal, name));
+				double kill_after = s->kill_after > 0 ? s->kill_after : 10;
+				if (!end->timed_out)
+					stop_run(s, pid, own_group, kill_after, &kill_at);
+				else if (kill_at < 0)
+					kill_at = now + kill_after;
+			}
+			continue;
+		}
+		double next = earliest(earliest(limit_at, kill_at), check_at);
 		siginfo_t si;
 		int sig;
-		if (deadline >= 0) {
-			struct timespec ts = timespec_of(deadline - now_mono());
+		if (next >= 0) {
+			struct timespec ts = timespec_of(next - now);
 			sig = sigtimedwait(held, &si, &ts);
 		} else {
 			sig = sigwaitinfo(held, &si);

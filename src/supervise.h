@@ -25,6 +25,14 @@
  *   As with timeout(1), the run is over when the command itself ends;
  *   members of its group that outlive it are not waited for.
  *
+ * - With S->check_lock, it checks once a second that it still holds the
+ *   run lock S->keep_fd (SPEC §6: a partitioned shared filesystem can take
+ *   it away without telling us): a LOCK_EX|LOCK_NB of a lock we hold
+ *   succeeds, EWOULDBLOCK or EBADFD means it is gone.  Then it says so,
+ *   and the run is stopped as at a time limit: S->signal, then SIGKILL
+ *   S->kill_after later (10 s when that is 0).  A removed or replaced
+ *   .JOB.run is no loss: our lock on the old inode stands.
+ *
  * supervise_outcome() maps the end to what the record and the exit status
  * say: 128+N killed by signal N, 126 not executable, 127 not found, 124
  * when the limit ended the run. */
@@ -43,6 +51,9 @@ struct supervise {
 	double timeout;     /* seconds; <= 0: no limit */
 	double kill_after;  /* seconds after the limit's signal; <= 0: never */
 	int signal;         /* sent at the limit (SIGTERM) */
+	int check_lock;     /* check once a second that keep_fd is still locked */
+	const char *job;    /* for the message of a lost lock: JOB and */
+	const char *run;    /* the run's number */
 };
 
 struct supervise_end {
@@ -51,7 +62,15 @@ struct supervise_end {
 	int exec_errno;     /* the exec failed (the child exited 126/127) */
 	int wait_errno;     /* waitpid failed: the end is unknown */
 	int timed_out;      /* the limit's signal was sent */
+	int lost_lock;      /* the run lock was lost and the run stopped */
 };
+
+/* The verdict of one check of a held lock: flock(LOCK_EX|LOCK_NB) of our
+ * own descriptor returned RC with ERR.  Lost only for EWOULDBLOCK (someone
+ * else holds it now) and EBADFD (the filesystem dropped it); any other
+ * error proves nothing, and the next check asks again. */
+enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
+enum lock_check lock_check_verdict(int rc, int err);
 
 void supervise_signals(sigset_t *held, sigset_t *old);
 void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,

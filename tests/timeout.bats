@@ -350,3 +350,62 @@ EOF
 		no_key j timed_out
 	done
 }
+
+# ---- a lost run lock (SPEC §6) ---------------------------------------------
+
+# A run lock taken away (a partitioned shared filesystem releases it without a
+# word) cannot be made on local files, so strace tells dispatch so: its third
+# flock(2) of a fresh job is the first check of the run lock, a second after the
+# command started (the first two take the job lock and the run lock).
+# lose_lock ERRNO OPTION...: dispatch OPTION... with that check failing with ERRNO;
+# sets status and stderr as bats' run does.
+lose_lock() {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1 ||
+		skip "this strace cannot inject faults (strace >= 4.16 needed)"
+	local errno=$1
+	shift
+	run --separate-stderr traced -o "$T/trace" -e trace=flock -e inject=flock:error="$errno":when=3 \
+		jobreg-dispatch "$@"
+}
+
+@test "a run that loses its run lock is stopped with TERM within a second, the record left alone, exit 74" {
+	t0=$(date +%s.%N)
+	lose_lock EAGAIN j sh -c 'trap "echo TERM > \"$1/got\"; kill \$!; exit 3" TERM; sleep 30 & wait' sh "$T"
+	[ "$status" -eq 74 ]
+	between "$(elapsed_since "$t0")" 0.9 4
+	[ "$stderr" = "jobreg-dispatch: j: run 1 lost its run lock; stopping it with TERM" ]
+	[ "$(cat "$T/got")" = TERM ]
+	# the record is still the one the run wrote: the job's owner is gone, so STALE
+	[ "$(field j status)" = RUNNING ]
+	[ "$(field j runs)" = 1 ]
+	run jobreg-get j
+	[ "$output" = STALE ]
+}
+
+@test "a lost run lock is EBADFD too; the run gets --signal, then KILL --kill-after later" {
+	t0=$(date +%s.%N)
+	lose_lock EBADFD --timeout 60 --signal INT --kill-after 0.5 j \
+		sh -c 'trap "echo INT >> \"$1/got\"" INT; trap "" TERM; while :; do sleep 0.1; done' sh "$T"
+	[ "$status" -eq 74 ]
+	between "$(elapsed_since "$t0")" 1.4 5
+	[ "$stderr" = "jobreg-dispatch: j: run 1 lost its run lock; stopping it with INT" ]
+	[ "$(cat "$T/got")" = INT ]
+	[ "$(field j status)" = RUNNING ]
+}
+
+@test "a lock check that fails for another reason (EIO) proves nothing: the run goes on and records DONE" {
+	lose_lock EIO j sh -c 'sleep 1.5; exit 3'
+	[ "$status" -eq 3 ]
+	[ -z "$stderr" ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 3 ]
+}
+
+@test "a run lock file removed and made anew during the run is no loss: the run holds the old inode and records DONE" {
+	run --separate-stderr jobreg-dispatch j sh -c 'rm "$JOBREG_DIR/.j.run"; touch "$JOBREG_DIR/.j.run"; sleep 2.2'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 0 ]
+}
