@@ -23,6 +23,8 @@ local_setup() {
 		skip "no shared mounts: run tests/sharedfs/run"
 	MNT=("$JOBREG_MNT1" "$JOBREG_MNT2")
 	[ -z "${JOBREG_MNT3:-}" ] || MNT+=("$JOBREG_MNT3")
+	local m
+	for m in "${MNT[@]}"; do mountpoint -q "$m" || skip "$m is not mounted"; done
 	SUB=p$BATS_TEST_NUMBER.$$
 	mkdir "$JOBREG_MNT1/$SUB"
 	T=$BATS_TEST_TMPDIR
@@ -42,9 +44,12 @@ fail() { echo "round $1: $2" >> "$T/wrong"; }
 # cut_round R H O: round R.  Mount H holds a run of job c.R; H's client is
 # cut off; mount O reads the job until STALE (its longest read kept), and
 # dispatches it again.  On GlusterFS the cut side must notice and stop its
-# run while still cut; on CephFS it cannot know before the heal (its lock
-# request waits for the MDS), so the heal comes first.  H is healed; what
-# follows the heal is checked by settle_round.
+# run within 2 s, while still cut (SPEC §6).  On CephFS it cannot know
+# before the heal: its lock check waits for the MDS until then, and then
+# fails with ESHUTDOWN (the MDS evicted and blocklisted the client), then
+# EIO, neither of which SPEC §6 counts as a loss; so there the heal comes
+# first, and what dispatch does then is measured, not asserted.  H is
+# healed; what follows the heal is checked by settle_round.
 cut_round() {
 	local r=$1 h=$2 o=$3 job=c.$1 st rc r0 r1 tc tl tstop slowest=0
 	local rh=${MNT[$h]}/$SUB ro=${MNT[$o]}/$SUB
@@ -70,8 +75,9 @@ cut_round() {
 		fi
 		sleep 0.01
 	done
-	# (the lock went between the last read that said RUNNING and this one)
-	tl=$r0
+	# (the loss: when another client can tell.  On CephFS this read began
+	# long before, and waited for the eviction.)
+	tl=$r1
 	echo "$((r1 - tc))" >> "$T/stale"
 	echo "$slowest" >> "$T/slowest"
 	[ $((r1 - tc)) -le $(( (LOSS + 2) * 1000 )) ] ||
@@ -81,7 +87,17 @@ cut_round() {
 	[ "$rc" = 0 ] || fail "$r" "dispatch on mount $((o + 1)) exited $rc: $(cat "$T/$job.err2")"
 	[ "$(cat "$T/$job.tok2" 2>/dev/null)" = $(( $(cat "$T/$job.tok") + 1 )) ] ||
 		fail "$r" "run 2's JOBREG_RUN is $(cat "$T/$job.tok2" 2>/dev/null), run 1's $(cat "$T/$job.tok")"
-	[ "$FS" != ceph ] || heal_round "$h" "$job"
+	if [ "$FS" = ceph ]; then
+		heal_round "$h" "$job"
+		poll_until 3 test -s "$T/$job.stop" || true
+		if [ -s "$T/$job.stop" ]; then
+			echo "stopped $(( $(cat "$T/$job.stop") - $(cat "$T/$job.heal") )) ms after the heal" >> "$T/cutside"
+		else
+			echo "still running $(( $(ms) - $(cat "$T/$job.heal") )) ms after the heal" >> "$T/cutside"
+		fi
+		touch "$T/$job.go"
+		return
+	fi
 	# run 1 stopped within 2 s of the loss (waiting 2 s more, to measure)
 	poll_until $(( (tl + 4000 - $(ms)) / 1000 + 1 )) test -s "$T/$job.stop" || true
 	if [ -s "$T/$job.stop" ]; then
@@ -91,7 +107,7 @@ cut_round() {
 	else
 		fail "$r" "run 1 still running $(( $(ms) - tl )) ms after the loss"
 	fi
-	[ "$FS" = ceph ] || heal_round "$h" "$job"
+	heal_round "$h" "$job"
 }
 
 # heal_round H JOB: heal mount H's client; in the background, note when the
@@ -102,7 +118,7 @@ heal_round() {
 	ms > "$T/$2.heal"
 	# (on CephFS the evicted client's mount answers nothing until mounted
 	# again, by settle_round)
-	if [ "$FS" = ceph ]; then touch "$T/$2.go"; return; fi
+	[ "$FS" != ceph ] || return 0
 	(
 		poll_until 30 jobreg-get -d "${MNT[$1]}/$SUB" "$2" > /dev/null 2>&1 && ms > "$T/$2.back"
 		touch "$T/$2.go"
@@ -117,8 +133,12 @@ heal_round() {
 settle_round() {
 	local r=$1 h=$2 via=$3 job=c.$1 rec d
 	poll_until 30 test -s "$T/$job.rc" || { fail "$r" "dispatch of run 1 still running 30 s after the heal"; return; }
-	lost_lock_reported "$job" "$(cat "$T/$job.tok")" ||
-		fail "$r" "dispatch of run 1 exited $(cat "$T/$job.rc"): $(tr '\n' ' ' < "$T/$job.err")"
+	if [ "$FS" = ceph ]; then
+		echo "dispatch exited $(cat "$T/$job.rc"): $(grep -v 'taking over' "$T/$job.err" | tr '\n' ' ')" >> "$T/cutside"
+	else
+		lost_lock_reported "$job" "$(cat "$T/$job.tok")" ||
+			fail "$r" "dispatch of run 1 exited $(cat "$T/$job.rc"): $(tr '\n' ' ' < "$T/$job.err")"
+	fi
 	if [ "$FS" = ceph ]; then
 		# an evicted client's mount fails every call: mount it again
 		"$SHAREDFS_RUN" remount "m$((h + 1))" > /dev/null || fail "$r" "mount $((h + 1)) could not be mounted again"
@@ -134,7 +154,7 @@ settle_round() {
 	rm -f "$T/pending.$r"
 }
 
-@test "a client cut off while it holds a run: another reads STALE within the filesystem's timeout + 2 s and runs it as the next run, the cut one stops its run, and after the heal the record is the new run's" {
+@test "a client cut off while it holds a run: another reads STALE within the filesystem's timeout + 2 s and runs it as the next run; on GlusterFS the cut one stops its run within 2 s; after the heal the record is the new run's" {
 	local r h o k n=${#MNT[@]} t0 t1 p
 	t0=$(ms)
 	for ((r = 1; r <= ROUNDS; r++)); do
@@ -163,7 +183,11 @@ settle_round() {
 	back=$(stats $(cat "$T/back" 2>/dev/null))
 	echo "# $FS: $ROUNDS cuts of the client holding a run, $(cut -d: -f1 "$T/wrong" 2>/dev/null | sort -u | wc -l) rounds wrong, $(( (t1 - t0) / ROUNDS )) ms a round" >&3
 	echo "# $FS:   STALE on another client after $stale ms (min/median/max; bound $((LOSS + 2)) s); its slowest read meanwhile $slowest ms" >&3
-	echo "# $FS:   run 1 stopped $stopped ms after the loss ($(cat "$T/stopped" 2>/dev/null | wc -l) of $ROUNDS); the cut client answered again $back ms after the heal" >&3
+	if [ "$FS" = ceph ]; then
+		echo "# $FS:   the cut side (not asserted): run 1 $(tr '\n' ';' < "$T/cutside")" >&3
+	else
+		echo "# $FS:   run 1 stopped $stopped ms after the loss ($(cat "$T/stopped" 2>/dev/null | wc -l) of $ROUNDS); the cut client answered again $back ms after the heal" >&3
+	fi
 	if [ -s "$T/wrong" ]; then
 		sort -t: -k1,1 -s "$T/wrong" | head -n 40
 		false

@@ -70,13 +70,17 @@ end_runs() {
 }
 
 # kill_children PID...: kill -9 each PID that is still a child of this
-# shell (one that has ended may be someone else's pid by now), and wait.
+# shell (one that has ended may be someone else's pid by now), with its
+# process group when it leads one (a setsid'd dispatch: its command too,
+# which may hold bats' output open), and wait.
 kill_children() {
 	local p st f
 	for p in "$@"; do
 		st=$(cat "/proc/$p/stat" 2>/dev/null) || continue
 		read -ra f <<< "${st##*) }"
-		[ "${f[1]}" != "$BASHPID" ] || kill -9 "$p" 2>/dev/null || true
+		[ "${f[1]}" = "$BASHPID" ] || continue
+		[ "${f[2]}" != "$p" ] || kill -9 -- "-$p" 2>/dev/null || true
+		kill -9 "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
 }
@@ -90,15 +94,16 @@ ended() {
 	[ "${st%% *}" = Z ]
 }
 
-# lost_lock_reported JOB RUN: dispatch of JOB said, in one line naming the
-# job and the run's number, that it lost its lock, and exited 74 (SPEC §6).
+# lost_lock_reported JOB RUN: dispatch of JOB said, in one line
+# "jobreg-dispatch: JOB: ..." naming the run's number, that it lost its
+# lock, and exited 74 (SPEC §6).
 lost_lock_reported() {
 	local err
 	[ "$(cat "$T/$1.rc" 2>/dev/null)" = 74 ] || return 1
 	err=$(grep -v 'taking over' "$T/$1.err" 2>/dev/null)
-	[ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] && [[ "$err" == *"$1"* ]] || return 1
-	err=${err//"$1"/}
-	[[ "$err" =~ (^|[^0-9])$2([^0-9]|$) ]] && [[ "$err" =~ [Ll]ost ]]
+	[ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] && [[ "$err" == "jobreg-dispatch: $1: "* ]] || return 1
+	err=${err#"jobreg-dispatch: $1: "}
+	[[ "$err" =~ (^|[^0-9])$2([^0-9]|$) ]] && [[ "$err" == *lost* ]]
 }
 
 # stats N...: "min/median/max" of the numbers.

@@ -21,6 +21,8 @@ PING=${SHAREDFS_LOSS_SECONDS:-3}
 local_setup() {
 	[ -n "${JOBREG_DEF1:-}" ] && [ -n "${JOBREG_DEF2:-}" ] && [ -n "${SHAREDFS_RUN:-}" ] ||
 		skip "no mounts of a volume with the server's defaults: run tests/sharedfs/run"
+	mountpoint -q "$JOBREG_DEF1" && mountpoint -q "$JOBREG_DEF2" ||
+		skip "$JOBREG_DEF1 or $JOBREG_DEF2 is not mounted"
 	SUB=s$BATS_TEST_NUMBER.$$
 	mkdir "$JOBREG_DEF1/$SUB"
 	R1=$JOBREG_DEF1/$SUB R2=$JOBREG_DEF2/$SUB
