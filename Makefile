@@ -1,7 +1,7 @@
 # jobreg — POSIX-ish Makefile (GNU make for the pattern rules is fine too).
 .POSIX:
 
-VERSION   = 0.2.0
+VERSION   = 0.2.1
 PREFIX    = /usr/local
 BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man
@@ -18,13 +18,14 @@ SANITIZE  =
 STATIC    = 1
 
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
-LIBOBJ = src/record.o src/registry.o src/liveness.o src/cli.o src/state.o src/sys.o \
-	 src/proc.o src/signame.o src/wait.o src/leftover.o src/supervise.o src/entry.o \
-	 src/output.o src/outfile.o src/rfc3339.o src/probe.o src/tidy.o \
-	 src/listing.o src/prefetch.o
-HDRS = src/record.h src/registry.h src/liveness.h src/cli.h src/state.h src/sys.h \
-	 src/proc.h src/signame.h src/wait.h src/leftover.h src/supervise.h src/entry.h \
-	 src/output.h src/outfile.h src/rfc3339.h src/probe.h src/tidy.h src/prefetch.h
+LIBOBJ = src/msg.o src/sys.o src/status.o src/utf8.o src/rfc3339.o src/signame.o \
+	 src/record.o src/entry.o src/atomic.o src/registry.o src/listing.o src/proc.o \
+	 src/probe.o src/liveness.o src/state.o src/tidy.o src/leftover.o src/wait.o \
+	 src/supervise.o src/output.o src/outfile.o src/cli.o
+HDRS = src/msg.h src/sys.h src/status.h src/utf8.h src/rfc3339.h src/signame.h \
+	 src/record.h src/entry.h src/atomic.h src/registry.h src/listing.h src/proc.h \
+	 src/probe.h src/liveness.h src/state.h src/tidy.h src/leftover.h src/wait.h \
+	 src/supervise.h src/output.h src/outfile.h src/cli.h
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
 MAN7 = man/jobreg.7
 
@@ -86,9 +87,11 @@ fuzz:
 bench: all
 	tests/bench/run
 
-# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report nothing.
+# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report
+# nothing, nor mandoc's lint of the man pages (-Wwarning).  LINT= picks.
+LINT = cppcheck clang-tidy mandoc
 lint:
-	tests/lint
+	tests/lint $(LINT)
 
 clean:
 	rm -f $(PROGS) src/*.o src/libjobreg.a .build-flags .build-flags.new
@@ -107,12 +110,13 @@ install: all
 	done
 	install -m 0644 src/completion/_jobreg $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
+# Removes what install put there, and succeeds where nothing is.
 uninstall:
-	cd $(DESTDIR)$(BINDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
-	cd $(DESTDIR)$(MANDIR)/man1 && rm -f jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1
-	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7
-	cd $(DESTDIR)$(BASHCOMPDIR) && rm -f jobreg-get jobreg-set jobreg-clear jobreg-dispatch
-	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
+	for c in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do \
+		rm -f $(DESTDIR)$(BINDIR)/$$c $(DESTDIR)$(MANDIR)/man1/$$c.1 \
+			$(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
+	done
+	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 FORCE:
 .PHONY: all check check-sharedfs stress fuzz bench lint clean install uninstall FORCE

@@ -1,99 +1,73 @@
 #include "cli.h"
-#include "record.h"
 #include "sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
-const char *prog_name = "jobreg";
-int quiet;
-
 static struct buf out;
-static const char *context;
+static const char *usage_text = "";
+static const struct option *long_options;
+static char **args;
 
-void message_context(const char *text)
+/* As pid 1 the kernel gives TERM, INT and HUP no default action: end as
+ * they would end any other process, as far as pid 1 can (it cannot die of
+ * a signal it sends itself). */
+static void end_by_signal(int sig)
 {
-	context = text;
+	_exit(128 + sig);
 }
 
-void cli_init(const char *name, struct common *c)
+/* A closed 0, 1 or 2 would be the number of the next file we open: a lock
+ * or a record would become our stderr, or the command's. */
+static void open_standard_fds(void)
 {
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (null != fd)
+			_exit(EXIT_IO);   /* no /dev/null, and no stderr to say so */
+	}
+}
+
+static void flush_before_message(void)
+{
+	(void)out_flush();
+}
+
+void cli_init(const char *name, char **argv, const char *usage,
+	      const struct option *longopts, struct common *c)
+{
+	static const int ending[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa, old;
+
 	prog_name = name;
+	usage_text = usage;
+	long_options = longopts;
+	args = argv;
 	c->dir = NULL;
 	c->lock_wait = 10;
-}
-
-static void emit(const char *job, int err, const char *fmt, va_list ap)
-{
-	struct buf line = {0};
-
-	buf_adds(&line, prog_name);
-	buf_adds(&line, ": ");
-	if (job) {
-		buf_adds(&line, job);
-		buf_adds(&line, ": ");
+	open_standard_fds();
+	message_before(flush_before_message);
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &old);
+	c->sigpipe_ignored = old.sa_handler == SIG_IGN;
+	if (getpid() == 1) {
+		sa.sa_handler = end_by_signal;
+		for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++)
+			sigaction(ending[i], &sa, NULL);
 	}
-	if (context) {
-		buf_adds(&line, context);
-		buf_adds(&line, ": ");
-	}
-	buf_vaddf(&line, fmt, ap);
-	if (err) {
-		buf_adds(&line, ": ");
-		buf_adds(&line, strerror(err));
-	}
-	/* One message is one line, whatever a path or note contains. */
-	for (size_t i = 0; i < line.len; i++)
-		if (line.data[i] == '\n' || line.data[i] == '\r')
-			line.data[i] = '?';
-	buf_addc(&line, '\n');
-	out_flush();
-	(void)write_full(2, line.data, line.len);
-	buf_free(&line);
 }
 
-int fail(int code, const char *job, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	emit(job, 0, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-int fail_errno(int err, const char *job, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	emit(job, err, fmt, ap);
-	va_end(ap);
-	return errno_exit(err);
-}
-
-void warn(const char *job, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	emit(job, 0, fmt, ap);
-	va_end(ap);
-}
-
-void info(const char *job, const char *fmt, ...)
-{
-	if (quiet)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	emit(job, 0, fmt, ap);
-	va_end(ap);
-}
-
-int usage_error(const char *usage, const char *fmt, ...)
+int usage_error(const char *fmt, ...)
 {
 	struct buf text = {0};
 	va_list ap;
@@ -101,45 +75,54 @@ int usage_error(const char *usage, const char *fmt, ...)
 	buf_vaddf(&text, fmt, ap);
 	va_end(ap);
 	buf_adds(&text, "; usage: ");
-	buf_adds(&text, usage);
+	buf_adds(&text, usage_text);
 	int code = fail(EXIT_USAGE, NULL, "%s", text.data);
 	buf_free(&text);
 	return code;
 }
 
-int errno_exit(int err)
+/* The long option that the word just parsed names when read as "-WORD":
+ * "-wait" was -w with the value "ait", but "--wait" was meant. */
+static const char *meant_long_option(const char *arg)
 {
-	switch (err) {
-	case EACCES:
-	case EPERM:
-	case ELOOP:
-		return EXIT_PERM;
-	case EWOULDBLOCK:
-		return EXIT_BUSY;
-	default:
-		return EXIT_IO;
-	}
+	const char *word = optind > 0 ? args[optind - 1] : NULL;
+	if (!word || word[0] != '-' || word[1] == '-' || strlen(word) < 3 ||
+	    strcmp(word + 2, arg) != 0)
+		return NULL;
+	for (const struct option *o = long_options; o && o->name; o++)
+		if (strcmp(o->name, word + 1) == 0)
+			return o->name;
+	return NULL;
 }
 
-int cli_common_option(int opt, const char *arg, char **argv, struct common *c,
-		      const char *usage, const char *help)
+int bad_value(const char *what, const char *arg, const char *hint)
+{
+	const char *meant = meant_long_option(arg);
+	if (meant)
+		return usage_error("bad %s '%s'%s%s%s; did you mean --%s?", what, arg,
+				   hint ? " (" : "", hint ? hint : "", hint ? ")" : "", meant);
+	return usage_error("bad %s '%s'%s%s%s", what, arg, hint ? " (" : "", hint ? hint : "",
+			   hint ? ")" : "");
+}
+
+int cli_common_option(int opt, const char *arg, struct common *c, const char *help)
 {
 	switch (opt) {
 	case 'd':
 		if (!*arg)
-			return usage_error(usage, "empty registry directory");
+			return usage_error("empty registry directory");
 		c->dir = arg;
 		return -1;
 	case 'w':
 		if (parse_duration(arg, &c->lock_wait) < 0)
-			return usage_error(usage, "bad lock wait '%s'", arg);
+			return bad_value("lock wait", arg, NULL);
 		return -1;
 	case 'q':
 		quiet = 1;
 		return -1;
 	case 'h':
 		out_adds("usage: ");
-		out_adds(usage);
+		out_adds(usage_text);
 		out_adds("\n");
 		out_adds(help);
 		return out_flush() ? EXIT_IO : 0;
@@ -148,31 +131,13 @@ int cli_common_option(int opt, const char *arg, char **argv, struct common *c,
 		out_adds(" " JOBREG_VERSION "\n");
 		return out_flush() ? EXIT_IO : 0;
 	case ':':
-		return usage_error(usage, "option '%s' needs an argument",
-				   argv[optind - 1]);
+		return usage_error("option '%s' needs an argument", args[optind - 1]);
 	case '?':
 	default:
 		if (optopt)
-			return usage_error(usage, "unknown option '-%c'", optopt);
-		return usage_error(usage, "unknown option '%s'", argv[optind - 1]);
+			return usage_error("unknown option '-%c'", optopt);
+		return usage_error("unknown option '%s'", args[optind - 1]);
 	}
-}
-
-int valid_job_id(const char *id)
-{
-	size_t n = 0;
-	if (id[0] == '.' || id[0] == '-' || id[0] == '\0')
-		return 0;
-	for (; id[n]; n++) {
-		unsigned char ch = (unsigned char)id[n];
-		if (n >= JOB_ID_MAX)
-			return 0;
-		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
-		      ch == '@' || ch == '+' || ch == '-'))
-			return 0;
-	}
-	return 1;
 }
 
 int misplaced_option(const char *word)
@@ -267,27 +232,6 @@ int parse_uint(const char *s, long max, long *value)
 	}
 	*value = v;
 	return 0;
-}
-
-int parse_status_list(const char *s, unsigned *mask)
-{
-	*mask = 0;
-	for (;;) {
-		const char *comma = strchr(s, ',');
-		size_t len = comma ? (size_t)(comma - s) : strlen(s);
-		int st = status_from_word(s, len, 1);
-		if (len == 2 && strncasecmp(s, "OK", 2) == 0)
-			*mask |= STATUS_OK_BIT;
-		else if (len == 6 && strncasecmp(s, "FAILED", 6) == 0)
-			*mask |= STATUS_FAILED_BIT;
-		else if (st < 0)
-			return -1;
-		else
-			*mask |= STATUS_BIT(st);
-		if (!comma)
-			return 0;
-		s = comma + 1;
-	}
 }
 
 char *registry_path(const char *opt_dir)

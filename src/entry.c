@@ -62,16 +62,3 @@ int entry_share(int fd, mode_t mode)
 		while (rc < 0 && errno == EINTR);
 	return rc;
 }
-
-int entry_create_fresh(int dir, const char *name, int flags, int *fd)
-{
-	struct stat st;
-	for (int round = 0; round < 2; round++) {
-		int rc = entry_open(dir, name, flags | O_CREAT | O_EXCL, fd, &st);
-		if (rc == 0 || errno != EEXIST)
-			return rc;
-		if (unlinkat(dir, name, 0) < 0 && errno != ENOENT)
-			return errno == EISDIR ? ENTRY_NOT_REGULAR : -1;
-	}
-	return -1;   /* EEXIST again: someone writes without the lock */
-}

@@ -33,11 +33,4 @@ mode_t entry_share_mode(mode_t dir_mode);
 /* fchmod our own new file on FD to MODE (nothing when MODE is 0). */
 int entry_share(int fd, mode_t mode);
 
-/* Create NAME afresh (O_CREAT|O_EXCL with FLAGS) into *fd.  The caller's
- * lock makes it the only writer of NAME, so an existing NAME is a crashed
- * writer's leftover: it is unlinked, never opened, and the create tried
- * again.  Returns as entry_open() (a directory in the way is
- * ENTRY_NOT_REGULAR). */
-int entry_create_fresh(int dir, const char *name, int flags, int *fd);
-
 #endif

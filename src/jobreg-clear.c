@@ -1,5 +1,6 @@
 /* jobreg-clear: remove job records (see jobreg-clear(1)). */
 #include "cli.h"
+#include "listing.h"
 #include "record.h"
 #include "registry.h"
 #include "state.h"
@@ -53,7 +54,7 @@ static int matches(const struct filter *f, const struct job_state *st, time_t no
 		return f->force && !f->stale && !f->if_mask && !f->older;
 	if (f->stale && st->status != ST_STALE)
 		return 0;
-	if (f->if_mask && !status_in(f->if_mask, st->status, &st->rec))
+	if (f->if_mask && !state_in(st, f->if_mask))
 		return 0;
 	if (f->older) {
 		const char *since = record_get(&st->rec, "since");
@@ -77,22 +78,6 @@ static void print_job(const char *job)
 	out_adds("\n");
 }
 
-/* With the run lock free too, no run and no writer can be using the lock
- * files: remove them, so a cleared job leaves nothing behind.  Lockers
- * re-check the inode after locking, so this is safe.  A sweep whose
- * listing has no run lock of JOB does not look for one: a run lock made
- * since (by a run that started after the listing) is left in place, which
- * only costs a file, and it is never unlinked without being held. */
-static void remove_locks(const struct registry *reg, const char *job, const struct listing *l)
-{
-	int run = -1;
-	if (l && !tidy_listed_run(l, job))
-		tidy_remove_locks(reg, job, 0);
-	else if (tidy_run_lock(reg, job, &run) == 0)
-		tidy_remove_locks(reg, job, run >= 0);
-	reg_unlock(&run);
-}
-
 static int clear_locked(const struct registry *reg, const char *job, const struct filter *f,
 			int named, const struct listing *l)
 {
@@ -107,9 +92,9 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		goto out;
 	rc = 0;
 	if (!st.found) {
-		/* Gone since the listing: a lock file we made goes too. */
-		if (l && !f->dry_run)
-			remove_locks(reg, job, l);
+		/* Gone since the listing, or never there: its lock files go. */
+		if (!f->dry_run)
+			tidy_locks(reg, job, l);
 		goto out;
 	}
 	if (!matches(f, &st, now_seconds())) {
@@ -137,8 +122,8 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	if (f->verbose)
 		print_job(job);
 	if (!l)
-		reg_sweep(reg, job);
-	remove_locks(reg, job, l);
+		tidy_temps(reg, job, NULL);   /* a sweep did, whatever matched */
+	tidy_locks(reg, job, l);
 out:
 	state_free(&st);
 	return rc;
@@ -150,12 +135,13 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	struct stat sb;
 	int lock = -1, rc;
 
-	/* No record: nothing to clear, and no lock file to create.  A sweep
-	 * need not ask when its listing saw a regular file: if it has gone
-	 * since, clear_locked() finds none and removes the lock files. */
+	/* No record: nothing to clear and no lock file to create, but lock
+	 * files left behind go.  A sweep need not ask when its listing saw a
+	 * regular file: if it has gone since, clear_locked() finds none and
+	 * removes the lock files. */
 	if ((!l || !tidy_listed_regular(l, job)) &&
 	    fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-		return 0;
+		return f->dry_run ? 0 : tidy_orphan(reg, job, l);
 	/* A dry run takes the lock as the real call would (so it is busy,
 	 * or refused, exactly when that call would be), but creates no
 	 * lock file: a missing one is held by nobody. */
@@ -171,7 +157,10 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* Options and operands: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct filter *f,
+			 int *all, char ***jobs, size_t *njobs, int *go)
 {
 	static const struct option longopts[] = {
 		{ "if", required_argument, 0, 'I' },
@@ -184,76 +173,103 @@ int main(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	struct common common;
-	struct filter f = {0};
-	int all = 0, opt, rc;
+	int opt, rc = -1;
 
-	cli_init("jobreg-clear", &common);
+	cli_init("jobreg-clear", argv, usage, longopts, common);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:anv" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while (rc < 0 && (opt = getopt_long(argc, argv, "+:anv" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'I':
-			if (parse_status_list(optarg, &f.if_mask) < 0)
-				return usage_error(usage, "bad status list '%s'", optarg);
+			if (parse_status_list(optarg, &f->if_mask) < 0)
+				return bad_value("status list", optarg, status_list_words);
 			break;
 		case 'S':
-			f.stale = 1;
+			f->stale = 1;
 			break;
 		case 'O':
-			if (parse_duration(optarg, &f.older_than) < 0)
-				return usage_error(usage, "bad duration '%s' (e.g. 30s, 15m, 12h, 7d)", optarg);
-			f.older = 1;
+			if (parse_duration(optarg, &f->older_than) < 0)
+				return bad_value("duration", optarg, "e.g. 30s, 15m, 12h, 7d");
+			f->older = 1;
 			break;
 		case 'F':
-			f.force = 1;
+			f->force = 1;
 			break;
 		case 'a':
-			all = 1;
+			*all = 1;
 			break;
 		case 'n':
-			f.dry_run = 1;
+			f->dry_run = 1;
 			break;
 		case 'v':
-			f.verbose = 1;
+			f->verbose = 1;
 			break;
 		default:
-			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
-				return rc;
+			rc = cli_common_option(opt, optarg, common, help);
 		}
 	}
-	char **jobs = argv + optind;
-	size_t njobs = (size_t)(argc - optind);
-	if (all && njobs)
-		return usage_error(usage, "-a takes no JOB");
-	if (!all && !njobs)
-		return usage_error(usage, "no JOB given");
-	if ((rc = check_job_ids(jobs, (int)njobs)) != 0)
+	if (rc >= 0)
 		return rc;
-	f.lock_wait = common.lock_wait;
+	*jobs = argv + optind;
+	*njobs = (size_t)(argc - optind);
+	if (*all && *njobs)
+		return usage_error("-a takes no JOB");
+	if (!*all && !*njobs)
+		return usage_error("no JOB given");
+	if ((rc = check_job_ids(*jobs, (int)*njobs)) != 0)
+		return rc;
+	f->lock_wait = common->lock_wait;
+	*go = 1;
+	return 0;
+}
 
+/* clear -a: every listed job, then the lock files of jobs that have no
+ * record, then one fsync of the directory for all the removals. */
+static int sweep(const struct registry *reg, const struct filter *f)
+{
+	struct listing l;
+	int status = reg_list(reg, &l);
+	if (status)
+		return status;
+	for (size_t i = 0; i < l.njobs; i++)
+		keep_first(&status, clear_one(reg, l.jobs[i], f, 0, &l));
+	for (size_t i = 0; !f->dry_run && i < l.nlocks; i++) {
+		char *job = xstrndup(l.locks[i] + 1, strlen(l.locks[i]) - 6);
+		if (valid_job_id(job) && !listing_has(l.jobs, l.njobs, job))
+			keep_first(&status, tidy_orphan(reg, job, &l));
+		free(job);
+	}
+	if (!f->dry_run && (l.njobs || l.nlocks))
+		keep_first(&status, reg_sync(reg, NULL));
+	listing_free(&l);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct filter f = {0};
+	struct registry reg;
+	char **jobs = NULL;
+	size_t njobs = 0;
+	int all = 0, status = 0;
+
+	int go = 0, rc = parse_options(argc, argv, &common, &f, &all, &jobs, &njobs, &go);
+	if (!go)
+		return rc;
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	struct registry reg;
-	struct listing listing = {0};
-	int status = 0;
 	rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
 	free(path);
-	if (rc || reg.fd < 0 || (all && (rc = reg_list(&reg, &listing)) != 0)) {
+	if (rc || reg.fd < 0) {
 		reg_close(&reg);
 		return rc;
 	}
-	if (all) {
-		tidy_index(&listing);
-		jobs = listing.jobs;
-		njobs = listing.njobs;
-	}
-	for (size_t i = 0; i < njobs; i++)
-		keep_first(&status, clear_one(&reg, jobs[i], &f, !all, all ? &listing : NULL));
-	if (all && njobs && !f.dry_run)
-		keep_first(&status, reg_sync(&reg, NULL));
+	if (all)
+		status = sweep(&reg, &f);
+	for (size_t i = 0; !all && i < njobs; i++)
+		keep_first(&status, clear_one(&reg, jobs[i], &f, 1, NULL));
 	keep_first(&status, out_flush() ? EXIT_IO : 0);
-	listing_free(&listing);
 	reg_close(&reg);
 	return status;
 }

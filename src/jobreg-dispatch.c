@@ -1,6 +1,7 @@
 /* jobreg-dispatch: run a command as the one live run of a job (see
  * jobreg-dispatch(1)). */
 #include "cli.h"
+#include "utf8.h"
 #include "leftover.h"
 #include "probe.h"
 #include "proc.h"
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed]] [--clear]"
+	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear]"
 	" [--wait DURATION] [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
 	" [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
@@ -49,6 +50,7 @@ static const char help[] =
 
 struct request {
 	const char *job;
+	int sigpipe_ignored;    /* for the command: SIGPIPE as we got it */
 	int once;
 	int retry_failed;
 	int clear_after;
@@ -122,128 +124,134 @@ static int not_running(void *ctx, size_t index, const struct job_state *st)
 	return st->status != ST_RUNNING;
 }
 
-/* Steps 1-4 of SPEC §5 under the job lock: decide, take the run lock,
- * write RUNNING.  *go is set when the command is to run. */
-static int claim(const struct registry *reg, const struct request *req, struct owner *me,
-		 char started[21], int *run_lock, int *go, const sigset_t *hold)
+/* The run lock is not free although no live run is recorded: a reader's
+ * probe, a run ending after a forced clear (it needs the job lock to
+ * finish), a leftover process of an old run (EARLIER: the DONE run's
+ * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
+ * lock, blocked in an exclusive flock (a shared holder must not let us
+ * through and spin), until DEADLINE, and start over. */
+static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
+			 long earlier)
+{
+	double left = deadline - now_mono();
+	int fd = -1;
+	int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 0 ? left : 0,
+			  LOCK_CREATE | LOCK_QUIET_BUSY, &fd);
+	reg_unlock(&fd);
+	return rc == EXIT_BUSY ? run_lock_busy(reg, job, earlier) : rc;
+}
+
+/* A message about the run ST names: "already running (pid P on H since
+ * T)", "taking over stale run (...)". */
+static void say_run(const char *job, const char *what, const struct job_state *st)
+{
+	struct buf who = {0};
+	state_describe(&st->rec, &who);
+	info(job, "%s (%s)", what, who.data ? who.data : "");
+	buf_free(&who);
+}
+
+/* Step 4, holding the job lock and now the run lock RUN_LOCK: write
+ * RUNNING over ST's record, owned by ME and the run lock's inode, and
+ * note what step 6 compares (STARTED) and the run's number (JOBREG_RUN). */
+static int write_running(const struct registry *reg, const struct request *req,
+			 struct job_state *st, struct owner *me, int run_lock, char started[21],
+			 const sigset_t *hold)
+{
+	struct buf text = {0};
+	struct stat lock_st;
+	int rc = 0;
+
+	if (fstat(run_lock, &lock_st) < 0)
+		return fail_errno(errno, req->job, "stat the run lock");
+	me->run_lock = (unsigned long long)lock_st.st_ino;
+	if (st->status == ST_STALE)
+		say_run(req->job, "taking over stale run", st);
+	/* From here on a signal must not kill us between RUNNING and DONE:
+	 * hold it for the command. */
+	sigprocmask(SIG_BLOCK, hold, NULL);
+	record_to_running(&st->rec, now_seconds(), me, 0, req->timeout, req->note);
+	memcpy(started, record_get(&st->rec, "started"), 21);
+	/* The run's number, the fencing token of SPEC §5 step 5. */
+	const char *runs = record_get(&st->rec, "runs");
+	if (runs && setenv("JOBREG_RUN", runs, 1) < 0)
+		rc = fail_errno(errno, req->job, "setenv");
+	record_format(&st->rec, &text);   /* too large: reg_replace refuses it */
+	if (!rc)
+		rc = reg_replace(reg, req->job, req->job, text.data, text.len);
+	buf_free(&text);
+	return rc;
+}
+
+/* Steps 1-4 of SPEC §5: under the job lock decide, take the run lock and
+ * write RUNNING; or wait for a run in progress (--wait, --once) and start
+ * over.  *RUN_LOCK is held when the command is to run; otherwise the
+ * returned status is dispatch's. */
+static int start_run(struct registry *reg, const struct request *req, struct owner *me,
+		     char started[21], int *run_lock, const sigset_t *hold)
 {
 	double deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1;
-	double run_deadline = -1;   /* set once the run lock was found busy */
-	struct job_state st;
-	int job_lock = -1, waited = 0, rc;
+	double lock_deadline = -1;   /* set once the run lock was found busy */
+	int job_lock = -1, waited = 0;
 
-	*go = 0;
 	for (;;) {
-		rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
+		struct job_state st;
+		int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE,
+				  &job_lock);
 		if (rc)
 			return rc;
 		rc = state_load(reg, req->job, &st);
 		if (rc == EXIT_CORRUPT)
 			rc = state_corrupt(reg, req->job, &st);
-		if (rc)
-			goto out;
-		enum action act = decide(req, &st, waited);
-		if (act == REPLAY) {
+		enum action act = rc ? REFUSE : decide(req, &st, waited);
+		if (!rc && act == REPLAY)
 			rc = replay(req, &st.rec);
-			goto out;
-		}
-		if (act == REFUSE) {
-			struct buf who = {0};
-			state_describe(&st.rec, &who);
-			info(req->job, "already running (%s)", who.data ? who.data : "");
-			buf_free(&who);
+		else if (!rc && act == REFUSE) {
+			say_run(req->job, "already running", &st);
 			rc = req->conflict_code;
-			goto out;
+		} else if (act == RUN) {
+			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, 0,
+				      LOCK_CREATE | LOCK_QUIET_BUSY, run_lock);
+			if (!rc && (rc = write_running(reg, req, &st, me, *run_lock, started, hold)))
+				reg_unlock(run_lock);
 		}
+		const char *pid = act == RUN && rc == EXIT_BUSY && st.status == ST_DONE
+			? record_get(&st.rec, "pid") : NULL;
+		long earlier = pid ? strtol(pid, NULL, 10) : 0;
+		state_free(&st);
+		reg_unlock(&job_lock);
 		if (act == WAIT) {
-			reg_unlock(&job_lock);
-			state_free(&st);
 			char *jobs[] = { (char *)req->job };
 			rc = wait_until(reg, jobs, 1, not_running, NULL, deadline);
 			if (rc == EXIT_BUSY) {
 				info(req->job, "still running after --wait %s", req->wait_arg);
 				return req->conflict_code;
 			}
-			if (rc)
-				return rc;
 			waited = 1;
-			continue;
+		} else if (act == RUN && rc == EXIT_BUSY) {
+			if (lock_deadline < 0)
+				lock_deadline = now_mono() + req->lock_wait;
+			rc = wait_run_lock(reg, req->job, lock_deadline, earlier);
+		} else {
+			return rc;
 		}
-		rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, 0, LOCK_CREATE | LOCK_QUIET_BUSY,
-			      run_lock);
-		if (rc != EXIT_BUSY)
-			break;
-		/* Not free although no live run is recorded: a reader's probe,
-		 * a run ending after a forced clear (it needs the job lock to
-		 * finish), a leftover process of an old run, or anyone's
-		 * flock.  Wait for it without the job lock, blocked in an
-		 * exclusive flock (a shared holder must not let us through
-		 * and spin), at most -w in all, and start over. */
-		const char *pid = st.status == ST_DONE ? record_get(&st.rec, "pid") : NULL;
-		long earlier = pid ? strtol(pid, NULL, 10) : 0;
-		reg_unlock(&job_lock);
-		state_free(&st);
-		if (run_deadline < 0)
-			run_deadline = now_mono() + req->lock_wait;
-		double left = run_deadline - now_mono();
-		int wait_fd = -1;
-		rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, left > 0 ? left : 0,
-			      LOCK_CREATE | LOCK_QUIET_BUSY, &wait_fd);
-		reg_unlock(&wait_fd);
-		if (rc == EXIT_BUSY)
-			return run_lock_busy(reg, req->job, earlier);
-		if (rc)
+		/* Start over in what DIR names now: the wait follows it. */
+		if (rc || (rc = reg_follow(reg, 1)) != 0)
 			return rc;
 	}
-	if (rc)
-		goto out;
-	if (st.status == ST_STALE) {
-		struct buf who = {0};
-		state_describe(&st.rec, &who);
-		info(req->job, "taking over stale run (%s)", who.data ? who.data : "");
-		buf_free(&who);
-	}
-	struct stat lock_st;
-	if (fstat(*run_lock, &lock_st) < 0) {
-		rc = fail_errno(errno, req->job, "stat the run lock");
-		reg_unlock(run_lock);
-		goto out;
-	}
-	me->run_lock = (unsigned long long)lock_st.st_ino;
-	/* From here on a signal must not kill us between RUNNING and DONE:
-	 * hold it for the command. */
-	sigprocmask(SIG_BLOCK, hold, NULL);
-	struct buf text = {0};
-	record_to_running(&st.rec, now_seconds(), me, 0, req->timeout, req->note);
-	/* What step 6 compares to tell the record is still this run's. */
-	memcpy(started, record_get(&st.rec, "started"), 21);
-	/* The run's number, the fencing token of SPEC §5 step 5. */
-	const char *runs = record_get(&st.rec, "runs");
-	if (runs && setenv("JOBREG_RUN", runs, 1) < 0)
-		rc = fail_errno(errno, req->job, "setenv");
-	record_format(&st.rec, &text);   /* too large: reg_replace refuses it */
-	if (!rc)
-		rc = reg_sweep(reg, req->job);
-	if (!rc)
-		rc = reg_replace(reg, req->job, text.data, text.len);
-	buf_free(&text);
-	if (rc)
-		reg_unlock(run_lock);
-	else
-		*go = 1;
-out:
-	state_free(&st);
-	reg_unlock(&job_lock);
-	return rc;
 }
 
 /* Step 5: run the command (supervise.h); returns dispatch's exit status
- * and fills END for the record. */
+ * and fills END for the record; *LOST when the run lock was lost. */
 static int run(const struct request *req, int run_lock, const sigset_t *hold,
 	       const sigset_t *old_mask, struct run_end *end, char signame[SIGNAME_MAX], int *lost)
 {
-	struct supervise how = { req->command, run_lock, req->timeout, req->kill_after,
-				 req->timeout_signal, 1, req->job, getenv("JOBREG_RUN") };
+	struct supervise how = {
+		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
+		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
+		.sigpipe_ignored = req->sigpipe_ignored, .job = req->job,
+		.run = getenv("JOBREG_RUN"),
+	};
 	struct supervise_end ended;
 	supervise_run(&how, hold, old_mask, &ended);
 	if (ended.start_errno)
@@ -255,7 +263,6 @@ static int run(const struct request *req, int run_lock, const sigset_t *hold,
 	*lost = ended.lost_lock;
 	return supervise_outcome(&ended, end, signame);
 }
-
 /* Step 6: record the end, if the record is still this run's.  A failure
  * says how the run ended, so its result is not lost with the record. */
 static int finish(const struct registry *reg, const struct request *req,
@@ -288,7 +295,7 @@ static int finish(const struct registry *reg, const struct request *req,
 	} else {
 		record_to_done(&rec, now_seconds(), end, NULL);
 		record_format(&rec, &text);
-		rc = reg_replace(reg, req->job, text.data, text.len);
+		rc = reg_replace(reg, req->job, req->job, text.data, text.len);
 	}
 out:
 	message_context(NULL);
@@ -300,7 +307,10 @@ out:
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* Options and operands into REQ: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct request *req,
+			 int *go)
 {
 	static const struct option longopts[] = {
 		{ "once", no_argument, 0, 'O' },
@@ -315,73 +325,75 @@ int main(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	struct common common;
-	struct request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
-			       .timeout_signal = SIGTERM };
 	int limit_options = 0;   /* 1: --timeout given; 2: --kill-after or --signal */
+	int opt, rc = -1;
 	long code;
-	int opt, rc;
 
-	cli_init("jobreg-dispatch", &common);
+	cli_init("jobreg-dispatch", argv, usage, longopts, common);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:E:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while (rc < 0 && (opt = getopt_long(argc, argv, "+:E:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'O':
-			req.once = 1;
+			req->once = 1;
 			break;
 		case 'R':
-			req.retry_failed = 1;
+			req->retry_failed = 1;
 			break;
 		case 'C':
-			req.clear_after = 1;
+			req->clear_after = 1;
 			break;
 		case 'W':
-			req.wait = 1;
-			req.wait_arg = optarg;
-			if (parse_limit(optarg, &req.wait_limit) < 0)
-				return usage_error(usage, "bad wait '%s' (a duration, or inf)", optarg);
+			req->wait = 1;
+			req->wait_arg = optarg;
+			if (parse_limit(optarg, &req->wait_limit) < 0)
+				return bad_value("wait", optarg, "a duration, or inf");
 			break;
 		case 'E':
 			if (parse_uint(optarg, 255, &code) < 0)
-				return usage_error(usage, "bad exit code '%s' (0-255)", optarg);
-			req.conflict_code = (int)code;
+				return bad_value("exit code", optarg, "0-255");
+			req->conflict_code = (int)code;
 			break;
 		case 'm':
 			if (!note_valid(optarg))
 				return fail(EXIT_USAGE, NULL,
 					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
 					    NOTE_MAX);
-			req.note = optarg;
+			req->note = optarg;
 			break;
 		case 'T':
 			limit_options |= 1;
-			if (parse_limit(optarg, &req.timeout) < 0)
-				return usage_error(usage, "bad timeout '%s'", optarg);
+			if (parse_limit(optarg, &req->timeout) < 0)
+				return bad_value("timeout", optarg, NULL);
 			break;
 		case 'K':
 			limit_options |= 2;
-			if (parse_limit(optarg, &req.kill_after) < 0)
-				return usage_error(usage, "bad kill-after '%s'", optarg);
+			if (parse_limit(optarg, &req->kill_after) < 0)
+				return bad_value("kill-after", optarg, NULL);
 			break;
 		case 'S':
 			limit_options |= 2;
-			req.timeout_signal = signal_number(optarg);
-			if (req.timeout_signal <= 0)
-				return usage_error(usage, "bad signal '%s'", optarg);
+			req->timeout_signal = signal_number(optarg);
+			if (req->timeout_signal <= 0)
+				return bad_value("signal", optarg, NULL);
 			break;
 		default:
-			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
-				return rc;
+			rc = cli_common_option(opt, optarg, common, help);
 		}
 	}
-	if (req.retry_failed && !req.once)
-		return usage_error(usage, "--retry-failed needs --once");
+	if (rc >= 0)
+		return rc;
+	if (req->retry_failed && !req->once)
+		return usage_error("--retry-failed needs --once");
+	/* --clear removes the very result --once replays: every caller
+	 * would run the job again. */
+	if (req->once && req->clear_after)
+		return usage_error("--once and --clear exclude each other");
 	if (limit_options == 2)
-		return usage_error(usage, "--kill-after and --signal need --timeout");
+		return usage_error("--kill-after and --signal need --timeout");
 	if (optind >= argc)
-		return usage_error(usage, "no JOB given");
-	req.job = argv[optind++];
-	if ((rc = check_job_ids((char **)&req.job, 1)) != 0)
+		return usage_error("no JOB given");
+	req->job = argv[optind++];
+	if ((rc = check_job_ids((char **)&req->job, 1)) != 0)
 		return rc;
 	/* "JOB --once -- cmd" must not run the program "--once". */
 	if (optind < argc && argv[optind][0] == '-' && strcmp(argv[optind], "--") != 0)
@@ -389,52 +401,76 @@ int main(int argc, char **argv)
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
-		return usage_error(usage, "no COMMAND given");
-	req.command = argv + optind;
-	req.lock_wait = common.lock_wait;
+		return usage_error("no COMMAND given");
+	req->command = argv + optind;
+	req->lock_wait = common->lock_wait;
+	req->sigpipe_ignored = common->sigpipe_ignored;
+	*go = 1;
+	return 0;
+}
 
-	char *path = registry_path(common.dir);
+/* The registry, created if missing, and JOBREG_JOB and JOBREG_DIR for the
+ * command. */
+static int open_registry(struct registry *reg, const struct common *common, const char *job)
+{
+	char *path = registry_path(common->dir);
 	if (!path)
 		return EXIT_USAGE;
-	/* Unknown working directory: the relative path is the best we have. */
+	/* Unknown working directory (NULL): the path as given is the best. */
 	char *abs = path_absolute(path);
-	if (!abs)
-		abs = xstrdup(path);
-	struct registry reg;
-	rc = reg_open(&reg, path, 1);
+	int rc = reg_open(reg, path, 1);
+	if (!rc && (setenv("JOBREG_JOB", job, 1) < 0 ||
+		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0))
+		rc = fail_errno(errno, job, "setenv");
 	free(path);
-	if (!rc && (setenv("JOBREG_JOB", req.job, 1) < 0 || setenv("JOBREG_DIR", abs, 1) < 0))
-		rc = fail_errno(errno, req.job, "setenv");
 	free(abs);
-	if (rc) {
-		reg_close(&reg);
-		return rc;
-	}
+	if (rc)
+		reg_close(reg);
+	return rc;
+}
 
-	/* The owner of the run: the run lock, and our pid fields for when
-	 * the lock file is gone (SPEC §2). */
+/* The owner of the run: the run lock, and our pid fields for when the
+ * lock file is gone (SPEC §2). */
+static int identify(const char *job, struct owner *me)
+{
 	struct reader id;
-	probe_reader(&id);
-	struct owner me = { .kind = OWNER_LOCK, .host = id.host ? id.host : "",
-			    .pid = (long)getpid(), .boot_id = id.boot_id,
-			    .pid_ns = id.pid_ns, .time_ns = id.time_ns };
-	if (pid_start_time(me.pid, &me.pid_start) != 1)
-		me.pid_start = 0;
+	if (probe_reader(&id) < 0)
+		return fail_errno(errno, job, "cannot read this process's identity from /proc");
+	*me = (struct owner){ .kind = OWNER_LOCK, .host = id.host ? id.host : "",
+			      .pid = (long)getpid(), .boot_id = id.boot_id,
+			      .pid_ns = id.pid_ns, .time_ns = id.time_ns };
+	if (pid_start_time(me->pid, &me->pid_start) != 1)
+		return fail_errno(errno, job, "read /proc/self/stat");
+	return 0;
+}
 
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
+			       .timeout_signal = SIGTERM };
+	struct registry reg;
+	struct owner me;
 	sigset_t hold, old_mask;
-	supervise_signals(&hold, &old_mask);
+	char started[21], signame[SIGNAME_MAX];
+	int run_lock = -1, lost = 0;
 
-	char started[21];
-	int run_lock = -1, go = 0;
-	rc = claim(&reg, &req, &me, started, &run_lock, &go, &hold);
-	if (!go) {
+	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
+	if (!go)
+		return rc;
+	if ((rc = open_registry(&reg, &common, req.job)) != 0)
+		return rc;
+	if ((rc = identify(req.job, &me)) != 0) {
 		reg_close(&reg);
 		return rc;
 	}
-
+	supervise_signals(&hold, &old_mask);
+	rc = start_run(&reg, &req, &me, started, &run_lock, &hold);
+	if (run_lock < 0) {
+		reg_close(&reg);
+		return rc;
+	}
 	struct run_end end;
-	char signame[SIGNAME_MAX];
-	int lost = 0;
 	int exit_status = run(&req, run_lock, &hold, &old_mask, &end, signame, &lost);
 	if (lost) {
 		/* SPEC §6: the record is no longer this run's to write. */

@@ -1,9 +1,8 @@
 /* jobreg-get: print the status of jobs (see jobreg-get(1)). */
 #include "cli.h"
+#include "listing.h"
 #include "outfile.h"
 #include "output.h"
-#include "prefetch.h"
-#include "record.h"
 #include "registry.h"
 #include "state.h"
 #include "wait.h"
@@ -21,9 +20,9 @@ static const char help[] =
 	"                    job status since owner host pid exit note\n"
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
 	"  -P, --prometheus  metrics in the Prometheus text format\n"
-	"  -s S[,S]          print only the jobs whose status is one of S\n"
+	"  -s, --status S[,S]  print only the jobs whose status is one of S\n"
 	"                    (PENDING RUNNING STALE DONE, or OK FAILED for DONE)\n"
-	"  -o FILE           write the output to FILE atomically\n"
+	"  -o, --output FILE write the output to FILE atomically\n"
 	"  -a, --all         every job with a record, sorted by id\n"
 	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
 	"      --wait D      with --is: wait until it holds, at most D (inf: no limit)\n"
@@ -37,35 +36,100 @@ static const char help[] =
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS };
 
-/* Append one job in FORMAT (Prometheus collects it for the end). */
-static void format_job(enum format format, struct buf *out, struct prom *prom, int all,
-		       const char *job, const struct job_state *st)
+struct request {
+	enum format format;
+	int all;                /* -a */
+	const char *show_arg;   /* -s S, as given; its mask: */
+	unsigned show_mask;
+	const char *is_arg;     /* --is S */
+	unsigned is_mask;
+	const char *wait_arg;   /* --wait D */
+	double wait_limit;      /* < 0: no limit */
+	const char *out_file;   /* -o FILE */
+	char **jobs;            /* the operands, or the listing's jobs */
+	size_t njobs;
+};
+
+static int status_list(const char *arg, unsigned *mask)
 {
-	const struct record *r = st->found ? &st->rec : NULL;
-	switch (format) {
-	case PLAIN: output_plain(out, job, st->status, all); break;
-	case LONG: output_long(out, job, r, st->status); break;
-	case JSON: output_json(out, job, r, st->status); break;
-	case PROMETHEUS: prom_add(prom, job, r, st->status); break;
+	return parse_status_list(arg, mask) < 0 ? bad_value("status list", arg, status_list_words)
+						: -1;
+}
+
+/* Options and operands into REQ: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct request *req,
+			 int *go)
+{
+	static const struct option longopts[] = {
+		{ "long", no_argument, 0, 'l' },
+		{ "json", no_argument, 0, 'j' },
+		{ "prometheus", no_argument, 0, 'P' },
+		{ "status", required_argument, 0, 's' },
+		{ "output", required_argument, 0, 'o' },
+		{ "all", no_argument, 0, 'a' },
+		{ "is", required_argument, 0, 'I' },
+		{ "wait", required_argument, 0, 'W' },
+		COMMON_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	int opt, rc = -1;
+
+	cli_init("jobreg-get", argv, usage, longopts, common);
+	opterr = 0;
+	while (rc < 0 && (opt = getopt_long(argc, argv, "+:ljPs:o:a" COMMON_SHORTOPTS, longopts,
+					    NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+		case 'j':
+		case 'P': {
+			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : PROMETHEUS;
+			if (req->format != PLAIN && req->format != f)
+				return usage_error("-l, -j and -P exclude each other");
+			req->format = f;
+			break;
+		}
+		case 's':
+			req->show_arg = optarg;
+			rc = status_list(optarg, &req->show_mask);
+			break;
+		case 'o':
+			req->out_file = optarg;
+			break;
+		case 'a':
+			req->all = 1;
+			break;
+		case 'I':
+			req->is_arg = optarg;
+			rc = status_list(optarg, &req->is_mask);
+			break;
+		case 'W':
+			req->wait_arg = optarg;
+			if (parse_limit(optarg, &req->wait_limit) < 0)
+				return bad_value("--wait duration", optarg, NULL);
+			break;
+		default:
+			rc = cli_common_option(opt, optarg, common, help);
+		}
 	}
-}
-
-/* Is this job printed?  -a leaves out a record that vanished after the
- * listing; -s (MASK not 0) only the statuses asked, though -P counts every
- * corrupt or unreadable record in jobreg_corrupt_records. */
-static int shown(const struct job_state *st, int rc, int all, unsigned mask, enum format format)
-{
-	int unusable = st->status == ST_CORRUPT || st->status == ST_UNREADABLE;
-	if (all && !rc && !st->found)
-		return 0;
-	if (!mask || (format == PROMETHEUS && unusable))
-		return 1;
-	return status_in(mask, st->status, st->found ? &st->rec : NULL);
-}
-
-static void add_ahead(void *ahead, const char *job, int regular)
-{
-	prefetch_add(ahead, job, regular);
+	if (rc >= 0)
+		return rc;
+	req->jobs = argv + optind;
+	req->njobs = (size_t)(argc - optind);
+	if ((rc = check_job_ids(req->jobs, (int)req->njobs)) != 0)
+		return rc;
+	if (req->all && req->njobs)
+		return usage_error("-a takes no JOB");
+	if (!req->all && !req->njobs)
+		return usage_error("no JOB given");
+	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
+		return usage_error("--is prints nothing; it takes no -l, -j, -P, -s or -o");
+	if (req->wait_arg && (!req->is_arg || req->all))
+		return usage_error("--wait needs --is and JOB ids (not -a)");
+	if (req->out_file && !*req->out_file)
+		return usage_error("-o needs a file name");
+	*go = 1;
+	return 0;
 }
 
 /* --is S --wait D: the condition and what it last saw of each job. */
@@ -79,18 +143,20 @@ static int job_is(void *ctx, size_t index, const struct job_state *st)
 {
 	struct is_wait *w = ctx;
 	w->seen[index] = st->status;
-	w->met[index] = status_in(w->mask, st->status, st->found ? &st->rec : NULL) != 0;
+	w->met[index] = state_in(st, w->mask) != 0;
 	return w->met[index];
 }
 
-static int wait_is(const struct registry *reg, char **jobs, size_t njobs, unsigned mask,
-		   double limit, const char *limit_arg)
+static int wait_is(struct registry *reg, const struct request *req)
 {
-	struct is_wait w = { mask, xmalloc(njobs * sizeof *w.seen), xmalloc(njobs) };
-	int rc = wait_until(reg, jobs, njobs, job_is, &w, limit < 0 ? -1 : now_mono() + limit);
-	for (size_t i = 0; rc == EXIT_BUSY && i < njobs; i++)
+	struct is_wait w = { req->is_mask, xmalloc(req->njobs * sizeof *w.seen),
+			     xmalloc(req->njobs) };
+	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
+	int rc = wait_until(reg, req->jobs, req->njobs, job_is, &w, deadline);
+	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
 		if (!w.met[i]) {
-			fail(rc, jobs[i], "still %s after --wait %s", status_word(w.seen[i]), limit_arg);
+			fail(rc, req->jobs[i], "still %s after --wait %s", status_word(w.seen[i]),
+			     req->wait_arg);
 			break;
 		}
 	free(w.seen);
@@ -98,166 +164,89 @@ static int wait_is(const struct registry *reg, char **jobs, size_t njobs, unsign
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* Append one job in the request's format (Prometheus collects it for the
+ * end). */
+static void format_job(const struct request *req, struct buf *out, struct prom *prom,
+		       const char *job, const struct job_state *st)
 {
-	static const struct option longopts[] = {
-		{ "long", no_argument, 0, 'l' },
-		{ "json", no_argument, 0, 'j' },
-		{ "prometheus", no_argument, 0, 'P' },
-		{ "all", no_argument, 0, 'a' },
-		{ "is", required_argument, 0, 'I' },
-		{ "wait", required_argument, 0, 'W' },
-		COMMON_LONGOPTS,
-		{ 0, 0, 0, 0 },
-	};
-	struct common common;
-	enum format format = PLAIN;
-	int all = 0, opt, rc;
-	unsigned is_mask = 0, show_mask = 0;
-	const char *is_arg = NULL, *wait_arg = NULL, *show_arg = NULL, *out_file = NULL;
-	double wait_limit = -1;
+	const struct record *r = st->found ? &st->rec : NULL;
+	switch (req->format) {
+	case PLAIN: output_plain(out, job, st->status, req->all); break;
+	case LONG: output_long(out, job, r, st->status); break;
+	case JSON: output_json(out, job, r, st->status); break;
+	case PROMETHEUS: prom_add(prom, job, r, st->status); break;
+	}
+}
 
-	cli_init("jobreg-get", &common);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:ljPs:o:aI:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'l':
-		case 'j':
-		case 'P': {
-			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : PROMETHEUS;
-			if (format != PLAIN && format != f)
-				return usage_error(usage, "-l, -j and -P exclude each other");
-			format = f;
-			break;
+/* Does the job count?  -a leaves out a record that vanished after the
+ * listing (also for --is); -s only the statuses asked, though -P counts
+ * every corrupt or unreadable record in jobreg_corrupt_records. */
+static int shown(const struct request *req, const struct job_state *st)
+{
+	int unusable = st->status == ST_CORRUPT || st->status == ST_UNREADABLE;
+	if (req->all && !unusable && !st->found)
+		return 0;
+	if (!req->show_arg || (req->format == PROMETHEUS && unusable))
+		return 1;
+	return state_in(st, req->show_mask);
+}
+
+/* Read every job of REQ and append what is printed of it to TEXT (-P:
+ * to PROM); returns the exit status of SPEC §7.  With -P a record that
+ * cannot be used is data (jobreg_corrupt_records), not a failure, and its
+ * message is informational. */
+static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
+		     struct prom *prom)
+{
+	int stream = !req->out_file && req->format != PROMETHEUS, status = 0;
+	errors_informational(req->format == PROMETHEUS);
+	for (size_t i = 0; i < req->njobs; i++) {
+		struct job_state st;
+		int rc = state_load(reg, req->jobs[i], &st);
+		if (rc == EXIT_CORRUPT)
+			state_corrupt(reg, req->jobs[i], &st);
+		if (req->format != PROMETHEUS)
+			keep_first(&status, rc);
+		if (shown(req, &st)) {
+			if (req->is_arg && !rc && !state_in(&st, req->is_mask))
+				keep_first(&status, EXIT_FALSE);
+			else if (!req->is_arg)
+				format_job(req, text, prom, req->jobs[i], &st);
 		}
-		case 's':
-			show_arg = optarg;
-			if (parse_status_list(optarg, &show_mask) < 0)
-				return usage_error(usage, "bad status list '%s'", optarg);
-			break;
-		case 'o':
-			out_file = optarg;
-			break;
-		case 'a':
-			all = 1;
-			break;
-		case 'I':
-			is_arg = optarg;
-			if (parse_status_list(optarg, &is_mask) < 0)
-				return usage_error(usage, "bad status list '%s'", optarg);
-			break;
-		case 'W':
-			wait_arg = optarg;
-			if (parse_limit(optarg, &wait_limit) < 0)
-				return usage_error(usage, "bad --wait duration '%s'", optarg);
-			break;
-		default:
-			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
-				return rc;
+		state_free(&st);
+		/* Standard output takes the text as it grows (-P needs it all,
+		 * -o writes the file at once). */
+		if (stream && text->len >= 65536) {
+			out_add(text->data, text->len);
+			buf_reset(text);
 		}
 	}
-	char **jobs = argv + optind;
-	size_t njobs = (size_t)(argc - optind);
-	if ((rc = check_job_ids(jobs, (int)njobs)) != 0)
-		return rc;
-	if (all && njobs)
-		return usage_error(usage, "-a takes no JOB");
-	if (!all && !njobs)
-		return usage_error(usage, "no JOB given");
-	if (is_arg && (format != PLAIN || show_arg || out_file))
-		return usage_error(usage, "--is prints nothing; it takes no -l, -j, -P, -s or -o");
-	if (wait_arg && (!is_arg || all))
-		return usage_error(usage, "--wait needs --is and JOB ids (not -a)");
-	if (out_file && !*out_file)
-		return usage_error(usage, "-o needs a file name");
+	errors_informational(0);
+	return status;
+}
 
-	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
-	struct registry reg;
-	struct listing listing = {0};
+/* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
+ * UP: REG exists and could be listed (-P's jobreg_registry_up). */
+static int report(const struct registry *reg, const char *path, const struct request *req,
+		  int up)
+{
+	struct buf text = {0};
 	struct prom prom = {0};
-	int status = 0;
-	/* The registry label of -P: DIR made absolute. */
-	char *label = format == PROMETHEUS ? path_absolute(path) : NULL;
-	if (format == PROMETHEUS && !label) {
-		rc = fail_errno(errno, NULL, "cannot find the working directory");
-		free(path);
-		return rc;
-	}
-	rc = reg_open(&reg, path, 0);
-	free(path);
-	/* -a: the records are read on two threads from while they are listed;
-	 * the output is in the order by id. */
-	struct prefetch *ahead = NULL;
-	size_t *order = NULL;
-	if (!rc && all) {
-		ahead = prefetch_start(reg.fd);
-		rc = reg_list_unsorted(&reg, &listing, add_ahead, ahead);
-		order = listing_order(&listing);
-		prefetch_order(ahead, order);
-		if (rc) {
-			prefetch_end(ahead);
-			free(order);
-			listing_free(&listing);
-			reg_close(&reg);
-		}
-	}
-	if (rc) {
-		free(label);
-		return rc;
-	}
-	if (wait_arg) {
-		status = wait_is(&reg, jobs, njobs, is_mask, wait_limit, wait_arg);
-		reg_close(&reg);
-		return status;
-	}
-	if (label) {
+	int status;
+
+	if (req->format == PROMETHEUS) {
+		/* The registry label: DIR made absolute. */
+		char *label = path_absolute(path);
+		if (!label)
+			return fail_errno(errno, NULL, "cannot find the working directory");
 		prom_init(&prom, label);
 		free(label);
 	}
-	if (all) {
-		jobs = listing.jobs;
-		njobs = listing.njobs;
-	}
-
-	/* Standard output takes the text as it grows (Prometheus needs it
-	 * all, --output writes the file at once). */
-	int stream = !out_file && format != PROMETHEUS;
-	struct buf text = {0};
-	for (size_t i = 0; i < njobs; i++) {
-		size_t k = order ? order[i] : i;
-		struct job_state st;
-		struct first_read first = { NULL, 0 };
-		if (ahead)
-			first.data = prefetch_get(ahead, k, &first.len);
-		rc = state_load_first(&reg, jobs[k], &first, &st);
-		if (rc == EXIT_CORRUPT)
-			state_corrupt(&reg, jobs[k], &st);
-		else if (rc)
-			st.status = ST_UNREADABLE;   /* the error is printed */
-		keep_first(&status, rc);
-		if (is_arg) {
-			if (!rc && !status_in(is_mask, st.status, &st.rec))
-				keep_first(&status, EXIT_FALSE);
-		} else if (shown(&st, rc, all, show_arg ? show_mask : 0, format)) {
-			format_job(format, &text, &prom, all, jobs[k], &st);
-			if (stream && text.len >= 65536) {
-				out_add(text.data, text.len);
-				buf_reset(&text);
-			}
-		}
-		state_free(&st);
-	}
-	prefetch_end(ahead);
-	free(order);
-	listing_free(&listing);
-	reg_close(&reg);
-	if (format == PROMETHEUS)
-		prom_finish(&prom, &text);
-	if (out_file) {
-		rc = outfile_write(out_file, text.data ? text.data : "", text.len);
-		keep_first(&status, rc);
+	status = read_jobs(reg, req, &text, &prom);
+	if (req->format == PROMETHEUS)
+		prom_finish(&prom, up, &text);
+	if (req->out_file) {
+		keep_first(&status, outfile_write(req->out_file, text.data ? text.data : "", text.len));
 	} else {
 		out_add(text.data ? text.data : "", text.len);
 		if (out_flush())
@@ -265,4 +254,38 @@ int main(int argc, char **argv)
 	}
 	buf_free(&text);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct request req = { .format = PLAIN, .wait_limit = -1 };
+	struct registry reg;
+	struct listing listing = {0};
+
+	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
+	if (!go)
+		return rc;
+	char *path = registry_path(common.dir);
+	if (!path)
+		return EXIT_USAGE;
+	rc = reg_open(&reg, path, 0);
+	if (!rc && req.wait_arg)
+		rc = wait_is(&reg, &req);
+	else if (!rc && req.all && (rc = reg_list(&reg, &listing)) == 0) {
+		req.jobs = listing.jobs;
+		req.njobs = listing.njobs;
+	}
+	if (!rc && !req.wait_arg) {
+		rc = report(&reg, path, &req, reg.fd >= 0);
+	} else if (rc && req.format == PROMETHEUS) {
+		/* DIR could not be read: the metrics say so (up 0, no job), and
+		 * the error stands. */
+		req.njobs = 0;
+		report(&reg, path, &req, 0);
+	}
+	free(path);
+	listing_free(&listing);
+	reg_close(&reg);
+	return rc;
 }

@@ -1,11 +1,13 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cli.h"
+#include "utf8.h"
 #include "liveness.h"
 #include "probe.h"
 #include "record.h"
 #include "registry.h"
 #include "state.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +58,7 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	}
 	if (rc && rc != EXIT_CORRUPT)
 		goto out;
-	if (req->if_mask && !status_in(req->if_mask, st.status, &st.rec)) {
+	if (req->if_mask && !state_in(&st, req->if_mask)) {
 		info(req->job, "status is %s", status_word(st.status));
 		rc = EXIT_FALSE;
 		goto out;
@@ -79,7 +81,10 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 			/* The writer's identity: readers check the pid only
 			 * where it means the same process (SPEC §2). */
 			struct reader me;
-			probe_reader(&me);
+			if (probe_reader(&me) < 0) {
+				rc = fail_errno(errno, req->job, "cannot read this process's identity from /proc");
+				goto out;
+			}
 			o.kind = OWNER_PID;
 			o.host = me.host ? me.host : "";
 			o.pid = req->owner_pid;
@@ -97,16 +102,18 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		}
 		record_to_running(&st.rec, now, &o, expires, 0, req->note);
 	}
-	record_format(&st.rec, &text);
-	if ((rc = reg_sweep(reg, req->job)) == 0)
-		rc = reg_replace(reg, req->job, text.data, text.len);
+	record_format(&st.rec, &text);   /* too large: reg_replace refuses it */
+	rc = reg_replace(reg, req->job, req->job, text.data, text.len);
 out:
 	buf_free(&text);
 	state_free(&st);
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* Options and operands into REQ: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct set_request *req,
+			 int *go)
 {
 	static const struct option longopts[] = {
 		{ "if", required_argument, 0, 'I' },
@@ -118,85 +125,102 @@ int main(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	struct common common;
-	struct set_request req = { .exit_status = -1 };
-	int opt, rc;
+	int opt, rc = -1;
 
-	cli_init("jobreg-set", &common);
+	cli_init("jobreg-set", argv, usage, longopts, common);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while (rc < 0 && (opt = getopt_long(argc, argv, "+:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'I':
-			if (parse_status_list(optarg, &req.if_mask) < 0)
-				return usage_error(usage, "bad status list '%s'", optarg);
+			if (parse_status_list(optarg, &req->if_mask) < 0)
+				return bad_value("status list", optarg, status_list_words);
 			break;
 		case 'O':
-			if (parse_uint(optarg, INT_MAX, &req.owner_pid) < 0 || req.owner_pid == 0)
-				return usage_error(usage, "bad pid '%s'", optarg);
+			if (parse_uint(optarg, INT_MAX, &req->owner_pid) < 0 || req->owner_pid == 0)
+				return bad_value("pid", optarg, NULL);
 			break;
 		case 'T':
-			if (parse_duration(optarg, &req.ttl) < 0 || req.ttl <= 0)
-				return usage_error(usage, "bad ttl '%s'", optarg);
+			if (parse_duration(optarg, &req->ttl) < 0 || req->ttl <= 0)
+				return bad_value("ttl", optarg, NULL);
 			break;
 		case 'm':
 			if (!note_valid(optarg))
 				return fail(EXIT_USAGE, NULL,
 					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
 					    NOTE_MAX);
-			req.note = optarg;
+			req->note = optarg;
 			break;
 		case 'X':
-			if (parse_uint(optarg, 255, &req.exit_status) < 0)
-				return usage_error(usage, "bad exit status '%s' (0-255)", optarg);
+			if (parse_uint(optarg, 255, &req->exit_status) < 0)
+				return bad_value("exit status", optarg, "0-255");
 			break;
 		case 'F':
-			req.force = 1;
+			req->force = 1;
 			break;
 		default:
-			if ((rc = cli_common_option(opt, optarg, argv, &common, usage, help)) >= 0)
-				return rc;
+			rc = cli_common_option(opt, optarg, common, help);
 		}
 	}
+	if (rc >= 0)
+		return rc;
 	for (int i = optind; i < argc; i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			return misplaced_option(argv[i]);
 	if (argc - optind != 2)
-		return usage_error(usage, argc - optind < 2 ? "JOB and STATUS needed"
-							   : "too many operands");
-	req.job = argv[optind];
+		return usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
+	req->job = argv[optind];
 	if ((rc = check_job_ids(argv + optind, 1)) != 0)
 		return rc;
 	const char *word = argv[optind + 1];
 	int st = status_from_word(word, strlen(word), 1);
 	if (st == ST_STALE)
-		return fail(EXIT_USAGE, req.job, "STALE is derived by readers and cannot be set");
+		return fail(EXIT_USAGE, req->job, "STALE is derived by readers and cannot be set");
 	if (st < 0)
-		return fail(EXIT_USAGE, req.job, "bad status '%s' (PENDING, RUNNING or DONE)", word);
-	req.status = (enum status)st;
-	if (req.owner_pid && req.status != ST_RUNNING)
-		return fail(EXIT_USAGE, req.job, "--owner is for RUNNING only");
-	if (req.ttl > 0 && req.status != ST_RUNNING)
-		return fail(EXIT_USAGE, req.job, "--ttl is for RUNNING only");
-	if (req.exit_status >= 0 && req.status != ST_DONE)
-		return fail(EXIT_USAGE, req.job, "--exit is for DONE only");
-	if (req.owner_pid) {
-		struct probes p = { .pid = PID_UNPROBED };
-		probe_pid(req.owner_pid, &p);
-		if (p.pid == PID_GONE || p.pid == PID_ZOMBIE)
-			return fail(EXIT_USAGE, req.job, "no such process: %ld", req.owner_pid);
-		/* kill(2) sees it but /proc hides it (hidepid=): the record
-		 * gets no pid_start, and a reused pid would pass for it. */
-		if (p.pid == PID_HIDDEN)
-			info(req.job, "pid %ld: start time hidden by /proc; recorded without pid_start",
-			     req.owner_pid);
-		req.owner_start = p.pid == PID_STARTED ? p.pid_start : 0;
-	}
+		return fail(EXIT_USAGE, req->job, "bad status '%s' (PENDING, RUNNING or DONE)", word);
+	req->status = (enum status)st;
+	if (req->owner_pid && req->status != ST_RUNNING)
+		return fail(EXIT_USAGE, req->job, "--owner is for RUNNING only");
+	if (req->ttl > 0 && req->status != ST_RUNNING)
+		return fail(EXIT_USAGE, req->job, "--ttl is for RUNNING only");
+	if (req->exit_status >= 0 && req->status != ST_DONE)
+		return fail(EXIT_USAGE, req->job, "--exit is for DONE only");
+	*go = 1;
+	return 0;
+}
 
+/* --owner PID: the pid must be a live process; its start time is read
+ * once, here. */
+static int check_owner(struct set_request *req)
+{
+	struct probes p = { .pid = PID_UNPROBED };
+	if (probe_pid(req->owner_pid, &p) < 0)
+		return fail_errno(errno, req->job, "read /proc/%ld/stat", req->owner_pid);
+	if (p.pid == PID_GONE || p.pid == PID_ZOMBIE)
+		return fail(EXIT_USAGE, req->job, "no such process: %ld", req->owner_pid);
+	/* kill(2) sees it but /proc hides it (hidepid=): the record gets no
+	 * pid_start, and a reused pid would pass for it. */
+	if (p.pid == PID_HIDDEN)
+		info(req->job, "pid %ld: start time hidden by /proc; recorded without pid_start",
+		     req->owner_pid);
+	req->owner_start = p.pid == PID_STARTED ? p.pid_start : 0;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct set_request req = { .exit_status = -1 };
+	struct registry reg;
+	int lock = -1;
+
+	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
+	if (!go)
+		return rc;
+	if (req.owner_pid && (rc = check_owner(&req)) != 0)
+		return rc;
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	struct registry reg;
-	int lock = -1;
 	rc = reg_open(&reg, path, 1);
 	free(path);
 	if (rc)

@@ -9,7 +9,7 @@ static unsigned long long number(const struct record *r, const char *key)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
-void liveness_claim(const struct record *r, struct claim *c)
+void liveness_ownership(const struct record *r, struct ownership *c)
 {
 	const char *owner = record_get(r, "owner");
 	const char *expires = record_get(r, "expires");
@@ -69,7 +69,7 @@ static enum liveness by_pid(const struct owner *o, const struct reader *me,
 	return LIVE_ALIVE;          /* another host or namespace: cannot tell */
 }
 
-int liveness_lock_trusted(const struct claim *c, const struct probes *p)
+int liveness_lock_trusted(const struct ownership *c, const struct probes *p)
 {
 	if (c->owner.kind != OWNER_LOCK || p->lock == LOCK_UNPROBED)
 		return 0;
@@ -78,7 +78,7 @@ int liveness_lock_trusted(const struct claim *c, const struct probes *p)
 	return p->lock != LOCK_MISSING && p->lock_ino == c->owner.run_lock;
 }
 
-enum liveness liveness_judge(const struct claim *c, const struct reader *me,
+enum liveness liveness_judge(const struct ownership *c, const struct reader *me,
 			     const struct probes *p)
 {
 	if (c->owner.kind == OWNER_LOCK) {

@@ -1,7 +1,7 @@
 /* liveness: is the owner of a RUNNING record alive?  (SPEC §2)
  *
  * One pure decision, no I/O.  liveness_judge() takes what the record says
- * (struct claim), who reads it (struct reader) and the facts probed so far
+ * (struct ownership), who reads it (struct reader) and the facts probed so far
  * (struct probes), and answers ALIVE, DEAD, or the probe it needs first:
  * PROBE_LOCK (the run lock: held, free or missing, and its inode) or
  * PROBE_PID (kill(pid, 0) and the pid's start time).  The caller makes that
@@ -35,7 +35,7 @@
 #include "record.h"
 
 /* What a RUNNING record says about its owner. */
-struct claim {
+struct ownership {
 	struct owner owner;     /* kind OWNER_NONE: no owner */
 	int has_expires;
 	time_t expires;
@@ -65,13 +65,13 @@ struct probes {
 
 enum liveness { LIVE_ALIVE, LIVE_DEAD, LIVE_PROBE_LOCK, LIVE_PROBE_PID };
 
-/* The claim of a parsed RUNNING record; its strings point into R. */
-void liveness_claim(const struct record *r, struct claim *c);
+/* What a parsed RUNNING record says of its owner; its strings point into R. */
+void liveness_ownership(const struct record *r, struct ownership *c);
 
-enum liveness liveness_judge(const struct claim *c, const struct reader *me,
+enum liveness liveness_judge(const struct ownership *c, const struct reader *me,
 			     const struct probes *p);
 
-/* Does the probed run lock decide a lock-owned claim (no pid check)? */
-int liveness_lock_trusted(const struct claim *c, const struct probes *p);
+/* Does the probed run lock decide a lock-owned record (no pid check)? */
+int liveness_lock_trusted(const struct ownership *c, const struct probes *p);
 
 #endif

@@ -1,9 +1,11 @@
 #include "outfile.h"
-#include "cli.h"
+#include "atomic.h"
+#include "msg.h"
 #include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,28 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The exit status for a file that could not be made. */
-static int create_exit(int err)
-{
-	switch (err) {
-	case EACCES:
-	case EPERM:
-		return EXIT_PERM;
-	case ENOENT:
-	case ENOTDIR:
-	case EISDIR:
-	case EROFS:
-	case ELOOP:
-	case ENAMETOOLONG:
-	case EEXIST:
-		return EXIT_CANTCREAT;
-	default:
-		return EXIT_IO;
-	}
-}
+#ifndef NAME_MAX
+#define NAME_MAX 255
+#endif
 
-/* ".BASE." plus six random alphanumerics; O_EXCL retries a collision, so
- * a generator seeded from the clock and the pid is enough. */
+/* ".BASE." plus six random alphanumerics, BASE cut so the name fits
+ * NAME_MAX; O_EXCL retries a collision, so a generator seeded from the
+ * clock and the pid is enough. */
 static void temp_name(struct buf *name, const char *base)
 {
 	static const char alnum[] =
@@ -43,13 +30,28 @@ static void temp_name(struct buf *name, const char *base)
 	state ^= (unsigned long long)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
 		 (unsigned long long)ts.tv_sec ^ ((unsigned long long)getpid() << 32);
 	buf_reset(name);
-	buf_addf(name, ".%s.", base);
+	buf_addc(name, '.');
+	buf_add(name, base, strnlen(base, NAME_MAX - 8));
+	buf_addc(name, '.');
 	for (int i = 0; i < 6; i++) {
 		state ^= state << 13;
 		state ^= state >> 7;
 		state ^= state << 17;
 		buf_addc(name, alnum[state % (sizeof alnum - 1)]);
 	}
+}
+
+/* The new file keeps what the old one had: its mode, and its group where
+ * we may give it (a member of that group, or root). */
+static int keep_mode(int fd, const struct stat *old)
+{
+	int rc;
+	do
+		rc = fchmod(fd, old->st_mode & 07777);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0 && fchown(fd, (uid_t)-1, old->st_gid) < 0 && errno != EPERM)
+		rc = -1;
+	return rc;
 }
 
 int outfile_write(const char *path, const char *data, size_t len)
@@ -59,7 +61,8 @@ int outfile_write(const char *path, const char *data, size_t len)
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;   /* with the '/' */
 	char *dir = slash ? xstrndup(path, dirlen) : xstrdup(".");
 	struct buf tmp = {0}, shown = {0};
-	int dfd = -1, fd = -1, rc = 0, err;
+	struct stat old;
+	int dfd = -1, fd = -1, rc = 0, err, exists;
 
 	if (!*base) {
 		rc = fail(EXIT_CANTCREAT, NULL, "cannot write %s: %s", path, strerror(EISDIR));
@@ -70,14 +73,14 @@ int outfile_write(const char *path, const char *data, size_t len)
 	while (dfd < 0 && errno == EINTR);
 	if (dfd < 0) {
 		err = errno;
-		rc = fail(create_exit(err), NULL, "cannot write %s: open directory %s: %s",
+		rc = fail(exit_for_create(err), NULL, "cannot write %s: open directory %s: %s",
 			  path, dir, strerror(err));
 		goto out;
 	}
 	/* Replace a file, never a directory, device or symlink (such as
 	 * /dev/stdout: root could otherwise turn it into a file). */
-	struct stat st;
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+	exists = fstatat(dfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	if (exists && !S_ISREG(old.st_mode)) {
 		rc = fail(EXIT_CANTCREAT, NULL, "cannot write %s: not a regular file", path);
 		goto out;
 	}
@@ -93,40 +96,30 @@ int outfile_write(const char *path, const char *data, size_t len)
 	buf_adds(&shown, tmp.data);
 	if (fd < 0) {
 		err = errno;
-		rc = fail(create_exit(err), NULL, "cannot write %s: create %s: %s",
+		rc = fail(exit_for_create(err), NULL, "cannot write %s: create %s: %s",
 			  path, shown.data, strerror(err));
 		goto out;
 	}
-	/* Any failure before the rename leaves PATH as it was. */
-	if (write_full(fd, data, len) < 0) {
-		rc = fail_errno(errno, NULL, "cannot write %s: write %s", path, shown.data);
-		goto discard;
-	}
-	if (fsync_retry(fd) < 0) {
-		rc = fail_errno(errno, NULL, "cannot write %s: fsync %s", path, shown.data);
-		goto discard;
-	}
-	err = close_fd(fd) < 0 ? errno : 0;
-	fd = -1;
-	if (err) {
-		rc = fail_errno(err, NULL, "cannot write %s: close %s", path, shown.data);
-		goto discard;
-	}
-	if (renameat(dfd, tmp.data, dfd, base) < 0) {
-		err = errno;
-		rc = fail(create_exit(err), NULL, "cannot write %s: rename %s: %s",
-			  path, shown.data, strerror(err));
-		goto discard;
-	}
-	if (fsync_retry(dfd) < 0)
-		rc = fail(EXIT_IO, NULL, "fsync %s: %s (%s is in place but may not be durable)",
-			  dir, strerror(errno), path);
-	goto out;
-discard:
-	if (fd >= 0)
+	if (exists && keep_mode(fd, &old) < 0) {
+		rc = fail_errno(errno, NULL, "cannot write %s: chmod %s", path, shown.data);
 		close_fd(fd);
-	if (unlinkat(dfd, tmp.data, 0) < 0 && errno != ENOENT)
-		warn(NULL, "cannot remove %s: %s", shown.data, strerror(errno));
+		if (unlinkat(dfd, tmp.data, 0) < 0 && errno != ENOENT)
+			warn(NULL, "cannot remove %s: %s", shown.data, strerror(errno));
+		goto out;
+	}
+	struct atomic_failure f;
+	if (atomic_replace(dfd, fd, tmp.data, base, data, len, &f) == 0)
+		goto out;
+	if (f.tmp_err)
+		warn(NULL, "cannot remove %s: %s", shown.data, strerror(f.tmp_err));
+	if (strcmp(f.step, "fsync directory") == 0)
+		rc = fail(EXIT_IO, NULL, "fsync %s: %s (%s is in place but may not be durable)",
+			  dir, strerror(f.err), path);
+	else if (strcmp(f.step, "rename") == 0)
+		rc = fail(exit_for_create(f.err), NULL, "cannot write %s: rename %s: %s",
+			  path, shown.data, strerror(f.err));
+	else
+		rc = fail_errno(f.err, NULL, "cannot write %s: %s %s", path, f.step, shown.data);
 out:
 	if (dfd >= 0)
 		close_fd(dfd);

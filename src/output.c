@@ -107,14 +107,21 @@ static int json_reserved(const char *key)
 	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
 
-/* Keys the parser checks are decimal numbers (timeout with a fraction). */
+/* Keys the parser checks are decimal numbers (timeout with a fraction;
+ * version is 1). */
 static int json_number_key(const char *key)
 {
 	static const char *const numbers[] = {
-		"pid", "pid_start", "exit", "runs", "failures", "pid_ns",
-		"time_ns", "run_lock", "timed_out", "timeout",
+		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
+		"time_ns", "run_lock", "timeout",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
+}
+
+/* Flags: checked decimals, true when not 0. */
+static int json_flag_key(const char *key)
+{
+	return strcmp(key, "timed_out") == 0;
 }
 
 /* A checked decimal ("007", "1.50", ".5", "2.") as a valid JSON number:
@@ -174,6 +181,8 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 			json_string(out, status_word(status));
 		else if (json_number_key(f->key))
 			number(out, f->value);
+		else if (json_flag_key(f->key))
+			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
 		else
 			json_string(out, f->value);
 	}
@@ -186,9 +195,11 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 	buf_adds(out, "}\n");
 }
 
-int record_exit_code(const struct record *r)
+/* The status a DONE record's run ended with, as dispatch --once replays
+ * it (one rule, in record.c): 124 if a time limit ended it, 128+N for
+ * signal N, else its exit status; -1 if unknown. */
+static int exit_code(const struct record *r)
 {
-	/* The status a --once replay exits with: one rule, in record.c. */
 	if (record_outcome(r) == OUTCOME_UNKNOWN)
 		return -1;
 	struct run_end end = record_run_end(r);
@@ -218,6 +229,9 @@ static const struct {
 static const char corrupt_name[] = "jobreg_corrupt_records";
 static const char corrupt_help[] =
 	"Records of the registry that are corrupt or cannot be read (they have no jobreg_job_ series).";
+static const char up_name[] = "jobreg_registry_up";
+static const char up_help[] =
+	"1 when the registry directory exists and could be listed, else 0.";
 
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(struct buf *out, const char *s)
@@ -242,13 +256,15 @@ void prom_init(struct prom *p, const char *registry)
 	p->registry = label.data ? label.data : xstrdup("");
 }
 
-/* NAME{job="JOB",registry="REG"[,EXTRA]} VALUE */
+/* NAME{name="JOB",registry="REG"[,EXTRA]} VALUE.  Not job=: that is the
+ * label a scrape sets to the target's job, which would rename ours to
+ * exported_job. */
 static void sample(struct prom *p, enum prom_family fam, const char *job,
 		   const char *extra, const char *value)
 {
 	struct buf *out = &p->family[fam];
 	buf_adds(out, families[fam].name);
-	buf_adds(out, "{job=\"");
+	buf_adds(out, "{name=\"");
 	label_value(out, job);
 	buf_adds(out, "\",registry=\"");
 	buf_adds(out, p->registry);
@@ -295,7 +311,7 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 		snprintf(extra, sizeof extra, ",status=\"%s\"", names[i]);
 		sample(p, PROM_STATUS, job, extra, status == shown[i] ? "1" : "0");
 	}
-	int code = r && status == ST_DONE ? record_exit_code(r) : -1;
+	int code = r && status == ST_DONE ? exit_code(r) : -1;
 	if (code >= 0) {
 		char text[16];
 		snprintf(text, sizeof text, "%d", code);
@@ -313,7 +329,7 @@ static void header(struct buf *out, const char *name, const char *type, const ch
 	buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void prom_finish(struct prom *p, struct buf *out)
+void prom_finish(struct prom *p, int registry_up, struct buf *out)
 {
 	for (int fam = 0; fam < PROM_FAMILIES; fam++) {
 		header(out, families[fam].name, families[fam].type, families[fam].help);
@@ -323,6 +339,8 @@ void prom_finish(struct prom *p, struct buf *out)
 	}
 	header(out, corrupt_name, "gauge", corrupt_help);
 	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
+	header(out, up_name, "gauge", up_help);
+	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
 	free(p->registry);
 	p->registry = NULL;
 }

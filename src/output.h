@@ -7,17 +7,20 @@
  * Long:   job status since owner host pid exit note, tab-separated,
  *         "-" for an empty field, "SIG"+name for a signal.
  * JSON:   one object per line: "job", the record's fields in SPEC order
- *         (status the derived one; pid, pid_start, exit, runs, failures,
- *         pid_ns, time_ns, run_lock, timed_out, timeout as numbers),
+ *         (status the derived one; version, pid, pid_start, exit, runs,
+ *         failures, pid_ns, time_ns, run_lock, timeout as numbers,
+ *         timed_out as a boolean),
  *         "duration" (ended - started) for a DONE run, "stale": true for
  *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
  *         Unknown keys named like a member the writer adds are left out,
  *         so a record cannot pass for another job.
  * Prometheus: the text exposition format, families grouped: feed every
  *         job to prom_add(), then prom_finish() writes all the families
- *         (each with # HELP and # TYPE) labelled with REGISTRY, an
- *         absolute path.  A CORRUPT or UNREADABLE job has no series of
- *         its own; jobreg_corrupt_records counts it. */
+ *         (each with # HELP and # TYPE), every job's series labelled
+ *         name (the job id; not job, which a scrape sets) and registry
+ *         (REGISTRY, an absolute path).  A CORRUPT or UNREADABLE job
+ *         has no series of its own; jobreg_corrupt_records counts it,
+ *         and jobreg_registry_up says whether DIR could be listed. */
 #ifndef JOBREG_OUTPUT_H
 #define JOBREG_OUTPUT_H
 
@@ -32,12 +35,6 @@ void output_json(struct buf *out, const char *job, const struct record *r,
 /* A JSON string literal of S (UTF-8 passed through, controls escaped). */
 void json_string(struct buf *out, const char *s);
 
-/* The status a DONE record's run ended with, as dispatch --once replays
- * it: 124 if a time limit ended it, 128+N for signal N (1 for a name no
- * signal has), else its exit status; -1 if unknown (record_outcome()).
- * So it is not 0 exactly when the run is FAILED. */
-int record_exit_code(const struct record *r);
-
 enum prom_family {
 	PROM_STATUS, PROM_EXIT, PROM_START, PROM_END, PROM_SUCCESS,
 	PROM_RUNS, PROM_FAILURES, PROM_FAMILIES
@@ -49,7 +46,9 @@ struct prom {
 };
 void prom_init(struct prom *p, const char *registry);
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status);
-/* Append every family to OUT and free P. */
-void prom_finish(struct prom *p, struct buf *out);
+/* Append every family to OUT and free P.  REGISTRY_UP: 1 when DIR exists
+ * and could be listed (for named jobs: opened), else 0 (no job series
+ * then, unless named jobs of a missing DIR, which read PENDING). */
+void prom_finish(struct prom *p, int registry_up, struct buf *out);
 
 #endif

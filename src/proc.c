@@ -30,19 +30,28 @@ static ssize_t read_proc(const char *path, char *data, size_t size)
 	return n;
 }
 
-const char *boot_id(void)
+/* A /proc file or namespace that does not exist: the kernel has none. */
+static int absent(int err)
 {
-	static char id[64];
+	return err == ENOENT || err == ENOTDIR;
+}
+
+int boot_id(const char **id)
+{
+	static char text[64];
 	static int done;
 	if (!done) {
-		done = 1;
-		ssize_t n = read_proc("/proc/sys/kernel/random/boot_id", id, sizeof id);
+		ssize_t n = read_proc("/proc/sys/kernel/random/boot_id", text, sizeof text);
+		if (n < 0 && !absent(errno))
+			return -1;   /* tried again next time */
 		if (n <= 0)
-			id[0] = '\0';
+			text[0] = '\0';
 		else
-			id[strcspn(id, "\n")] = '\0';
+			text[strcspn(text, "\n")] = '\0';
+		done = 1;
 	}
-	return id[0] ? id : NULL;
+	*id = text[0] ? text : NULL;
+	return 0;
 }
 
 int pid_start_time(long pid, unsigned long long *start)
@@ -85,7 +94,7 @@ int pid_start_time(long pid, unsigned long long *start)
 	return -1;
 }
 
-unsigned long long ns_inode(const char *kind)
+int ns_inode(const char *kind, unsigned long long *ino)
 {
 	static unsigned long long pid_ns, time_ns;
 	static int pid_done, time_done;
@@ -94,12 +103,14 @@ unsigned long long ns_inode(const char *kind)
 	int *done = is_time ? &time_done : &pid_done;
 	if (!*done) {
 		struct stat sb;
-		char path[32];
-		snprintf(path, sizeof path, "/proc/self/ns/%s", is_time ? "time" : "pid");
+		if (stat(is_time ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
+			*value = (unsigned long long)sb.st_ino;
+		else if (!absent(errno))
+			return -1;
 		*done = 1;
-		*value = stat(path, &sb) == 0 ? (unsigned long long)sb.st_ino : 0;
 	}
-	return *value;
+	*ino = *value;
+	return 0;
 }
 
 static int cmp_pids(const void *a, const void *b)
@@ -177,11 +188,6 @@ static int holds(const char *pid, dev_t dev, ino_t ino, long locker)
 	closedir(fds);
 	buf_free(&path);
 	return found;
-}
-
-int lock_holders(dev_t dev, ino_t ino, size_t max, long **pids, size_t *count)
-{
-	return lock_sharers(dev, ino, 0, max, pids, count);
 }
 
 int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count)

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* This boot's id (cached), or NULL when /proc does not tell. */
-const char *boot_id(void);
+/* This boot's id into *id (read once), NULL when the kernel has none.
+ * Returns 0, or -1 with errno when it could not be read. */
+int boot_id(const char **id);
 
 /* The start time of PID (field 22 of /proc/PID/stat).  Returns 1 and sets
  * *start for a live process, 0 for a zombie, -1 with errno set when the
@@ -16,19 +17,19 @@ const char *boot_id(void);
  * hidepid=2 hides —, EACCES or EPERM when hidden otherwise. */
 int pid_start_time(long pid, unsigned long long *start);
 
-/* The inode of /proc/self/ns/KIND ("pid" or "time"), cached; 0 when the
- * kernel has no such namespace or /proc does not tell. */
-unsigned long long ns_inode(const char *kind);
+/* The inode of /proc/self/ns/KIND ("pid" or "time") into *ino (read
+ * once), 0 when the kernel has no such namespace.  Returns 0, or -1 with
+ * errno when it could not be read. */
+int ns_inode(const char *kind, unsigned long long *ino);
 
 /* The pids of the processes that hold a lock on the file DEV, INO through
  * a descriptor open on it, found through /proc/PID/fd and fdinfo (only
  * those this process may look into; where fdinfo does not tell, an open
- * descriptor counts), in ascending order, at most MAX of them, into a malloc'd array.
- * Returns 0, or -1 with errno set when /proc cannot be read. */
-int lock_holders(dev_t dev, ino_t ino, size_t max, long **pids, size_t *count);
-/* The same, but only those that share the lock process LOCKER took (a
- * flock is shared by every descriptor of one open, so fork's children
- * hold it too): the leftovers of LOCKER's run, not a new holder. */
+ * descriptor counts), and only those that share the lock process LOCKER
+ * took, unless it is 0 (a flock is shared by every descriptor of one open,
+ * so fork's children hold it too): in ascending order, at most MAX of
+ * them, into a malloc'd array.  Returns 0, or -1 with errno set when /proc
+ * cannot be read. */
 int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count);
 
 #endif

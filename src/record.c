@@ -1,5 +1,6 @@
 #include "record.h"
 #include "signame.h"
+#include "utf8.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -19,12 +20,6 @@ static const char *const known_keys[KNOWN_COUNT] = {
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "runs", "failures",
 	"last_success", "note",
-};
-
-static const char *const status_words[] = {
-	[ST_PENDING] = "PENDING", [ST_RUNNING] = "RUNNING",
-	[ST_STALE] = "STALE", [ST_DONE] = "DONE", [ST_CORRUPT] = "CORRUPT",
-	[ST_UNREADABLE] = "UNREADABLE",
 };
 
 void record_init(struct record *r)
@@ -120,78 +115,10 @@ void record_drop(struct record *r, const char *key)
 	r->count--;
 }
 
-int status_from_word(const char *s, size_t len, int allow_stale)
-{
-	for (int st = ST_PENDING; st <= ST_DONE; st++) {
-		if (st == ST_STALE && !allow_stale)
-			continue;
-		if (strlen(status_words[st]) == len &&
-		    strncasecmp(s, status_words[st], len) == 0)
-			return st;
-	}
-	return -1;
-}
-
-const char *status_word(enum status st)
-{
-	return status_words[st];
-}
-
 enum status record_status(const struct record *r)
 {
 	const char *s = record_get(r, "status");
 	return (enum status)status_from_word(s, strlen(s), 0);
-}
-
-int utf8_valid(const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str, *end = s + len;
-	while (s < end) {
-		/* Records are mostly ASCII: eight bytes at a time through it. */
-		uint64_t word;
-		if ((size_t)(end - s) >= sizeof word) {
-			memcpy(&word, s, sizeof word);
-			if (!(word & 0x8080808080808080u)) {
-				s += sizeof word;
-				continue;
-			}
-		}
-		unsigned c = *s++;
-		size_t more;
-		unsigned min, cp;
-		if (c < 0x80)
-			continue;
-		if (c >= 0xc2 && c <= 0xdf)
-			more = 1, min = 0x80, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			more = 2, min = 0x800, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			more = 3, min = 0x10000, cp = c & 0x07;
-		else
-			return 0;
-		if ((size_t)(end - s) < more)
-			return 0;
-		for (size_t i = 0; i < more; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i] & 0x3f);
-		}
-		s += more;
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-	}
-	return 1;
-}
-
-int note_valid(const char *s)
-{
-	size_t len = strlen(s);
-	if (len > NOTE_MAX || !utf8_valid(s, len))
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return 0;
-	return 1;
 }
 
 static int is_decimal(const char *s, size_t maxlen)
@@ -596,15 +523,4 @@ int run_end_status(const struct run_end *e)
 		return sig > 0 ? 128 + sig : 1;
 	}
 	return e->exit_status > 0 ? e->exit_status : 0;
-}
-
-int status_in(unsigned mask, enum status st, const struct record *r)
-{
-	if (mask & STATUS_BIT(st))
-		return 1;
-	if (st != ST_DONE || !r || !(mask & (STATUS_OK_BIT | STATUS_FAILED_BIT)))
-		return 0;
-	enum outcome o = record_outcome(r);
-	return (o == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
-	       (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT));
 }

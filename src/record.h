@@ -8,13 +8,10 @@
 #include <time.h>
 
 #include "rfc3339.h"
+#include "status.h"
 #include "sys.h"
 
 #define RECORD_MAX 65536   /* a larger file is corrupt */
-#define NOTE_MAX 4096
-
-/* Statuses; STALE is derived by readers and never written. */
-enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT, ST_UNREADABLE };
 
 struct field {
 	char *key;
@@ -83,9 +80,7 @@ void record_to_running(struct record *r, time_t now, const struct owner *o,
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		    const char *note);
 
-/* The outcome of a DONE record: FAILED is another exit status than 0, a
- * signal or a time limit; UNKNOWN is no exit status and no signal. */
-enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED };
+/* The outcome of a DONE record (status.h). */
 enum outcome record_outcome(const struct record *r);
 /* How a DONE record says its run ended. */
 struct run_end record_run_end(const struct record *r);
@@ -93,25 +88,7 @@ struct run_end record_run_end(const struct record *r);
  * signal N, else its exit status (0 when unknown). */
 int run_end_status(const struct run_end *e);
 
-/* Status lists (SPEC §2): a bit per status, and OK and FAILED, the
- * refinements of DONE. */
-#define STATUS_BIT(st) (1u << (st))
-#define STATUS_OK_BIT (1u << 8)
-#define STATUS_FAILED_BIT (1u << 9)
-/* Is status ST (of record R, which may be NULL) in MASK? */
-int status_in(unsigned mask, enum status st, const struct record *r);
-
 /* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */
 int record_owned_by(const struct record *r, const struct owner *o);
-
-/* Status words, case-insensitive; STALE only when ALLOW_STALE. -1 if bad.
- * (OK and FAILED are list words only: see parse_status_list().) */
-int status_from_word(const char *s, size_t len, int allow_stale);
-const char *status_word(enum status st);
-
-
-int utf8_valid(const char *s, size_t len);
-/* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
-int note_valid(const char *s);
 
 #endif

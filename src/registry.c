@@ -1,6 +1,7 @@
 #include "registry.h"
-#include "cli.h"
+#include "atomic.h"
 #include "entry.h"
+#include "msg.h"
 #include "record.h"
 
 #include <errno.h>
@@ -15,6 +16,23 @@
 #include <time.h>
 #include <unistd.h>
 
+int valid_job_id(const char *id)
+{
+	size_t n = 0;
+	if (id[0] == '.' || id[0] == '-' || id[0] == '\0')
+		return 0;
+	for (; id[n]; n++) {
+		unsigned char ch = (unsigned char)id[n];
+		if (n >= JOB_ID_MAX)
+			return 0;
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+		      ch == '@' || ch == '+' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
 const char *reg_path(const struct registry *reg, const char *name)
 {
 	static struct buf path;
@@ -27,8 +45,7 @@ const char *reg_path(const struct registry *reg, const char *name)
 	return path.data;
 }
 
-/* ".JOB.lock", ".JOB.run" or ".JOB.tmp" */
-static char *dot_name(const char *job, const char *suffix)
+char *reg_dot_name(const char *job, const char *suffix)
 {
 	struct buf name = {0};
 	buf_addc(&name, '.');
@@ -39,10 +56,10 @@ static char *dot_name(const char *job, const char *suffix)
 
 char *reg_lock_name(const char *job, enum lock_kind kind)
 {
-	return dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	return reg_dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
 }
 
-int reg_open_dir(const char *path)
+static int open_dir(const char *path)
 {
 	int fd, tries = 0;
 	do
@@ -81,6 +98,8 @@ static int note_sharing(struct registry *reg)
 	if (fstat(reg->fd, &st) < 0)
 		return fail_errno(errno, NULL, "stat registry %s", reg->path);
 	reg->share_mode = entry_share_mode(st.st_mode);
+	reg->dev = st.st_dev;
+	reg->ino = st.st_ino;
 	return 0;
 }
 
@@ -91,21 +110,13 @@ static int note_sharing(struct registry *reg)
 static int cannot_create(const char *path, int err)
 {
 	struct stat st;
-	switch (err) {
-	case ENOENT:
-		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-			return fail(EXIT_CANTCREAT, NULL,
-				    "cannot create registry %s: it is a symbolic link to a missing directory",
-				    path);
-		/* fall through */
-	case ENOTDIR:
-	case ENAMETOOLONG:
-	case ELOOP:
-	case EEXIST:
+	if (err == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return fail(EXIT_CANTCREAT, NULL,
+			    "cannot create registry %s: it is a symbolic link to a missing directory",
+			    path);
+	if (exit_for_create(err) == EXIT_CANTCREAT)
 		return fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s", path, strerror(err));
-	default:
-		return fail_errno(err, NULL, "open registry %s", path);
-	}
+	return fail_errno(err, NULL, "open registry %s", path);
 }
 
 int reg_open(struct registry *reg, const char *path, int create)
@@ -113,7 +124,7 @@ int reg_open(struct registry *reg, const char *path, int create)
 	int rc;
 	reg->path = xstrdup(path);
 	reg->share_mode = 0;
-	reg->fd = reg_open_dir(path);
+	reg->fd = open_dir(path);
 	if (reg->fd < 0 && errno == ENOENT && create) {
 		char *copy = xstrdup(path);
 		int made = make_dirs(copy);
@@ -123,7 +134,7 @@ int reg_open(struct registry *reg, const char *path, int create)
 				  path, strerror(errno));
 			goto failed;
 		}
-		reg->fd = reg_open_dir(path);
+		reg->fd = open_dir(path);
 	}
 	if (reg->fd >= 0) {
 		if ((rc = note_sharing(reg)) == 0)
@@ -148,6 +159,26 @@ void reg_close(struct registry *reg)
 	reg->fd = -1;
 	free(reg->path);
 	reg->path = NULL;
+}
+
+int reg_same(const struct registry *reg)
+{
+	struct stat st;
+	if (stat(reg->path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? reg->fd < 0 : 1;
+	return reg->fd >= 0 && st.st_dev == reg->dev && st.st_ino == reg->ino;
+}
+
+int reg_follow(struct registry *reg, int create)
+{
+	/* A writer makes the registry that is missing now. */
+	if (reg_same(reg) && (reg->fd >= 0 || !create))
+		return 0;
+	char *path = xstrdup(reg->path);
+	reg_close(reg);
+	int rc = reg_open(reg, path, create);
+	free(path);
+	return rc;
 }
 
 static int not_regular(const struct registry *reg, const char *job, const char *name)
@@ -252,7 +283,7 @@ static int flock_wait(int fd, int op, double wait)
 	}
 
 	struct sigaction sa, old_sa;
-	struct itimerval timer = {0}, old_timer;
+	struct itimerval timer = {0};
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_alarm;
 	sigemptyset(&sa.sa_mask);
@@ -272,7 +303,7 @@ static int flock_wait(int fd, int op, double wait)
 	/* An alarm that rings before flock() has begun to wait interrupts
 	 * nothing: it rings again every 10 ms until the wait sees it. */
 	timer.it_interval.tv_usec = 10000;
-	setitimer(ITIMER_REAL, &timer, &old_timer);
+	setitimer(ITIMER_REAL, &timer, NULL);
 
 	int rc, err = 0;
 	for (;;) {
@@ -291,7 +322,6 @@ static int flock_wait(int fd, int op, double wait)
 	setitimer(ITIMER_REAL, &off, NULL);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	sigaction(SIGALRM, &old_sa, NULL);
-	(void)old_timer;
 	if (rc < 0)
 		errno = err;
 	return rc;
@@ -357,68 +387,91 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
 }
 
-int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
-	     int op, double wait, int flags, int *fd)
+/* Take lock NAME of JOB (see reg_lock()). */
+static int take_lock(const struct registry *reg, const char *job, const char *name,
+		     int op, double wait, int flags, int *fd)
 {
-	unsigned long long ino;
-	return reg_lock_ino(reg, job, kind, op, wait, flags, fd, &ino);
-}
-
-int reg_lock_ino(const struct registry *reg, const char *job, enum lock_kind kind,
-		 int op, double wait, int flags, int *fd, unsigned long long *ino)
-{
-	char *name = reg_lock_name(job, kind);
 	double deadline = now_mono() + wait;
-	int rc = 0, tries = 0;
+	int tries = 0;
 
-	*fd = -1;
-	*ino = 0;
-	if (reg->fd < 0)
-		goto out;
 	for (;;) {
 		struct stat held, named;
-		rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
+		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
 		if (rc || *fd < 0)
-			break;
+			return rc;
 		double left = wait < 0 ? -1 : deadline - now_mono();
 		if (wait >= 0 && left < 0)
 			left = 0;
 		if (flock_wait(*fd, op, left) < 0) {
 			int err = errno;
-			*ino = (unsigned long long)held.st_ino;   /* found busy */
 			reg_unlock(fd);
 			errno = err;
 			if (stale_again(&tries))
 				continue;
 			if (err == EWOULDBLOCK && (flags & LOCK_QUIET_BUSY))
-				rc = EXIT_BUSY;
-			else if (err == EWOULDBLOCK)
-				rc = fail(EXIT_BUSY, job, "lock busy: %s (waited %g s)",
-					  reg_path(reg, name), wait);
-			else
-				rc = fail_errno(err, job, "lock %s", reg_path(reg, name));
-			break;
+				return EXIT_BUSY;
+			if (err == EWOULDBLOCK)
+				return fail(EXIT_BUSY, job, "lock busy: %s (waited %g s)",
+					    reg_path(reg, name), wait);
+			return fail_errno(err, job, "lock %s", reg_path(reg, name));
 		}
 		/* A clear may have removed the file while we waited: then we
 		 * hold a lock nobody else can see, so take the new one. */
-		if (flags & LOCK_NO_RECHECK) {
-			*ino = (unsigned long long)held.st_ino;
-			break;
-		}
+		if (flags & LOCK_NO_RECHECK)
+			return 0;
 		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino) {
-				*ino = (unsigned long long)held.st_ino;
-				break;
-			}
+			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino)
+				return 0;
 		} else if (errno != ENOENT && !stale_again(&tries)) {
 			int err = errno;
 			reg_unlock(fd);
-			rc = fail_errno(err, job, "stat %s", reg_path(reg, name));
-			break;
+			return fail_errno(err, job, "stat %s", reg_path(reg, name));
 		}
 		reg_unlock(fd);
 	}
-out:
+}
+
+int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
+	     int op, double wait, int flags, int *fd)
+{
+	*fd = -1;
+	if (reg->fd < 0)
+		return 0;
+	char *name = reg_lock_name(job, kind);
+	int rc = take_lock(reg, job, name, op, wait, flags, fd);
+	free(name);
+	return rc;
+}
+
+int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
+		       unsigned long long *ino, int *busy)
+{
+	char *name = reg_lock_name(job, RUN_LOCK);
+	struct stat st;
+	int rc = 0, tries = 0;
+
+	*fd = -1;
+	*ino = 0;
+	*busy = 0;
+	while (reg->fd >= 0) {
+		rc = open_lock(reg, job, name, 0, 0, fd, &st);
+		if (rc || *fd < 0)
+			break;
+		*ino = (unsigned long long)st.st_ino;
+		if (flock(*fd, LOCK_SH | LOCK_NB) == 0)
+			break;
+		int err = errno;
+		reg_unlock(fd);
+		if (err == EWOULDBLOCK) {
+			*busy = 1;
+			break;
+		}
+		errno = err;
+		if (!stale_again(&tries)) {
+			rc = fail_errno(err, job, "lock %s", reg_path(reg, name));
+			break;
+		}
+	}
 	free(name);
 	return rc;
 }
@@ -444,72 +497,66 @@ static int sync_dir(const struct registry *reg, const char *job, const char *aft
 	return fail(EXIT_IO, job, "fsync %s: %s (%s)", reg->path, strerror(err), after);
 }
 
-/* One attempt at replacing JOB's record through TMP: 0, or -1 (or
- * ENTRY_NOT_REGULAR) with errno and *what naming the step that failed, TMP
- * possibly left for the caller to remove. */
-static int replace_once(const struct registry *reg, const char *job, const char *tmp,
-			const char *data, size_t len, const char **what)
+/* Create JOB's temp file TMP afresh into *fd.  Every writer of JOB holds
+ * its job lock, so an existing TMP is a crashed writer's leftover: it is
+ * unlinked (never opened or followed) and the create tried again. */
+static int create_temp(const struct registry *reg, const char *job, const char *tmp, int *fd)
 {
-	int fd, rc, err;
-
-	*what = "create";
-	if ((rc = entry_create_fresh(reg->fd, tmp, O_WRONLY, &fd)) != 0)
-		return rc;
-	if (entry_share(fd, reg->share_mode) < 0)
-		*what = "chmod";
-	else if (write_full(fd, data, len) < 0)
-		*what = "write";
-	else if (fsync_retry(fd) < 0)
-		*what = "fsync";
-	else {
-		*what = "close";
-		rc = close_fd(fd);
-		fd = -1;
-		if (rc == 0) {
-			*what = "rename";
-			if (renameat(reg->fd, tmp, reg->fd, job) == 0)
-				return 0;
-		}
-		return -1;
+	struct stat st;
+	for (int round = 0; round < 2; round++) {
+		/* An ESTALE create is tried again already, as every open. */
+		int rc = entry_open(reg->fd, tmp, O_WRONLY | O_CREAT | O_EXCL, fd, &st);
+		if (rc == ENTRY_NOT_REGULAR)
+			return not_regular(reg, job, tmp);
+		if (rc == 0)
+			return 0;
+		if (errno != EEXIST)
+			return fail_errno(errno, job, "create %s", reg_path(reg, tmp));
+		if (unlinkat(reg->fd, tmp, 0) < 0 && errno != ENOENT)
+			return errno == EISDIR ? not_regular(reg, job, tmp)
+					       : fail_errno(errno, job, "remove leftover %s", reg_path(reg, tmp));
 	}
-	err = errno;
-	close_fd(fd);
-	errno = err;
-	return -1;
+	/* EEXIST again: someone writes without the lock. */
+	return fail_errno(EEXIST, job, "create %s", reg_path(reg, tmp));
 }
 
-int reg_replace(const struct registry *reg, const char *job, const char *data, size_t len)
+int reg_replace(const struct registry *reg, const char *job, const char *name,
+		const char *data, size_t len)
 {
-	char *tmp = dot_name(job, ".tmp");
-	const char *what;
-	int rc, err, tries = 0;
+	char *tmp = reg_dot_name(job, ".tmp");
+	int is_record = strcmp(name, job) == 0, rc, fd, tries = 0;
 
-	if (len > RECORD_MAX) {
+	if (is_record && len > RECORD_MAX) {
 		rc = fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
 			  len, RECORD_MAX, strerror(EFBIG));
 		goto out;
 	}
 	for (;;) {
-		rc = replace_once(reg, job, tmp, data, len, &what);
-		if (rc == 0) {
-			rc = sync_dir(reg, job, "the new record is in place but may not be durable");
+		if ((rc = create_temp(reg, job, tmp, &fd)) != 0)
 			break;
-		}
-		err = errno;
-		if (rc == ENTRY_NOT_REGULAR) {
-			rc = not_regular(reg, job, tmp);
-			break;
-		}
-		/* The create was tried again already, as every open is. */
-		int created = strcmp(what, "create") != 0;
-		int again = created && stale_again(&tries);
-		if (!again)
-			rc = fail_errno(err, job, "%s %s", what, reg_path(reg, tmp));
-		/* Any failure before the rename leaves the old record as it was. */
-		if (created)
+		if (entry_share(fd, reg->share_mode) < 0) {
+			int err = errno;
+			close_fd(fd);
+			rc = fail_errno(err, job, "chmod %s", reg_path(reg, tmp));
 			reg_remove_leftover(reg, job, tmp);
-		if (!again)
 			break;
+		}
+		struct atomic_failure f;
+		if (atomic_replace(reg->fd, fd, tmp, name, data, len, &f) == 0)
+			break;
+		errno = f.err;
+		if (strcmp(f.step, "fsync directory") == 0)
+			rc = fail(EXIT_IO, job, "fsync %s: %s (%s is in place but may not be durable)",
+				  reg->path, strerror(f.err),
+				  is_record ? "the new record" : reg_path(reg, name));
+		else if (!f.tmp_err && stale_again(&tries))
+			continue;
+		else
+			rc = fail_errno(f.err, job, "%s %s", f.step, reg_path(reg, tmp));
+		if (f.tmp_err)
+			warn(job, "cannot remove leftover %s: %s", reg_path(reg, tmp),
+			     strerror(f.tmp_err));
+		break;
 	}
 out:
 	free(tmp);
@@ -531,12 +578,4 @@ int reg_remove(const struct registry *reg, const char *job, int sync)
 int reg_sync(const struct registry *reg, const char *job)
 {
 	return sync_dir(reg, job, "the record is removed but that may not be durable");
-}
-
-int reg_sweep(const struct registry *reg, const char *job)
-{
-	char *tmp = dot_name(job, ".tmp");
-	reg_remove_leftover(reg, job, tmp);
-	free(tmp);
-	return 0;
 }

@@ -1,5 +1,5 @@
 #include "state.h"
-#include "cli.h"
+#include "msg.h"
 #include "entry.h"
 #include "liveness.h"
 #include "probe.h"
@@ -30,25 +30,19 @@ static int same_run(const struct record *a, const struct record *b)
 	return 1;
 }
 
-/* The run-lock probe: LOCK_SH|LOCK_NB, released at once unless it is
- * free, when *probe keeps it for the read that confirms the verdict.
- * Its verdict is for the inode opened, which liveness compares with the
- * record's run_lock, so the name is not looked up again: a free lock on
- * the run's inode is a dead run whatever the name says now, and a run
- * that started meanwhile shows in the confirming read. */
+/* The run-lock probe (reg_probe_run_lock()): a free lock is kept in
+ * *probe for the read that confirms the verdict.  Its verdict is for the
+ * inode opened, which liveness compares with the record's run_lock, so the
+ * name is not looked up again: a free lock on the run's inode is a dead
+ * run whatever the name says now, and a run that started meanwhile shows
+ * in the confirming read. */
 static int probe_lock(const struct registry *reg, const char *job, int *probe,
 		      struct probes *p)
 {
-	int rc = reg_lock_ino(reg, job, RUN_LOCK, LOCK_SH, 0,
-			      LOCK_QUIET_BUSY | LOCK_NO_RECHECK, probe, &p->lock_ino);
-
-	if (rc == EXIT_BUSY) {
-		p->lock = LOCK_HELD;
-		return 0;
-	}
+	int busy, rc = reg_probe_run_lock(reg, job, probe, &p->lock_ino, &busy);
 	if (rc)
 		return rc;
-	p->lock = *probe < 0 ? LOCK_MISSING : LOCK_FREE;
+	p->lock = busy ? LOCK_HELD : *probe < 0 ? LOCK_MISSING : LOCK_FREE;
 	return 0;
 }
 
@@ -56,20 +50,21 @@ static int probe_lock(const struct registry *reg, const char *job, int *probe,
 static int judge(const struct registry *reg, const char *job, const struct record *r,
 		 int *probe, enum liveness *verdict, int *by_lock)
 {
-	struct claim c;
+	struct ownership c;
 	struct reader me;
 	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
 	int rc = 0;
 
-	liveness_claim(r, &c);
-	probe_reader(&me);
+	liveness_ownership(r, &c);
+	if (probe_reader(&me) < 0)
+		return fail_errno(errno, job, "cannot read this process's identity from /proc");
 	for (;;) {
 		*verdict = liveness_judge(&c, &me, &p);
 		if (*verdict == LIVE_PROBE_LOCK)
 			rc = probe_lock(reg, job, probe, &p);
-		else if (*verdict == LIVE_PROBE_PID)
-			probe_pid(c.owner.pid, &p);
-		else
+		else if (*verdict == LIVE_PROBE_PID && probe_pid(c.owner.pid, &p) < 0)
+			rc = fail_errno(errno, job, "read /proc/%ld/stat", c.owner.pid);
+		else if (*verdict != LIVE_PROBE_PID)
 			break;
 		if (rc)
 			return rc;
@@ -78,28 +73,14 @@ static int judge(const struct registry *reg, const char *job, const struct recor
 	return 0;
 }
 
-/* Read JOB, or take the bytes of a first read in *FIRST (used once):
- * what does not parse is read again the ordinary way, so that an entry
- * that is not a regular file, or an error, is told apart from a corrupt
- * record by reg_read(). */
-static int read_record(const struct registry *reg, const char *job, struct job_state *st,
-		       struct first_read *first)
+/* Read and parse JOB into ST. */
+static int read_record(const struct registry *reg, const char *job, struct job_state *st)
 {
 	static struct buf data;
 	const char *why;
 
 	record_free(&st->rec);
 	st->status = ST_PENDING;
-	if (first && first->data) {
-		const char *text = first->data;
-		first->data = NULL;
-		if (record_parse(&st->rec, text, first->len, &why) == 0) {
-			st->found = 1;
-			st->status = record_status(&st->rec);
-			return 0;
-		}
-		record_free(&st->rec);
-	}
 	int rc = reg_read(reg, job, &data, &st->found);
 	if (rc)
 		return rc;
@@ -116,12 +97,6 @@ static int read_record(const struct registry *reg, const char *job, struct job_s
 
 int state_load(const struct registry *reg, const char *job, struct job_state *st)
 {
-	return state_load_first(reg, job, NULL, st);
-}
-
-int state_load_first(const struct registry *reg, const char *job, struct first_read *first,
-		     struct job_state *st)
-{
 	struct record dead;     /* a RUNNING record judged dead, to confirm */
 	int probe = -1, rc, have_dead = 0;
 
@@ -130,7 +105,7 @@ int state_load_first(const struct registry *reg, const char *job, struct first_r
 	st->why = NULL;
 	st->by_lock = 0;
 	for (int attempt = 0; attempt < 1000; attempt++) {
-		rc = read_record(reg, job, st, first);
+		rc = read_record(reg, job, st);
 		if (rc || st->status != ST_RUNNING)
 			break;
 		if (have_dead && same_run(&dead, &st->rec)) {
@@ -138,7 +113,7 @@ int state_load_first(const struct registry *reg, const char *job, struct first_r
 			break;
 		}
 		reg_unlock(&probe);
-		enum liveness verdict;
+		enum liveness verdict = LIVE_ALIVE;
 		rc = judge(reg, job, &st->rec, &probe, &verdict, &st->by_lock);
 		if (rc || verdict == LIVE_ALIVE)
 			break;
@@ -152,7 +127,15 @@ int state_load_first(const struct registry *reg, const char *job, struct first_r
 	}
 	reg_unlock(&probe);
 	record_free(&dead);
+	if (rc && rc != EXIT_CORRUPT)
+		st->status = ST_UNREADABLE;
 	return rc;
+}
+
+int state_in(const struct job_state *st, unsigned mask)
+{
+	return status_in(mask, st->status,
+			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN);
 }
 
 int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st)

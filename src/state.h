@@ -20,19 +20,12 @@ struct job_state {
  * inode compared with run_lock), kill(2) and /proc for a pid.  A dead
  * verdict is confirmed by reading the record again (under the probe, when
  * the lock was free), so a run that has just written DONE is not called
- * STALE.  Returns an exit status (errors printed), but 65 for a corrupt
- * record silently, with status ST_CORRUPT: state_corrupt() reports it. */
+ * STALE.  Returns an exit status: an error is printed and the status is
+ * UNREADABLE; but 65 for a corrupt record silently, with status
+ * ST_CORRUPT: state_corrupt() reports it. */
 int state_load(const struct registry *reg, const char *job, struct job_state *st);
-/* The same, with the bytes of a first read of JOB already made (for
- * get -a, prefetch.h), or FIRST->data NULL: read it here.  Bytes that do
- * not parse are read again before the record is called corrupt; the
- * liveness judgement and its re-reads are state_load()'s. */
-struct first_read {
-	const char *data;
-	size_t len;
-};
-int state_load_first(const struct registry *reg, const char *job, struct first_read *first,
-		     struct job_state *st);
+/* Is ST's status in the status list MASK (status.h)? */
+int state_in(const struct job_state *st, unsigned mask);
 int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st);
 void state_free(struct job_state *st);
 

@@ -1,6 +1,6 @@
 /* supervise: run the command of a dispatch (see supervise.h). */
 #include "supervise.h"
-#include "cli.h"
+#include "msg.h"
 #include "record.h"
 #include "signame.h"
 #include "sys.h"
@@ -40,6 +40,7 @@ void supervise_signals(sigset_t *held, sigset_t *old)
 static _Noreturn void become_command(const struct supervise *s, const sigset_t *old, int report)
 {
 	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, s->sigpipe_ignored ? SIG_IGN : SIG_DFL);
 	if ((s->timeout <= 0 || setpgid(0, 0) == 0) &&
 	    (s->keep_fd < 0 || fcntl(s->keep_fd, F_SETFD, 0) == 0) &&
 	    sigprocmask(SIG_SETMASK, old, NULL) == 0)
@@ -263,7 +264,7 @@ int supervise_outcome(const struct supervise_end *end, struct run_end *out,
 	else if (end->exec_errno)
 		out->exit_status = end->exec_errno == ENOENT ? 127 : 126;
 	else if (end->wait_errno)
-		return errno_exit(end->wait_errno);   /* the end is unknown */
+		return exit_for_errno(end->wait_errno);   /* the end is unknown */
 	else if (WIFSIGNALED(end->wait_status))
 		out->signal_name = signal_name(WTERMSIG(end->wait_status), name);
 	else

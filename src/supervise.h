@@ -8,9 +8,9 @@
  * can kill the dispatcher between RUNNING and DONE; each is kept for the
  * command.
  *
- * supervise_run() forks and execs S->command with the mask OLD, keeping
- * S->keep_fd (the run lock) open across the exec, and returns when the
- * command has ended:
+ * supervise_run() forks and execs S->command with the mask OLD and the
+ * SIGPIPE disposition dispatch inherited, keeping S->keep_fd (the run
+ * lock) open across the exec, and returns when the command has ended:
  * - A held signal is forwarded once the exec has succeeded (so one that
  *   came earlier is delivered as soon as the command runs) — except one
  *   the command received itself: a signal the kernel sent us (si_code
@@ -52,6 +52,8 @@ struct supervise {
 	double kill_after;  /* seconds after the limit's signal; <= 0: never */
 	int signal;         /* sent at the limit (SIGTERM) */
 	int check_lock;     /* check once a second that keep_fd is still locked */
+	int sigpipe_ignored; /* the command gets SIGPIPE ignored (else default):
+			      * as dispatch got it, before cli_init() */
 	const char *job;    /* for the message of a lost lock: JOB and */
 	const char *run;    /* the run's number */
 };

@@ -22,14 +22,6 @@ void *xmalloc(size_t size)
 	return p;
 }
 
-void *xmalloc_aligned(size_t align, size_t size)
-{
-	void *p;
-	if (posix_memalign(&p, align, size ? size : 1) != 0)
-		out_of_memory();
-	return p;
-}
-
 void *xrealloc(void *ptr, size_t size)
 {
 	void *p = realloc(ptr, size ? size : 1);
@@ -201,17 +193,6 @@ double now_mono(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void sleep_seconds(double seconds)
-{
-	if (seconds <= 0)
-		return;
-	struct timespec ts;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
 }
 
 char *path_absolute(const char *path)

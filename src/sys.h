@@ -17,8 +17,6 @@ struct buf {
 };
 
 void *xmalloc(size_t size);
-/* ALIGN a power of two, a multiple of sizeof(void *): for posix_memalign(3). */
-void *xmalloc_aligned(size_t align, size_t size);
 void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t len);
@@ -47,8 +45,6 @@ time_t now_seconds(void);
 double now_real(void);
 /* Monotonic seconds, for deadlines. */
 double now_mono(void);
-/* Sleep SECONDS, resuming after signals that do not kill us. */
-void sleep_seconds(double seconds);
 
 /* PATH made absolute against the working directory, with "." and empty
  * components dropped; ".." and symlinks are kept as they are, so the

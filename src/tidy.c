@@ -10,63 +10,20 @@
  * unlinking the name removes nothing a run relies on, and "the run lock
  * is free" stays true of every inode a run could hold. */
 #include "tidy.h"
-#include "cli.h"
+#include "msg.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void sort_names(char **names, size_t n)
-{
-	if (n > 1)   /* an empty list is NULL, which qsort must not get */
-		qsort(names, n, sizeof *names, cmp_names);
-}
-
-void tidy_index(struct listing *l)
-{
-	sort_names(l->temps, l->ntemps);
-	sort_names(l->runs, l->nruns);
-}
-
-/* The first of the N sorted NAMES not below KEY. */
-static size_t lower_bound(char *const *names, size_t n, const char *key)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(names[mid], key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int listed(char *const *names, size_t n, const char *key)
-{
-	size_t i = lower_bound(names, n, key);
-	return i < n && strcmp(names[i], key) == 0;
-}
 
 int tidy_listed_regular(const struct listing *l, const char *job)
 {
-	size_t i = lower_bound(l->jobs, l->njobs, job);
+	size_t i = listing_lower_bound(l->jobs, l->njobs, job);
 	return i < l->njobs && strcmp(l->jobs[i], job) == 0 && l->regular[i];
-}
-
-int tidy_listed_run(const struct listing *l, const char *job)
-{
-	char *name = reg_lock_name(job, RUN_LOCK);
-	int there = listed(l->runs, l->nruns, name);
-	free(name);
-	return there;
 }
 
 /* After the prefix ".JOB.tmp": nothing (ours), or "." and mkstemp's six
@@ -85,25 +42,27 @@ static int temp_suffix(const char *s)
 
 void tidy_temps(const struct registry *reg, const char *job, const struct listing *l)
 {
-	struct buf prefix = {0};
-	buf_addf(&prefix, ".%s.tmp", job);
+	char *prefix = reg_dot_name(job, ".tmp");
+	size_t n = strlen(prefix);
+	if (!l) {
+		reg_remove_leftover(reg, job, prefix);
+		free(prefix);
+		return;
+	}
 	/* Every candidate begins with the prefix: they sort together. */
-	for (size_t i = lower_bound(l->temps, l->ntemps, prefix.data); i < l->ntemps; i++) {
+	for (size_t i = listing_lower_bound(l->temps, l->ntemps, prefix); i < l->ntemps; i++) {
 		const char *name = l->temps[i];
-		if (strncmp(name, prefix.data, prefix.len) != 0)
+		if (strncmp(name, prefix, n) != 0)
 			break;
-		if (temp_suffix(name + prefix.len))
+		if (temp_suffix(name + n))
 			reg_remove_leftover(reg, job, name);
 	}
-	buf_free(&prefix);
+	free(prefix);
 }
 
-int tidy_run_lock(const struct registry *reg, const char *job, int *fd)
-{
-	return reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY | LOCK_NO_RECHECK, fd);
-}
-
-void tidy_remove_locks(const struct registry *reg, const char *job, int run)
+/* Unlink JOB's lock files: the run lock too when RUN (we hold it, free of
+ * any run), then the job lock. */
+static void remove_locks(const struct registry *reg, const char *job, int run)
 {
 	/* Run lock first: its holder is us, and the job lock still keeps
 	 * every other writer out until both are gone.  This is tidying: a
@@ -115,4 +74,40 @@ void tidy_remove_locks(const struct registry *reg, const char *job, int run)
 			     reg_path(reg, name), strerror(errno));
 		free(name);
 	}
+}
+
+/* With the run lock free too, no run and no writer can be using the lock
+ * files: remove them, so a cleared job leaves nothing behind.  Lockers
+ * re-check the inode after locking, so this is safe.  A sweep whose
+ * listing has no run lock of JOB does not look for one: a run lock made
+ * since (by a run that started after the listing) is left in place, which
+ * only costs a file, and it is never unlinked without being held. */
+void tidy_locks(const struct registry *reg, const char *job, const struct listing *l)
+{
+	char *run_name = reg_lock_name(job, RUN_LOCK);
+	int listed = !l || listing_has(l->runs, l->nruns, run_name), run = -1;
+	free(run_name);
+	if (!listed)
+		remove_locks(reg, job, 0);
+	else if (reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0,
+			  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &run) == 0)
+		remove_locks(reg, job, run >= 0);
+	reg_unlock(&run);
+}
+
+int tidy_orphan(const struct registry *reg, const char *job, const struct listing *l)
+{
+	struct stat st;
+	int lock = -1;
+	int rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &lock);
+	if (rc == EXIT_BUSY)
+		return 0;   /* in use: not an orphan now */
+	if (!rc && lock >= 0 && fstatat(reg->fd, job, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT) {
+		if (l)
+			tidy_temps(reg, job, l);
+		tidy_locks(reg, job, l);
+	}
+	reg_unlock(&lock);
+	return rc;
 }

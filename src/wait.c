@@ -1,5 +1,5 @@
 #include "wait.h"
-#include "cli.h"
+#include "msg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,8 @@
 #endif
 
 #define POLL_EVERY 0.1   /* seconds: the slowest notice SPEC §5 allows */
+#define FOLLOW_EVERY 1.0 /* seconds: how soon a wait notices that DIR names
+			  * another directory, or that the clock has jumped */
 
 /* What the last check found out about one job. */
 struct wjob {
@@ -28,8 +30,7 @@ struct wjob {
 };
 
 struct waiter {
-	struct registry reg;   /* our view; reg.fd is ours when own_fd */
-	int own_fd;
+	struct registry *reg;  /* the caller's, kept naming what DIR names */
 	int ino;               /* inotify descriptor, or -1 */
 	int dir_wd, parent_wd; /* watches of DIR and of its parent, or -1 */
 	int polling;           /* DIR cannot be watched: poll it */
@@ -120,7 +121,7 @@ static int remote_fs(int fd) { (void)fd; return 0; }
 /* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
 static void split_path(struct waiter *w)
 {
-	char *copy = xstrdup(w->reg.path);
+	char *copy = xstrdup(w->reg->path);
 	size_t len = strlen(copy);
 	while (len > 1 && copy[len - 1] == '/')
 		copy[--len] = '\0';
@@ -140,34 +141,32 @@ static void split_path(struct waiter *w)
 	free(copy);
 }
 
-/* Watch DIR if it exists (else its parent, to see it made), before any
- * check reads it. */
-static void attach(struct waiter *w)
+/* Follow DIR by name (SPEC §5): if it now names another directory, or
+ * none, or one again, forget the old one's watch and open what it names.
+ * Then watch DIR if it exists (else its parent, to see it made), before
+ * any check reads it. */
+static int attach(struct waiter *w)
 {
-	if (w->reg.fd < 0 && w->ino >= 0 && w->parent_wd < 0 && w->parent)
-		w->parent_wd = notify_add(w->ino, w->parent, PARENT_EVENTS);
-	if (w->reg.fd < 0) {
-		w->reg.fd = reg_open_dir(w->reg.path);
-		w->own_fd = w->reg.fd >= 0;
+	if (!reg_same(w->reg)) {
+		if (w->dir_wd >= 0)
+			notify_rm(w->ino, w->dir_wd);
+		w->dir_wd = -1;
+		w->polling = w->ino < 0;
+		int rc = reg_follow(w->reg, 0);
+		if (rc)
+			return rc;
 	}
-	if (w->reg.fd < 0 || w->dir_wd >= 0 || w->polling)
-		return;
-	if (w->ino < 0 || remote_fs(w->reg.fd) ||
-	    (w->dir_wd = notify_add(w->ino, w->reg.path, DIR_EVENTS)) < 0)
+	if (w->reg->fd < 0 && w->ino >= 0 && w->parent_wd < 0 && w->parent)
+		w->parent_wd = notify_add(w->ino, w->parent, PARENT_EVENTS);
+	if (w->reg->fd < 0 || w->dir_wd >= 0 || w->polling)
+		return 0;
+	if (w->ino < 0 || remote_fs(w->reg->fd) ||
+	    (w->dir_wd = notify_add(w->ino, w->reg->path, DIR_EVENTS)) < 0)
 		w->polling = 1;
 	if (w->parent_wd >= 0)
 		notify_rm(w->ino, w->parent_wd);
 	w->parent_wd = -1;
-}
-
-/* DIR was removed or moved away: forget it and look for it again. */
-static void detach(struct waiter *w)
-{
-	if (w->own_fd)
-		close_fd(w->reg.fd);
-	w->reg.fd = -1;
-	w->own_fd = 0;
-	w->dir_wd = -1;
+	return 0;
 }
 
 /* ---- One check: every job's state, and what to watch for each. ---- */
@@ -199,8 +198,11 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	if (!j->lock_run && expires && time_parse(expires, &until) == 0) {
 		/* STALE once the clock is past it (a lock-owned record is judged
 		 * by its lock alone); if not yet, look again no sooner than a
-		 * poll would. */
+		 * poll would, and no later than a second from now: the
+		 * realtime clock may be stepped, or the machine suspended. */
 		double at = now + ((double)until - now_real()) + 0.01;
+		if (at > now + FOLLOW_EVERY)
+			at = now + FOLLOW_EVERY;
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
 	if (!owner) {
@@ -234,9 +236,9 @@ static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
 	for (size_t i = 0; i < w->njobs; i++) {
 		struct job_state st;
 		struct wjob *j = &w->w[i];
-		int rc = state_load(&w->reg, w->jobs[i], &st);
+		int rc = state_load(w->reg, w->jobs[i], &st);
 		if (rc == EXIT_CORRUPT)
-			state_corrupt(&w->reg, w->jobs[i], &st);
+			state_corrupt(w->reg, w->jobs[i], &st);
 		if (rc) {
 			state_free(&st);
 			return rc;
@@ -253,8 +255,10 @@ static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
 	}
 	if (armed)
 		want(w, now);
-	if (w->polling || (w->reg.fd < 0 && w->parent_wd < 0))
+	if (w->polling || (w->reg->fd < 0 && w->parent_wd < 0))
 		want(w, now + POLL_EVERY);
+	/* A symlink DIR re-pointed tells inotify nothing. */
+	want(w, now + FOLLOW_EVERY);
 	return 0;
 }
 
@@ -279,8 +283,7 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 	if (e->wd != w->dir_wd)
 		return;
 	if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)) {
-		detach(w);
-		want(w, now);
+		want(w, now);   /* attach() follows the name */
 		return;
 	}
 	if (!e->len)
@@ -364,11 +367,11 @@ static double earliest(double a, double b)
 	return a < b ? a : b;
 }
 
-int wait_until(const struct registry *reg, char *const *jobs, size_t njobs,
+int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
 	       wait_cond cond, void *ctx, double deadline)
 {
 	struct waiter w = {
-		.reg = *reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
+		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
 		.njobs = njobs, .check_at = -1, .followup = -1,
 	};
 	struct pollfd *fds = xmalloc((njobs + 1) * sizeof *fds);
@@ -392,8 +395,7 @@ int wait_until(const struct registry *reg, char *const *jobs, size_t njobs,
 		}
 		if (w.check_at >= 0 && now >= w.check_at) {
 			w.check_at = -1;
-			attach(&w);
-			if ((rc = check(&w, cond, ctx, &met)) != 0 || met)
+			if ((rc = attach(&w)) != 0 || (rc = check(&w, cond, ctx, &met)) != 0 || met)
 				break;
 			w.last_check = now_mono();
 			if (w.ino >= 0)
@@ -444,8 +446,6 @@ int wait_until(const struct registry *reg, char *const *jobs, size_t njobs,
 	}
 	if (w.ino >= 0)
 		close_fd(w.ino);
-	if (w.own_fd)
-		close_fd(w.reg.fd);
 	free(w.w);
 	free(w.parent);
 	free(w.base);

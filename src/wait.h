@@ -14,7 +14,9 @@
  *   ignores the closes that come while it checks, its own probes among
  *   them — a read-only holder dying in those microseconds is missed);
  * - a pidfd of a RUNNING record's pid, where pidfd_open(2) works;
- * - timers: the deadline, a record's `expires`, a follow-up 100 ms after a
+ * - timers: the deadline, a record's `expires` (judged again at least once
+ *   a second, for a stepped clock), one a second to follow DIR by name, a
+ *   follow-up 100 ms after a
  *   run lock's close (__fput() queues the event just before it drops the
  *   lock), and 100 ms polls where nothing else will do: a pid owner with no
  *   pidfd, a registry that does not exist yet and whose parent cannot be
@@ -37,10 +39,13 @@
 typedef int (*wait_cond)(void *ctx, size_t index, const struct job_state *st);
 
 /* Wait until COND holds for every job at one check.  DEADLINE is a
- * now_mono() time (< 0: none).  Returns 0, EXIT_BUSY (75, silently) when
+ * now_mono() time (< 0: none).  REG follows DIR by name: if DIR is
+ * removed, renamed, replaced or (as a symlink) re-pointed, the wait goes
+ * on in what DIR names now, noticed within a second, and REG is left
+ * open on that (fd -1 when there is none).  Returns 0, EXIT_BUSY (75, silently) when
  * the deadline passes first, or the status of an error (printed; a
  * corrupt record is reported as state_corrupt() does). */
-int wait_until(const struct registry *reg, char *const *jobs, size_t njobs,
+int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
 	       wait_cond cond, void *ctx, double deadline);
 
 #endif

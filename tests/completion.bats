@@ -75,6 +75,23 @@ help_options() {
 		tr -d ' ,' | LC_ALL=C sort -u
 }
 
+# signame_names: the names of src/signame.c's table, one a line.
+signame_names() {
+	grep -oE '\{ *SIG[A-Z0-9]+, *"[A-Z0-9]+" *\}' "$JOBREG_ROOT/src/signame.c" | sed 's/.*"\(.*\)".*/\1/'
+}
+
+# all_accepted WORD...: jobreg-dispatch --signal takes every WORD (a run
+# with a time limit, which true never meets, in a registry of its own).
+all_accepted() {
+	local w i=0
+	[ $# -gt 0 ] || { echo "no signal names"; return 1; }
+	for w in "$@"; do
+		i=$((i + 1))
+		jobreg-dispatch -q -d "$T/signals" --timeout 1h --signal "$w" "s$i" true ||
+			{ echo "jobreg-dispatch refuses --signal $w"; return 1; }
+	done
+}
+
 # two_registries: $T/a holds alpha and beta, $JOBREG_DIR holds gamma.
 two_registries() {
 	jobreg-set -d "$T/a" alpha DONE
@@ -202,6 +219,52 @@ two_registries() {
 	at_end_skip_without_bash_completion
 }
 
+@test "bash completion of --signal offers exactly the names jobreg-dispatch --signal takes, no shell pseudo-signal" {
+	local offered='' name
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-dispatch --timeout 1m --signal ""
+		[ -z "$offered" ] || [ "$output" = "$offered" ]
+		offered=$output
+		# not bash's EXIT, DEBUG, ERR, RETURN, nor its JUNK(32) for an unnamed number
+		[ -z "$(grep -E '^(EXIT|DEBUG|ERR|RETURN)$|JUNK|[()]' <<<"$offered")" ]
+		# every name of src/signame.c, and the real-time ones as kill -l names them
+		for name in $(signame_names) RTMIN RTMIN+1 RTMIN+15 RTMAX-14 RTMAX-1 RTMAX; do has "$name"; done
+		# with SIG once SI is typed, in any case
+		bcomp "$mode" jobreg-dispatch --signal Si
+		[ "$output" = "$(sed 's/^/SIG/' <<<"$offered")" ]
+		bcomp "$mode" jobreg-dispatch --signal = sigrtmax-1
+		is SIGRTMAX-1 SIGRTMAX-10 SIGRTMAX-11 SIGRTMAX-12 SIGRTMAX-13 SIGRTMAX-14
+		bcomp "$mode" jobreg-dispatch --signal e
+		is ""
+	done
+	# and jobreg-dispatch takes each of them, bare and with SIG
+	all_accepted $offered $(sed 's/^/SIG/' <<<"$offered")
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion knows jobreg-get's --status and --output, the long forms of -s and -o" {
+	two_registries
+	: >"$T/file1"
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get --st
+		is --status
+		bcomp "$mode" jobreg-get -a --out
+		is --output
+		bcomp "$mode" jobreg-get -a --status ""
+		is DONE FAILED OK PENDING RUNNING STALE
+		bcomp "$mode" jobreg-get --status = DONE,f
+		is DONE,FAILED
+		bcomp "$mode" jobreg-get -P --output "$T/fi"
+		is "$T/file1"
+		bcomp "$mode" jobreg-get --output = "$T/fi"
+		is "$T/file1"
+		# their values are not job ids: the job ids come after them
+		bcomp "$mode" jobreg-get --status DONE --output "$T/out" -d "$T/a" ""
+		is alpha beta
+	done
+	at_end_skip_without_bash_completion
+}
+
 @test "bash completion of jobreg-dispatch completes the command after JOB or after -- as a command" {
 	for mode in "${MODES[@]}"; do
 		bcomp "$mode" jobreg-dispatch job -- ech
@@ -310,14 +373,43 @@ two_registries() {
 	is alpha beta
 }
 
+@test "zsh completion of --signal offers exactly the names jobreg-dispatch --signal takes" {
+	need_zsh
+	zcomp "jobreg-dispatch --timeout 1m --signal "
+	local offered=$output name
+	# not zsh's EXIT, ZERR, DEBUG, nor IOT and POLL, which jobreg does not know
+	[ -z "$(grep -E '^(EXIT|ZERR|DEBUG|ERR|RETURN|IOT|POLL)$' <<<"$offered")" ]
+	for name in $(signame_names) RTMIN RTMIN+1 RTMIN+15 RTMAX-14 RTMAX-1 RTMAX; do has "$name"; done
+	all_accepted $offered
+	zcomp "jobreg-dispatch --signal=RTMAX-1"
+	is RTMAX-1 RTMAX-10 RTMAX-11 RTMAX-12 RTMAX-13 RTMAX-14
+}
+
+@test "zsh completion knows jobreg-get's --status and --output, the long forms of -s and -o" {
+	need_zsh
+	two_registries
+	: >"$T/file1"
+	zcomp "jobreg-get --"
+	has --status --output
+	zcomp "jobreg-get -a --status="
+	is DONE FAILED OK PENDING RUNNING STALE
+	zcomp "jobreg-get -P --output $T/fi"
+	is file1
+	# their values are not job ids: the job ids come after them
+	zcomp "jobreg-get --status DONE --output=$T/out -d $T/a "
+	is alpha beta
+}
+
 # ---- installation ----------------------------------------------------------
 
 @test "make install puts the bash completion under each command's name and the zsh one in site-functions" {
 	# In a copy, so the build under test (maybe SANITIZE=1) stays as it is.
 	src=$T/src
-	mkdir -p "$src/bin"
-	cp -R "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" "$src/"
-	rm -f "$src"/src/*.o "$src"/src/*.a
+	mkdir -p "$src"
+	# The build as it is (objects, binaries and flags, times kept), so that
+	# install installs it rather than build it again.
+	cp -pR "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/.build-flags" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" \
+		"$JOBREG_ROOT/bin" "$src/"
 	run make -C "$src" install DESTDIR="$T/dest" PREFIX=/usr
 	[ "$status" -eq 0 ]
 	share=$T/dest/usr/share

@@ -12,6 +12,45 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	done
 }
 
+@test "every man page passes mandoc's lint at level warning" {
+	command -v mandoc >/dev/null || skip "mandoc not installed (apt-get install mandoc)"
+	for page in $pages; do
+		run mandoc -Tlint -Wwarning "$JOBREG_ROOT/man/$page"
+		[ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$page: $output"; false; }
+	done
+}
+
+@test "every cross-reference names the section its manual is in" {
+	command -v man >/dev/null || skip "man not installed"
+	local page xr name sec
+	for page in $pages; do
+		while read -r xr name sec; do
+			case $pages in *"$name.$sec"*) continue ;; esac
+			# a manual not installed here cannot be checked
+			man -w "$name" >/dev/null 2>&1 || continue
+			man -w "$sec" "$name" >/dev/null 2>&1 ||
+				{ echo "$page: $xr $name $sec: $name is in $(man -w -a "$name" | tr '\n' ' ')"; false; }
+		done < <(grep -oE '\bXr [^ ]+ [0-9]' "$JOBREG_ROOT/man/$page" | sort -u)
+	done
+}
+
+@test "make lint runs mandoc's lint of the man pages, which fails on a warning" {
+	command -v mandoc >/dev/null || skip "mandoc not installed (apt-get install mandoc)"
+	# In a copy, with a page given a section out of order.
+	local copy=$BATS_TEST_TMPDIR/copy
+	mkdir -p "$copy/tests"
+	cp -R "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/man" "$copy/"
+	cp "$JOBREG_ROOT/tests/lint" "$copy/tests/"
+	run make -C "$copy" lint LINT=mandoc
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"lint: nothing reported by mandoc"* ]]
+	printf '.Sh EXIT STATUS\nagain\n' >> "$copy/man/jobreg-set.1"
+	run make -C "$copy" lint LINT=mandoc
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"jobreg-set.1:"*"WARNING: sections out of conventional order"* ]]
+	grep -qx 'LINT = cppcheck clang-tidy mandoc' "$JOBREG_ROOT/Makefile"
+}
+
 @test "every man page has the sections users look for" {
 	for page in $pages; do
 		for section in NAME SYNOPSIS DESCRIPTION ENVIRONMENT FILES "EXIT STATUS" EXAMPLES "SEE ALSO"; do
@@ -48,9 +87,11 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 @test "make install puts the commands and man pages under DESTDIR and PREFIX" {
 	# In a copy, so the build under test (maybe SANITIZE=1) stays as it is.
 	src="$BATS_TEST_TMPDIR/src"
-	mkdir -p "$src/bin"
-	cp -R "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" "$src/"
-	rm -f "$src"/src/*.o "$src"/src/*.a
+	mkdir -p "$src"
+	# The build as it is (objects, binaries and flags, times kept), so that
+	# install installs it rather than build it again.
+	cp -pR "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/.build-flags" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" \
+		"$JOBREG_ROOT/bin" "$src/"
 	run make -C "$src" install DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/opt/jr
 	[ "$status" -eq 0 ]
 	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
@@ -58,4 +99,18 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 		[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man1/$cmd.1" ]
 	done
 	[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man7/jobreg.7" ]
+}
+
+@test "make uninstall succeeds where nothing is installed, and removes only what install puts there" {
+	local t=$BATS_TEST_TMPDIR
+	run make -C "$JOBREG_ROOT" uninstall DESTDIR="$t/none"
+	[ "$status" -eq 0 ]
+	[ ! -e "$t/none" ]
+	# half an install (the commands only), beside another program
+	mkdir -p "$t/half/usr/bin"
+	: > "$t/half/usr/bin/jobreg-get"
+	: > "$t/half/usr/bin/other"
+	run make -C "$JOBREG_ROOT" uninstall DESTDIR="$t/half" PREFIX=/usr
+	[ "$status" -eq 0 ]
+	[ "$(ls "$t/half/usr/bin")" = other ]
 }

@@ -7,7 +7,63 @@ setup() {
 	export REG="$BATS_TEST_TMPDIR/reg"
 	export JOBREG_DIR="$REG"
 	unset XDG_STATE_HOME JOBREG_JOB
+	T=$BATS_TEST_TMPDIR
+	HOST=$(uname -n)
+	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
+	PUBLIC_BIN=
+	SCRATCH=()
 	if declare -F local_setup >/dev/null; then local_setup; fi
+}
+
+# The teardowns of the helpers a file loads (procs.bash, owners.bash,
+# users.bash), then the file's own local_teardown, then the scratch
+# directories; each runs even when the test failed.
+teardown() {
+	local f
+	for f in procs_teardown owners_teardown users_teardown local_teardown; do
+		if declare -F "$f" >/dev/null; then "$f"; fi
+	done
+	if [ ${#SCRATCH[@]} -gt 0 ]; then rm -rf "${SCRATCH[@]}"; fi
+}
+
+# public_dir PREFIX: make a fresh directory under /tmp that every user can enter,
+# removed in teardown; its path in PUBLIC.  ($BATS_TEST_TMPDIR is private to us,
+# and so may be the checkout.)
+public_dir() {
+	PUBLIC=$(mktemp -d "/tmp/${1:-jobreg-public}.XXXXXX")
+	chmod 755 "$PUBLIC"
+	SCRATCH+=("$PUBLIC")
+}
+
+# public_bin: copy the commands into a public directory, so that tests can run them
+# as another user wherever the checkout is (git clone into `mktemp -d` makes a
+# directory only its owner can enter); its path in PUBLIC_BIN.  Made once a test,
+# in the test's own shell (a copy made inside `run` would not be removed).
+public_bin() {
+	[ -z "$PUBLIC_BIN" ] || return 0
+	local keep=${PUBLIC:-}
+	public_dir jobreg-bin
+	PUBLIC_BIN=$PUBLIC PUBLIC=$keep
+	cp "$JOBREG_ROOT"/bin/jobreg-get "$JOBREG_ROOT"/bin/jobreg-set "$JOBREG_ROOT"/bin/jobreg-clear \
+		"$JOBREG_ROOT"/bin/jobreg-dispatch "$PUBLIC_BIN"/
+	chmod 755 "$PUBLIC_BIN"/*
+}
+
+# as_nobody CMD [ARG...]: run jobreg's command CMD (jobreg-get, ...) as nobody,
+# from the copy need_setpriv made.
+as_nobody() {
+	[ -n "$PUBLIC_BIN" ] || { echo "as_nobody: no public_bin (call need_setpriv first)" >&2; return 1; }
+	local cmd=$1
+	shift
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$PUBLIC_BIN/$cmd" "$@"
+}
+
+# need_setpriv: skip unless we are root with setpriv; then make the commands'
+# public copy (public_bin) here, in the test's own shell, not in a subshell of run.
+need_setpriv() {
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	public_bin
 }
 
 # write_record JOB LINES...: plant a record by hand, one line per argument.

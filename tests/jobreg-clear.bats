@@ -7,12 +7,6 @@ load helper
 
 load procs
 
-local_setup() {
-	T=$BATS_TEST_TMPDIR
-	HOST=$(uname -n)
-	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
-}
-
 # done_record JOB [SECONDS_AGO]: a DONE record whose since lies SECONDS_AGO in the past.
 done_record() {
 	local t
@@ -788,4 +782,43 @@ dry_then_real() {
 	run --separate-stderr jobreg-clear -v j
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+}
+
+# --- lock files whose job has no record (issue 19, A11) ----------------------
+
+@test "a sweep removes the lock files of a job that has no record, as a clear killed halfway leaves them" {
+	jobreg-dispatch a true
+	jobreg-set --exit 0 b DONE
+	rm "$REG/a"   # as if clear -a was killed between the record's unlink and the locks'
+	run --separate-stderr jobreg-clear -a --stale
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ ! -e "$REG/.a.lock" ]
+	[ ! -e "$REG/.a.run" ]
+	# b has a record that does not match: it keeps everything
+	[ -e "$REG/b" ]
+	[ -e "$REG/.b.lock" ]
+}
+
+@test "clear of a job with no record removes its leftover lock files" {
+	jobreg-set --exit 0 a DONE
+	rm "$REG/a"
+	run --separate-stderr jobreg-clear a
+	[ "$status" -eq 0 ]
+	[ ! -e "$REG/.a.lock" ]
+	[ -z "$(ls -A "$REG")" ]
+}
+
+@test "a sweep leaves the lock files of a job whose lock is held, and those of a dry run" {
+	jobreg-set --exit 0 a DONE
+	rm "$REG/a"
+	run jobreg-clear -n -a
+	[ "$status" -eq 0 ]
+	[ -e "$REG/.a.lock" ]
+	flock "$REG/.a.lock" sleep 3 3>&- &
+	BG_PIDS+=("$!")
+	poll_until eval '! flock -n "$REG/.a.lock" true'
+	run --separate-stderr jobreg-clear -a
+	[ "$status" -eq 0 ]
+	[ -e "$REG/.a.lock" ]
 }

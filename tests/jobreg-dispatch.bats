@@ -8,9 +8,6 @@ load helper
 load procs
 
 local_setup() {
-	T=$BATS_TEST_TMPDIR
-	HOST=$(uname -n)
-	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
 	# trapper SIG STARTED MARKER: on SIG write SIG to MARKER and exit 0;
 	# otherwise give up after ~10 s with exit 9.
 	cat >"$T/trapper" <<'EOF'
@@ -327,6 +324,20 @@ forwarded() {
 	[ "$(cat "$T/w.err")" = "jobreg-dispatch: j: already done" ]
 	[ ! -e "$T/second" ]
 	[ "$(field j pid)" = "$BG_PID" ]
+}
+
+@test "dispatch --once --clear is a usage error (64): --clear removes the result --once replays" {
+	run --separate-stderr jobreg-dispatch -q --once --clear job -- sh -c 'echo run >> "$1/L"' sh "$T"
+	[ "$status" -eq 64 ]
+	[[ $stderr == "jobreg-dispatch: --once and --clear exclude each other; usage: "* ]]
+	[ ! -e "$T/L" ]
+	[ ! -e "$REG" ]
+	# three callers at once: none runs the job
+	for i in 1 2 3; do
+		jobreg-dispatch -q --once --clear job -- sh -c 'echo run >> "$1/L"; sleep 1' sh "$T" 2>/dev/null &
+	done
+	wait
+	[ ! -e "$T/L" ]
 }
 
 @test "dispatch --once --retry-failed that waited for a run replays its failure rather than run again" {

@@ -49,10 +49,10 @@ OLD=2020-01-01T00:00:00Z
 @test "set -V and --version print the program name and version" {
 	run --separate-stderr jobreg-set -V
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-set 0.2.0" ]
+	[ "$output" = "jobreg-set 0.2.1" ]
 	run --separate-stderr jobreg-set --version
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-set 0.2.0" ]
+	[ "$output" = "jobreg-set 0.2.1" ]
 }
 
 @test "set rejects an unknown option with exit 64 and one usage line, touching nothing" {
@@ -732,22 +732,20 @@ set_refuses_corrupt() {
 	[ "$(field job status)" = RUNNING ]
 }
 
+# bats test_tags=multiuser
 @test "set exits 77 when the registry is not writable" {
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-set-perm.XXXXXX)
-	chmod 755 "$PERMDIR"
+	need_setpriv
+	public_dir jobreg-set-perm
+	PERMDIR=$PUBLIC
 	mkdir -m 755 "$PERMDIR/reg"
 	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$PERMDIR/reg/done"
 	cp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" job RUNNING
+	run --separate-stderr as_nobody jobreg-set -d "$PERMDIR/reg" job RUNNING
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-set: job: "* ]]
 	[ ! -e "$PERMDIR/reg/job" ]
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-set" -d "$PERMDIR/reg" done PENDING
+	run --separate-stderr as_nobody jobreg-set -d "$PERMDIR/reg" done PENDING
 	[ "$status" -eq 77 ]
 	cmp "$PERMDIR/reg/done" "$PERMDIR/done.orig"
 }
@@ -816,4 +814,23 @@ set_refuses_corrupt() {
 	jobreg-set job DONE
 	jobreg-set job RUNNING
 	[ "$(field job runs)" = 4 ]
+}
+
+@test "on a read-only registry a write fails with one line naming its one failure, exit 74" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	mkdir "$T/ro"
+	mount -t tmpfs -o size=1m tmpfs "$T/ro" 2>/dev/null || skip "cannot mount a tmpfs on $T/ro"
+	MOUNTED=$T/ro
+	jobreg-set -d "$T/ro" --exit 0 done1 DONE
+	cp "$T/ro/done1" "$T/before"
+	mount -o remount,ro "$T/ro"
+	run --separate-stderr jobreg-set -d "$T/ro" done1 PENDING
+	[ "$status" -eq 74 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "jobreg-set: done1: create $T/ro/.done1.tmp: Read-only file system" ]
+	cmp "$T/ro/done1" "$T/before"
+}
+
+local_teardown() {
+	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
 }

@@ -15,7 +15,7 @@
 
 struct row {
 	const char *name;
-	struct claim c;
+	struct ownership c;
 	struct probes facts;
 	enum liveness want;
 };
@@ -76,7 +76,7 @@ int main(void)
 	const struct reader me = { HOST, BOOT, PID_NS, TIME_NS, NOW };
 	int bad = 0;
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		const struct claim *c = &rows[i].c;
+		const struct ownership *c = &rows[i].c;
 		struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
 		enum liveness v;
 		int probes = 0;

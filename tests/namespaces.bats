@@ -10,16 +10,12 @@ load helper
 load procs
 
 local_setup() {
-	T=$BATS_TEST_TMPDIR
-	HOST=$(uname -n)
-	BOOT_ID=$(cat /proc/sys/kernel/random/boot_id)
 	OTHER_BOOT=00000000-1111-2222-3333-444444444444
 	mkdir -p "$REG"
 }
 
 local_teardown() {
 	if [ -n "${TEST_USER:-}" ]; then userdel "$TEST_USER" 2>/dev/null || true; fi
-	if [ -n "${USER_DIR:-}" ]; then rm -rf "$USER_DIR"; fi
 }
 
 need_unshare() {
@@ -132,15 +128,17 @@ pid_owned() {
 }
 
 # hidepid_user: a temporary user and a registry it can read; name in
-# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.
+# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.  The user
+# runs the commands from a copy it can reach (public_bin).
 hidepid_user() {
 	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
 		skip "useradd or setpriv missing"
 	need_unshare --mount --propagation private
 	TEST_USER=jrtest_live_$$_$BATS_TEST_NUMBER
 	useradd -M -N -s /usr/sbin/nologin "$TEST_USER"
-	USER_DIR=$(mktemp -d /tmp/jrtest-live.XXXXXX)
-	chmod 755 "$USER_DIR"
+	public_dir jrtest-live
+	USER_DIR=$PUBLIC
+	public_bin
 	install -d -m 0777 "$USER_DIR/reg"
 	export JOBREG_DIR="$USER_DIR/reg"
 	REG=$JOBREG_DIR
@@ -149,12 +147,13 @@ hidepid_user() {
 # as_user_hidepid CMD...: CMD as TEST_USER, in a private mount namespace
 # whose /proc is mounted hidepid=2 (in this pid namespace).
 as_user_hidepid() {
-	unshare --mount --propagation private sh -c '
+	PATH="$PUBLIC_BIN:$PATH" unshare --mount --propagation private sh -c '
 		mount -t proc -o hidepid=2 proc /proc || exit 99
 		u=$1; shift
 		exec setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"' _ "$TEST_USER" "$@"
 }
 
+# bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, another user's reader sees a root-owned live pid owner as RUNNING and a dead one as STALE" {
 	hidepid_user
 	sleeper
@@ -168,6 +167,7 @@ as_user_hidepid() {
 	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
 }
 
+# bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, a user may set --owner a root process it cannot see; the record has no pid_start" {
 	hidepid_user
 	sleeper
@@ -326,4 +326,71 @@ inode() { stat -c %i "$1"; }
 	wait_bg "$first"
 	[ "$BG_RC" -eq 0 ]
 	[ "$(jobreg-get job)" = DONE ]
+}
+
+# ---- as pid 1 of a pid namespace (a container's entrypoint) ----------------
+
+# as_init CMD...: CMD as pid 1 of a new pid namespace, in the background; its
+# pid as we see it in INIT (unshare's child), its exit status later in
+# $T/init.rc, its stderr in $T/init.err.
+as_init() {
+	need_unshare -fp --mount-proc
+	( rc=0; unshare -fp --mount-proc "$@" 2>"$T/init.err" || rc=$?; echo "$rc" > "$T/init.rc" ) 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	INIT_PARENT=$! INIT_NAME=${1##*/} INIT=
+	poll_until find_init
+}
+
+# find_init: the child of as_init's unshare, named INIT_NAME, into INIT.
+find_init() {
+	local u
+	u=$(pgrep -x -P "$INIT_PARENT" unshare) || return 1
+	INIT=$(pgrep -x -P "$u" "$INIT_NAME")
+}
+
+# init_ends_on SIG: send SIG to the init process; it must end within 2 s with
+# 128+SIG's number.
+init_ends_on() {
+	sleep 0.3
+	kill -s "$1" "$INIT"
+	poll_until test -s "$T/init.rc"
+	[ "$(cat "$T/init.rc")" = $((128 + $(kill -l "$1"))) ] || { cat "$T/init.err"; false; }
+}
+
+@test "as pid 1, get --wait ends on TERM, INT and HUP as any other process does" {
+	local sig
+	for sig in TERM INT HUP; do
+		rm -f "$T/init.rc"
+		as_init jobreg-get --is DONE --wait inf job
+		init_ends_on "$sig"
+	done
+}
+
+@test "as pid 1, dispatch --wait ends on TERM and never runs its command" {
+	jobreg-dispatch job sleep 100 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until eval '[ "$(jobreg-get job)" = RUNNING ]'
+	as_init jobreg-dispatch --wait inf job touch "$T/ran"
+	init_ends_on TERM
+	[ ! -e "$T/ran" ]
+}
+
+@test "as pid 1, dispatch waiting for the job lock ends on TERM" {
+	mkdir -p "$REG"
+	flock "$REG/.job.lock" sleep 100 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.job.lock"
+	as_init jobreg-dispatch -w 60 job touch "$T/ran"
+	init_ends_on TERM
+	[ ! -e "$T/ran" ]
+}
+
+@test "as pid 1, dispatch forwards TERM to its command and records the run" {
+	as_init jobreg-dispatch job sh -c 'trap "exit 7" TERM; touch "$1/started"; while :; do sleep 0.05; done' sh "$T"
+	poll_until test -e "$T/started"
+	kill -TERM "$INIT"
+	poll_until test -s "$T/init.rc"
+	[ "$(cat "$T/init.rc")" = 7 ]
+	[ "$(field job status)" = DONE ]
+	[ "$(field job exit)" = 7 ]
 }

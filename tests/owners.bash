@@ -12,10 +12,9 @@ kill_tree() {
 	wait "$1" 2>/dev/null || true
 }
 
-teardown() {
+owners_teardown() {
 	local p
 	for p in "${BG[@]}"; do kill_tree "$p"; done
-	if [ -n "${PERMDIR:-}" ]; then rm -rf "$PERMDIR"; fi
 }
 
 # pid_start PID: field 22 of /proc/PID/stat, parsed after the last ')'.

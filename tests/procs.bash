@@ -4,7 +4,7 @@
 BG_PIDS=()
 
 
-teardown() {
+procs_teardown() {
 	: >"$BATS_TEST_TMPDIR/release"
 	local p
 	for p in "${BG_PIDS[@]}"; do kill_tree "$p" TERM; done
@@ -12,7 +12,6 @@ teardown() {
 		poll_until gone "$p" || kill_tree "$p" KILL
 		wait "$p" 2>/dev/null || true
 	done
-	if declare -F local_teardown >/dev/null; then local_teardown; fi
 }
 
 # poll_until CMD...: retry CMD every 25 ms for at most 10 s.

@@ -40,9 +40,9 @@ for fam in text_string_to_metric_families(sys.stdin.read()):
 sample() {
 	local labels
 	if [ -n "${3:-}" ]; then
-		labels="{\"job\": \"$2\", \"registry\": \"$REG\", \"status\": \"$3\"}"
+		labels="{\"name\": \"$2\", \"registry\": \"$REG\", \"status\": \"$3\"}"
 	else
-		labels="{\"job\": \"$2\", \"registry\": \"$REG\"}"
+		labels="{\"name\": \"$2\", \"registry\": \"$REG\"}"
 	fi
 	local line
 	while IFS= read -r line; do
@@ -106,6 +106,7 @@ plant_jobs() {
 	[ "$(sample jobreg_job_runs_total running)" = 7.0 ]
 	[ "$(sample jobreg_job_failures_total waiting)" = 0.0 ]
 	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 0.0" <<<"$PARSED"
+	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 1.0" <<<"$PARSED"
 	# the families and their types
 	[ "$(grep '^family ' <<<"$PARSED")" = "family jobreg_job_status gauge
 family jobreg_job_exit_code gauge
@@ -114,7 +115,8 @@ family jobreg_job_end_time_seconds gauge
 family jobreg_job_last_success_time_seconds gauge
 family jobreg_job_runs counter
 family jobreg_job_failures counter
-family jobreg_corrupt_records gauge" ]
+family jobreg_corrupt_records gauge
+family jobreg_registry_up gauge" ]
 	# 8 jobs: 4 status series each, 5 exit codes
 	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 32 ]
 	[ "$(grep -c '^jobreg_job_exit_code ' <<<"$PARSED")" -eq 5 ]
@@ -139,8 +141,8 @@ family jobreg_corrupt_records gauge" ]
 	' <<<"$output"
 	[ "$output" = ok ]
 	run jobreg-get -a -P
-	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 8 ]
-	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 8 ]
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 9 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 9 ]
 	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
 	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
 	# the last line ends with a line feed, as the format requires
@@ -152,7 +154,7 @@ family jobreg_corrupt_records gauge" ]
 	plant_jobs
 	write_record corrupt version=1 garbage
 	run --separate-stderr jobreg-get -a -P
-	[ "$status" -eq 65 ]
+	[ "$status" -eq 0 ]
 	run promtool check metrics <<<"$output"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
@@ -188,24 +190,81 @@ print("ok")' "$REG" <<<"$output"
 	[ "$(sample jobreg_job_status job pending)" = 1.0 ]
 }
 
-@test "get -P counts corrupt and unreadable records in jobreg_corrupt_records and gives them no job series" {
+@test "get -P counts corrupt and unreadable records in jobreg_corrupt_records, gives them no job series and exits 0" {
 	need_parser
 	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
 	write_record bad version=1 status=DONE junk
 	mkfifo "$REG/fifo"
+	# data, not a failure: the errors are printed, the exit status is 0
 	run --separate-stderr timeout 5 jobreg-get -a -P
-	[ "$status" -eq 65 ]
+	[ "$status" -eq 0 ]
+	[ "${stderr_lines[0]}" = "jobreg-get: bad: corrupt record $REG/bad: line without '='" ]
+	[ "${stderr_lines[1]}" = "jobreg-get: fifo: not a regular file: $REG/fifo" ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	PARSED=$(prom_samples <<<"$output")
 	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 2.0" <<<"$PARSED"
+	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 1.0" <<<"$PARSED"
 	[ "$(sample jobreg_job_status good done)" = 1.0 ]
-	! grep -q '"job": "bad"' <<<"$PARSED"
-	! grep -q '"job": "fifo"' <<<"$PARSED"
-	# a registry that does not exist: no jobs, no corrupt records, valid metrics
+	[ -z "$(grep -E '"name": "(bad|fifo)"' <<<"$PARSED")" ]
+	# -q: not a word, as cron mails whatever a job prints
+	run --separate-stderr timeout 5 jobreg-get -q -a -P
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(prom_samples <<<"$output")" = "$PARSED" ]
+	# named jobs and -o alike
+	run --separate-stderr timeout 5 jobreg-get -q -P -o "$BATS_TEST_TMPDIR/out.prom" good bad fifo
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	grep -qxF "jobreg_corrupt_records{registry=\"$REG\"} 2" "$BATS_TEST_TMPDIR/out.prom"
+	# the other formats still fail: 65 for the first, corrupt, record
+	for f in "" -l -j; do
+		run --separate-stderr timeout 5 jobreg-get -q $f -a
+		[ "$status" -eq 65 ]
+		[ "${#stderr_lines[@]}" -eq 2 ]
+	done
+}
+
+@test "get -P says jobreg_registry_up 0 for a registry that is missing or cannot be listed, 1 for one listed" {
+	need_parser
+	# missing (a typo): no jobs, no corrupt records, and not up; exit 0 as any reader of a missing registry
 	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/none" -a -P
 	[ "$status" -eq 0 ]
-	[ "$(prom_samples <<<"$output" | grep -v '^family ')" = "jobreg_corrupt_records {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
+	[ -z "$stderr" ]
+	[ "$(prom_samples <<<"$output" | grep -v '^family ')" = "jobreg_corrupt_records {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0
+jobreg_registry_up {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
 	[ ! -e "$BATS_TEST_TMPDIR/none" ]
+	# named jobs of a missing registry are PENDING, and it is not up
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/none" -P job
+	[ "$status" -eq 0 ]
+	REG=$BATS_TEST_TMPDIR/none
+	PARSED=$(prom_samples <<<"$output")
+	[ "$(sample jobreg_job_status job pending)" = 1.0 ]
+	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 0.0" <<<"$PARSED"
+	# an empty registry is up
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/empty" -a -P
+	[ "$status" -eq 0 ]
+	grep -qx "jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/empty\"} 1" <<<"$output"
+	# not a directory: its error and exit status, and the metrics still say it is down
+	: > "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr jobreg-get -d "$BATS_TEST_TMPDIR/file" -a -P -o "$BATS_TEST_TMPDIR/out.prom"
+	[ "$status" -eq 74 ]
+	[ "$stderr" = "jobreg-get: open registry $BATS_TEST_TMPDIR/file: Not a directory" ]
+	[ "$(grep -v '^#' "$BATS_TEST_TMPDIR/out.prom")" = "jobreg_corrupt_records{registry=\"$BATS_TEST_TMPDIR/file\"} 0
+jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/file\"} 0" ]
+	# a registry that this user may not read
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
+	PERMDIR=$(mktemp -d /tmp/jobreg-get-up.XXXXXX)
+	chmod 755 "$PERMDIR"
+	mkdir -m 700 "$PERMDIR/reg"
+	echo 'version=1' > "$PERMDIR/reg/job"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/reg" -a -P
+	[ "$status" -eq 77 ]
+	[ "$stderr" = "jobreg-get: open registry $PERMDIR/reg: Permission denied" ]
+	grep -qx "jobreg_registry_up{registry=\"$PERMDIR/reg\"} 0" <<<"$output"
+	[ -z "$(grep '^jobreg_job_' <<<"$output")" ]
 }
 
 @test "get -P -s gives series only for the jobs with the statuses asked" {
@@ -215,7 +274,7 @@ print("ok")' "$REG" <<<"$output"
 	[ "$status" -eq 0 ]
 	PARSED=$(prom_samples <<<"$output")
 	local jobs
-	jobs=$(grep '^jobreg_job_status ' <<<"$PARSED" | sed 's/.*"job": "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
+	jobs=$(grep '^jobreg_job_status ' <<<"$PARSED" | sed 's/.*"name": "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
 	[ "$jobs" = "failed killed oddsig stale timed " ]
 	run --separate-stderr jobreg-get -P -s OK ok failed waiting
 	PARSED=$(prom_samples <<<"$output")
@@ -249,44 +308,48 @@ temps_in() {
 	cd "$BATS_TEST_TMPDIR/out"
 	run --separate-stderr jobreg-get -o rel.prom -P ok
 	[ "$status" -eq 0 ]
-	grep -q '^jobreg_job_status{job="ok",' rel.prom
+	grep -q '^jobreg_job_status{name="ok",' rel.prom
 	[ -z "$(temps_in .)" ]
 }
 
-@test "get -o replaces FILE with a new file of mode 0666 & ~umask" {
+@test "get -o makes a new FILE with mode 0666 & ~umask, and a replaced one keeps its mode" {
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
 	local out="$BATS_TEST_TMPDIR/metrics.prom"
-	echo old > "$out"
+	run sh -c 'umask 022; exec jobreg-get -P -o "$1" job' _ "$out"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$out")" = 644 ]
+	rm "$out"
+	run sh -c 'umask 002; exec jobreg-get -o "$1" job' _ "$out"
+	[ "$(stat -c %a "$out")" = 664 ]
 	chmod 600 "$out"
 	local before
 	before=$(stat -c %i "$out")
 	run sh -c 'umask 022; exec jobreg-get -P -o "$1" job' _ "$out"
 	[ "$status" -eq 0 ]
-	[ "$(stat -c %a "$out")" = 644 ]
+	[ "$(stat -c %a "$out")" = 600 ]
 	[ "$(stat -c %i "$out")" != "$before" ]
-	grep -q 'job="job"' "$out"
-	run sh -c 'umask 002; exec jobreg-get -o "$1" job' _ "$out"
-	[ "$(stat -c %a "$out")" = 664 ]
-	[ "$(cat "$out")" = DONE ]
+	grep -q 'name="job"' "$out"
 	[ -z "$(temps_in "$BATS_TEST_TMPDIR")" ]
 }
 
 @test "get -o never lets a reader see a partial file while it rewrites a large one" {
 	# 3000 jobs make about 2 MB of metrics; a reader copies the file over and
 	# over while it is rewritten, and every copy must be whole: 10 lines per
-	# job, 16 of HELP and TYPE, and the registry's line last.
+	# job, 18 of HELP and TYPE, and the registry's two lines last.
 	local i
 	mkdir -p "$REG"
+	local note
+	note=$(printf 'x%.0s' $(seq 40))
 	for i in $(seq 3000); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nstarted=2026-01-01T00:00:00Z\nended=2026-01-01T00:00:01Z\nexit=0\nlast_success=2026-01-01T00:00:01Z\nnote=%s\n' \
-			"$(printf 'x%.0s' $(seq 40))" > "$REG/job$i"
+			"$note" > "$REG/job$i"
 	done
 	local out="$BATS_TEST_TMPDIR/m/jobreg.prom" snap="$BATS_TEST_TMPDIR/snap" done="$BATS_TEST_TMPDIR/done"
 	mkdir "$BATS_TEST_TMPDIR/m"
 	jobreg-get -a -P -o "$out"
 	local lines
 	lines=$(wc -l < "$out")
-	[ "$lines" -eq 30017 ]
+	[ "$lines" -eq 30020 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
 	BG+=("$writer")
@@ -295,7 +358,7 @@ temps_in() {
 		cat "$out" > "$snap"
 		reads=$((reads + 1))
 		[ "$(wc -l < "$snap")" -eq "$lines" ]
-		[ "$(tail -n 1 "$snap")" = "jobreg_corrupt_records{registry=\"$REG\"} 0" ]
+		[ "$(tail -n 1 "$snap")" = "jobreg_registry_up{registry=\"$REG\"} 1" ]
 	done
 	wait "$writer"
 	echo "whole copies read while rewriting: $reads" >&3
@@ -303,16 +366,21 @@ temps_in() {
 	[ -z "$(temps_in "$BATS_TEST_TMPDIR/m")" ]
 }
 
-@test "get -o still writes FILE when a record is corrupt, and exits 65" {
+@test "get -o still writes FILE when a record is corrupt, and exits 65 (0 with -P)" {
 	write_record good version=1 status=DONE since=2026-01-01T00:00:00Z
 	write_record bad version=1 status=DONE junk
 	local out="$BATS_TEST_TMPDIR/out"
-	run --separate-stderr jobreg-get -a -P -o "$out"
+	run --separate-stderr jobreg-get -a -j -o "$out"
 	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	grep -qxF '{"job": "bad", "corrupt": true}' "$out"
+	run --separate-stderr jobreg-get -a -P -o "$out"
+	[ "$status" -eq 0 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	grep -qx "jobreg_corrupt_records{registry=\"$REG\"} 1" "$out"
 }
 
+# bats test_tags=multiuser
 @test "get -o reports a FILE it cannot create or may not replace with 73 or 77 and one line, leaving no temp file" {
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -o "$BATS_TEST_TMPDIR/missing/out.prom" -P job
@@ -340,15 +408,13 @@ temps_in() {
 	run --separate-stderr jobreg-get -o '' job
 	[ "$status" -eq 64 ]
 	# permission denied, as a user who may not write the directory
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-get-out.XXXXXX)
-	chmod 755 "$PERMDIR"
+	need_setpriv
+	public_dir jobreg-get-out
+	PERMDIR=$PUBLIC
 	cp -r "$REG" "$PERMDIR/reg"
 	chmod -R a+rX "$PERMDIR/reg"
 	echo old > "$PERMDIR/out.prom"
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JOBREG_ROOT/bin/jobreg-get" -d "$PERMDIR/reg" -P -o "$PERMDIR/out.prom" job
+	run --separate-stderr as_nobody jobreg-get -d "$PERMDIR/reg" -P -o "$PERMDIR/out.prom" job
 	[ "$status" -eq 77 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "jobreg-get: cannot write $PERMDIR/out.prom: create $PERMDIR/.out.prom."*": Permission denied" ]]
@@ -376,57 +442,176 @@ temps_in() {
 	done
 }
 
-@test "the alert rules of jobreg-get(1) fire for exactly the jobs they name, on the series -P gives" {
-	command -v promtool >/dev/null 2>&1 || skip "promtool is not installed (Debian package prometheus)"
-	# promtool's rule tests start at time() = 0 and are evaluated here at 2 days.
-	write_record old version=1 status=DONE since=1970-01-01T00:00:00Z exit=0 last_success=1970-01-01T00:00:00Z
-	write_record recent version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 last_success=1970-01-02T12:00:00Z
-	write_record failed version=1 status=DONE since=1970-01-02T12:00:00Z exit=2 last_success=1970-01-02T12:00:00Z
-	write_record killed version=1 status=DONE since=1970-01-02T12:00:00Z signal=KILL
-	write_record timed version=1 status=DONE since=1970-01-02T12:00:00Z exit=0 timed_out=1
-	write_record running version=1 status=RUNNING since=1970-01-02T12:00:00Z
-	write_record stale version=1 status=RUNNING since=1970-01-01T00:00:00Z expires=1970-01-01T00:00:01Z
+# --- the alert rules, on the series as Prometheus stores them ----------------
+
+need_promtool() {
+	command -v promtool >/dev/null 2>&1 ||
+		skip "promtool is not installed (Debian package prometheus; .ci/run unpacks it)"
+}
+
+# readme_rules: the rule file that the README gives to paste.
+readme_rules() {
+	sed -n '/^Alert rules to paste:$/,/^[^ ]/s/^    //p' "$JOBREG_ROOT/README.md"
+}
+
+# scraped [FILE...]: promtool input series (YAML lines of input_series) for
+# what Prometheus stores when it scrapes a node_exporter whose textfile
+# collector reads the -P output FILEs: each file's samples and
+# node_textfile_mtime_seconds{file="FILE"}, as node_exporter serves them;
+# then the scrape's target labels job="node" and instance="host1:9100",
+# a label of the file with either name being renamed exported_job or
+# exported_instance (honor_labels: false, the default).  Without FILEs:
+# the text that a node_exporter served, on stdin.  Each series holds its
+# value at time 0 and at $NOW, the interval of the tests, so that rules
+# evaluated at $NOW see time() as the real time.
+scraped() {
+	"$PROM_PY" -c '
+import json, os, sys
+from prometheus_client.parser import text_string_to_metric_families
+target = {"job": "node", "instance": "host1:9100"}
+texts = []
+for path in sys.argv[1:]:
+    with open(path) as f:
+        texts.append(f.read())
+    texts.append("node_textfile_mtime_seconds{file=%s} %d\n" % (json.dumps(path), int(os.stat(path).st_mtime)))
+if not sys.argv[1:]:
+    texts.append(sys.stdin.read())
+for text in texts:
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if not s.name.startswith(("jobreg_", "node_textfile_mtime_seconds")):
+                continue
+            labels = dict(s.labels)
+            for k in target:
+                if k in labels:
+                    labels["exported_" + k] = labels.pop(k)
+            labels.update(target)
+            series = s.name + "{" + ",".join("%s=%s" % (k, json.dumps(v)) for k, v in sorted(labels.items())) + "}"
+            print("      - series: %s\n        values: \"%r %r\"" % (json.dumps(series), s.value, s.value))
+' "$@"
+}
+
+# expect ALERT [LABELS]...: a promtool alert test at $NOW: ALERT fires once
+# for each LABELS (a YAML flow mapping's inside, the target labels added),
+# and for nothing else.
+expect() {
+	local alert=$1; shift
+	printf '      - eval_time: %ss\n        alertname: %s\n' "$NOW" "$alert"
+	if [ $# -eq 0 ]; then
+		echo '        exp_alerts: []'
+		return
+	fi
+	echo '        exp_alerts:'
+	local labels
+	for labels in "$@"; do
+		printf '          - exp_labels: {job: node, instance: "host1:9100", %s}\n' "$labels"
+	done
+}
+
+@test "the README's alert rules fire for exactly the jobs and registries they name, scraped through node_exporter" {
+	need_parser
+	need_promtool
+	local t=$BATS_TEST_TMPDIR tf=$BATS_TEST_TMPDIR/textfile
+	mkdir "$tf"
+	local hour_ago days_ago
+	hour_ago=$(now_rfc3339 -3600)
+	days_ago=$(now_rfc3339 -172800)
+	local ended="since=$hour_ago started=$hour_ago ended=$hour_ago"
+	write_record fresh version=1 status=DONE $ended exit=0 runs=5 last_success=$hour_ago
+	write_record old version=1 status=DONE since=$days_ago ended=$days_ago exit=0 runs=3 last_success=$days_ago
+	write_record failed version=1 status=DONE $ended exit=2 runs=4 failures=1 last_success=$hour_ago
+	write_record killed version=1 status=DONE $ended signal=KILL runs=2 failures=1 last_success=$hour_ago
+	write_record timed version=1 status=DONE $ended exit=0 timed_out=1 runs=2 failures=1 last_success=$hour_ago
+	write_record never version=1 status=DONE $ended exit=1 runs=2 failures=2
+	write_record first version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=1
+	write_record stale version=1 status=RUNNING since=$days_ago expires=$hour_ago runs=1
+	write_record waiting version=1 status=PENDING since=$hour_ago
 	write_record broken version=1 junk
-	run --separate-stderr jobreg-get -a -P
-	[ "$status" -eq 65 ]
-	local t=$BATS_TEST_TMPDIR exprs
-	exprs=$(sed -n '/^and alert rules such as$/,/^\.Ed$/p' "$JOBREG_ROOT/man/jobreg-get.1" | grep -v '^[.a]')
-	[ "$(wc -l <<<"$exprs")" -eq 4 ]
-	{
-		echo 'groups:'
-		echo '  - name: jobreg'
-		echo '    rules:'
-		local i=0 e
-		while IFS= read -r e; do
-			i=$((i + 1))
-			printf '      - alert: rule%d\n        expr: %s\n' "$i" "$e"
-		done <<<"$exprs"
-	} > "$t/rules.yml"
+	jobreg-get -q -a -P -o "$tf/jobreg.prom"
+	REG=$t/ok write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
+	jobreg-get -d "$t/ok" -a -P -o "$tf/ok-jobreg.prom"
+	# a registry that is not there (a typo in -d)
+	jobreg-get -d "$t/typo" -a -P -o "$tf/typo-jobreg.prom"
+	# a file that cron stopped refreshing an hour ago
+	REG=$t/late write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
+	jobreg-get -d "$t/late" -a -P -o "$tf/late-jobreg.prom"
+	touch -d "@$(($(date +%s) - 3600))" "$tf/late-jobreg.prom"
+	readme_rules > "$t/rules.yml"
+	local alerts
+	alerts=$(sed -n 's/^ *- alert: //p' "$t/rules.yml")
+	[ -n "$alerts" ]
+	NOW=$(date +%s)
+	local reg="registry: \"$REG\"" alert
 	{
 		echo 'rule_files: [rules.yml]'
-		echo 'evaluation_interval: 1h'
+		echo "evaluation_interval: ${NOW}s"
 		echo 'tests:'
-		echo '  - interval: 1h'
+		# every file: each rule fires for the jobs, registries or files it names
+		echo "  - interval: ${NOW}s"
 		echo '    input_series:'
-		grep -v '^#' <<<"$output" | while read -r series value; do
-			printf "      - series: '%s'\n        values: '%sx60'\n" "$series" "$value"
-		done
+		scraped "$tf"/*.prom
 		echo '    alert_rule_test:'
-		# each rule and the jobs it must name (rule4: the registry's one series)
-		local rule jobs j
-		for rule in "rule1:old" "rule2:stale" "rule3:failed killed timed" "rule4:"; do
-			printf '      - eval_time: 2d\n        alertname: %s\n        exp_alerts:\n' "${rule%%:*}"
-			jobs=${rule#*:}
-			if [ -z "$jobs" ]; then
-				printf '          - exp_labels: {registry: "%s"}\n' "$REG"
-			fi
-			for j in $jobs; do
-				printf '          - exp_labels: {job: %s, registry: "%s"%s}\n' "$j" "$REG" \
-					"$([ "${rule%%:*}" = rule2 ] && echo ', status: stale')"
-			done
+		for alert in $alerts; do
+			case $alert in
+			JobNotSucceededForADay) expect "$alert" "name: old, $reg" ;;
+			JobStale) expect "$alert" "name: stale, $reg, status: stale" ;;
+			JobFailed) expect "$alert" "name: failed, $reg" "name: killed, $reg" \
+				"name: never, $reg" "name: timed, $reg" ;;
+			JobNeverSucceeded) expect "$alert" "name: never, $reg" ;;
+			JobregCorruptRecords) expect "$alert" "$reg" ;;
+			JobregRegistryDown) expect "$alert" "registry: \"$t/typo\"" ;;
+			JobregMetricsOld) expect "$alert" "file: \"$tf/late-jobreg.prom\"" ;;
+			*) flunk "the README's rule $alert is not tested here" ;;
+			esac
 		done
+		# a healthy registry, freshly exported: no rule fires
+		echo "  - interval: ${NOW}s"
+		echo '    input_series:'
+		scraped "$tf/ok-jobreg.prom"
+		echo '    alert_rule_test:'
+		for alert in $alerts; do expect "$alert"; done
 	} > "$t/test.yml"
 	run promtool test rules "$t/test.yml"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# jobreg-get(1) quotes some of these rules
+	local e
+	while IFS= read -r e; do
+		sed -n 's/^ *expr: //p' "$t/rules.yml" | grep -qxF -- "$e" || flunk "jobreg-get(1)'s rule '$e' is not the README's"
+	done < <(sed -n '/^and alert rules such as$/,/^\.Ed$/p' "$JOBREG_ROOT/man/jobreg-get.1" | grep -v '^[.a]')
+}
+
+@test "node_exporter's textfile collector serves the -P files as the alert rules' test takes them" {
+	need_parser
+	local exporter
+	exporter=$(command -v prometheus-node-exporter || command -v node_exporter) ||
+		skip "node_exporter is not installed (Debian package prometheus-node-exporter)"
+	local t=$BATS_TEST_TMPDIR tf=$BATS_TEST_TMPDIR/textfile
+	mkdir "$tf"
+	write_record done version=1 status=DONE since=2026-01-01T00:00:00Z exit=3 runs=2 failures=1
+	write_record broken version=1 junk
+	run --separate-stderr jobreg-get -a -P -o "$tf/jobreg.prom"
+	jobreg-get -d "$t/none" -a -P -o "$tf/none-jobreg.prom"
+	local port
+	port=$("$PROM_PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$exporter" --collector.disable-defaults --collector.textfile --collector.textfile.directory="$tf" \
+		--web.listen-address="127.0.0.1:$port" 3>&- >"$t/exporter.log" 2>&1 &
+	BG+=("$!")
+	run "$PROM_PY" -c '
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("no answer from " + sys.argv[1])' "http://127.0.0.1:$port/metrics"
+	[ "$status" -eq 0 ] || { cat "$t/exporter.log"; false; }
+	grep -qx 'node_textfile_scrape_error 0' <<<"$output"
+	local served
+	served=$(scraped <<<"$output" | paste - - | LC_ALL=C sort)
+	[ -n "$served" ]
+	[ "$served" = "$(scraped "$tf"/*.prom | paste - - | LC_ALL=C sort)" ]
+	grep -q 'jobreg_job_exit_code{instance=\\"host1:9100\\",job=\\"node\\",name=\\"done\\",' <<<"$served"
 }

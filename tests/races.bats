@@ -12,7 +12,6 @@ CROWD=${JOBREG_RACE_CROWD:-20}                # dispatchers started at once in t
 CROWD_ROUNDS=${JOBREG_RACE_CROWD_ROUNDS:-5}   # rounds of the crowd test
 
 local_setup() {
-	T=$BATS_TEST_TMPDIR
 	MOUNTED=
 	declare -gA GATES=()
 	mkdir -p "$T/bin"
@@ -58,7 +57,7 @@ local_setup() {
 	chmod +x "$T/bin/hold" "$T/bin/enter" "$T/bin/daemonize" "$T/bin/migrate"
 }
 
-teardown() {
+local_teardown() {
 	local p g
 	# Let every wait end, then stop what is still around.
 	for g in "${!GATES[@]}"; do flock -u "${GATES[$g]}" || true; done
@@ -678,4 +677,94 @@ consistent() {
 	echo "$hung of $((ROUNDS * 45)) waits overran their bound"
 	[ "$hung" -eq 0 ]
 	[ "$(field j status)" = PENDING ]
+}
+
+# ---- listings while records change (issue 19, A3-A5) ------------------------
+
+@test "get -a never reads a FIFO swapped in for a record after the listing: no RUNNING, nothing drained" {
+	for j in a b c; do jobreg-set --exit 0 "$j" DONE; done
+	# zzz is a regular DONE record and a FIFO a writer holds open with
+	# "status=RUNNING" in it, in turn, each put in place by rename.
+	python3 -c '
+import os, sys, time
+reg, stop = sys.argv[1], sys.argv[2]
+done = b"version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n"
+held = None
+while not os.path.exists(stop):
+    with open(os.path.join(reg, ".zzz.new"), "wb") as f:
+        f.write(done)
+    os.rename(os.path.join(reg, ".zzz.new"), os.path.join(reg, "zzz"))
+    fifo = os.path.join(reg, ".zzz.fifo")
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    os.write(fd, b"version=1\nstatus=RUNNING\n")
+    os.rename(fifo, os.path.join(reg, "zzz"))
+    if held is not None:
+        os.close(held)
+    held = fd
+    time.sleep(0.0005)
+' "$REG" "$T/stop" 3>&- &
+	echo "$!" >> "$T/pids"
+	local i bad=0 unreadable=0
+	for i in $(seq 300); do
+		jobreg-get -l -a > "$T/out" 2>/dev/null || true
+		if grep -q $'^zzz\tRUNNING' "$T/out"; then bad=$((bad + 1)); fi
+		if grep -q $'^zzz\tUNREADABLE' "$T/out"; then unreadable=$((unreadable + 1)); fi
+		[ "$(grep -c $'\tDONE\t' "$T/out")" -ge 3 ] || { cat "$T/out"; touch "$T/stop"; false; }
+	done
+	touch "$T/stop"
+	echo "listings that met the FIFO: $unreadable of 300" >&3
+	[ "$bad" -eq 0 ]
+}
+
+# replaced_while_listed MOUNTPOINT: 1000 records on a tmpfs, each with its
+# lock file, all replaced by rename again and again by one jobreg-set loop.
+replaced_while_listed() {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	mkdir "$T/mnt"
+	mount -t tmpfs -o size=64m tmpfs "$T/mnt" 2>/dev/null || skip "cannot mount a tmpfs on $T/mnt"
+	MOUNTED=$T/mnt
+	export REG=$T/mnt/reg JOBREG_DIR=$T/mnt/reg
+	mkdir "$REG"
+	local i
+	for i in $(seq -w 1000); do
+		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
+		: > "$REG/.j$i.lock"
+	done
+	( while [ ! -e "$T/stop" ]; do
+		for i in $(seq -w 1 7 1000); do jobreg-set --exit 0 "j$i" DONE || exit 1; done
+	done ) 3>&- >/dev/null 2>&1 &
+	echo "$!" >> "$T/pids"
+}
+
+@test "get -a lists every job whose record exists throughout, while records are replaced by rename (tmpfs)" {
+	replaced_while_listed
+	local format n missing=0 i
+	for format in "" -l -j -P; do
+		for i in $(seq 300); do
+			if [ "$format" = -P ]; then
+				n=$(jobreg-get -P -a | grep -c '^jobreg_job_runs_total{')
+			else
+				n=$(jobreg-get $format -a | wc -l)
+			fi
+			[ "$n" -eq 1000 ] || { echo "get $format -a: $n jobs listed, not 1000"; missing=$((missing + 1)); }
+		done
+	done
+	touch "$T/stop"
+	[ "$missing" -eq 0 ]
+}
+
+@test "get --is DONE -a is true while another job is set DONE and cleared again and again" {
+	for j in a b c d e; do jobreg-set --exit 0 "$j" DONE; done
+	( while [ ! -e "$T/stop" ]; do
+		jobreg-set --exit 0 flicker DONE
+		jobreg-clear flicker
+	done ) 3>&- >/dev/null 2>&1 &
+	echo "$!" >> "$T/pids"
+	local i failed=0
+	for i in $(seq 200); do
+		jobreg-get --is DONE -a 2>>"$T/err" || failed=$((failed + 1))
+	done
+	touch "$T/stop"
+	[ "$failed" -eq 0 ] || { echo "$failed of 200 exited non-zero"; head -n 5 "$T/err"; false; }
 }

@@ -4,15 +4,15 @@
 bats_require_minimum_version 1.5.0
 load helper
 load users
+# bats file_tags=multiuser
 
 local_setup() {
 	ID=$$
 	SYSCTL_SAVED=
 }
 
-teardown() {
+local_teardown() {
 	[ -z "$SYSCTL_SAVED" ] || sysctl -q -w fs.protected_regular="$SYSCTL_SAVED" || true
-	users_teardown
 }
 
 # group_registry: users $U1 and $U2 in group $G, and the registry
@@ -160,7 +160,7 @@ sticky_registry() {
 	jobreg-dispatch run true
 	chmod 0444 "$JOBREG_DIR/.job.lock" "$JOBREG_DIR/.run.lock" "$JOBREG_DIR/.run.run"
 	run --separate-stderr traced -f -o "$BATS_TEST_TMPDIR/trace" -e trace=openat \
-		setpriv --reuid="$U1" --regid="$G" --init-groups env PATH="$PATH" JOBREG_DIR="$JOBREG_DIR" \
+		setpriv --reuid="$U1" --regid="$G" --init-groups env PATH="$PUBLIC_BIN:$PATH" JOBREG_DIR="$JOBREG_DIR" \
 		jobreg-set job RUNNING
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[ "$(jobreg-get job)" = RUNNING ]

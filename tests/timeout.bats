@@ -6,10 +6,6 @@ bats_require_minimum_version 1.5.0
 load helper
 load procs
 
-local_setup() {
-	T=$BATS_TEST_TMPDIR
-}
-
 # elapsed_since START: seconds (with fraction) since START=$(date +%s.%N).
 elapsed_since() {
 	echo "$(date +%s.%N) - $1" | bc

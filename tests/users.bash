@@ -1,7 +1,7 @@
 # Helpers for tests that need other users: a group and users with names unique to
-# this test process, removed again in users_teardown (call it from teardown, which
-# runs even when the test fails), and a world-traversable directory for a registry
-# they can reach ($BATS_TEST_TMPDIR is private to root).
+# this test process, removed again in users_teardown (helper.bash's teardown calls
+# it, even when the test fails); public_dir (helper.bash) makes a directory for a
+# registry they can reach ($BATS_TEST_TMPDIR is private to root).
 
 USERS_MADE=()
 GROUPS_MADE=()
@@ -13,6 +13,7 @@ need_users() {
 	for c in useradd userdel groupadd groupdel setpriv; do
 		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
 	done
+	public_bin
 }
 
 # retry CMD...: useradd and friends fail while another process holds /etc/passwd's lock.
@@ -40,20 +41,15 @@ users_teardown() {
 	for u in "${USERS_MADE[@]}"; do retry_accounts userdel "$u" || true; done
 	for g in "${GROUPS_MADE[@]}"; do retry_accounts groupdel "$g" || true; done
 	USERS_MADE=() GROUPS_MADE=()
-	[ -z "${PUBLIC:-}" ] || rm -rf "$PUBLIC"
 }
 
-# public_dir: set PUBLIC to a fresh directory under /tmp that every user can enter.
-public_dir() {
-	PUBLIC=$(mktemp -d /tmp/jobreg-shared.XXXXXX)
-	chmod 755 "$PUBLIC"
-}
-
-# as USER CMD...: run CMD as USER (with USER's groups) under umask 022, the
-# commands found on our PATH.
+# as USER CMD...: run CMD as USER (with USER's groups) under umask 022, jobreg's
+# commands found in the copy every user can reach that need_users made, the rest on
+# our PATH.
 as() {
 	local user=$1
 	shift
+	[ -n "$PUBLIC_BIN" ] || { echo "as: no public_bin (call need_users first)" >&2; return 1; }
 	setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups \
-		env PATH="$PATH" JOBREG_DIR="$JOBREG_DIR" sh -c 'umask 022; exec "$@"' sh "$@"
+		env PATH="$PUBLIC_BIN:$PATH" JOBREG_DIR="$JOBREG_DIR" sh -c 'umask 022; exec "$@"' sh "$@"
 }

@@ -120,6 +120,7 @@ cpu_us() {
 	[ "$(elapsed "$start" "$EPOCHREALTIME")" -lt 1000 ]
 }
 
+# bats test_tags=serial
 @test "the kill -9 of a lock-owned run, which changes no file, is noticed within 100 ms" {
 	# Five rounds: the median must be well under a 1 s poll's, the worst
 	# round under half of it (a loaded machine may delay one wake-up).
@@ -314,6 +315,7 @@ lock_held() {
 	wait "$w1" || [ $? = 75 ]
 }
 
+# bats test_tags=serial
 @test "without inotify (instance limit 0) it polls every 100 ms: still prompt, still under 1% CPU" {
 	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
 	jobreg-set job RUNNING
@@ -330,4 +332,101 @@ lock_held() {
 	wait_bg "$w"
 	[ "$BG_RC" = 0 ]
 	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 500 ]
+}
+
+# ---- it follows DIR by name (SPEC §5) ------------------------------------
+
+# follow_case SETUP CHANGE: wait for job DONE in the registry $JOBREG_DIR (made
+# by SETUP), run CHANGE (which leaves $JOBREG_DIR naming another directory),
+# then set the job DONE there: the waiter must see it within 1.5 s.
+follow_case() {
+	eval "$1"
+	start_wait "$T/out" --is DONE --wait 20 job
+	poll_until asleep "$WAIT_PID"
+	eval "$2"
+	t0=$EPOCHREALTIME
+	jobreg-set --exit 0 job DONE
+	poll_until ended "$T/out"
+	[ "$RC" = 0 ] || { cat "$T/out.err"; false; }
+	[ "$(elapsed "$t0" "$END")" -lt 1500 ]
+}
+
+@test "a waiter whose registry is removed and made again follows it by name" {
+	follow_case 'jobreg-set job RUNNING' 'rm -rf "$JOBREG_DIR"'
+}
+
+@test "a waiter whose registry is renamed away and replaced follows the name" {
+	follow_case 'jobreg-set job RUNNING' 'mv "$JOBREG_DIR" "$T/away"; mkdir "$JOBREG_DIR"'
+	# the old directory, under its new name, was left alone
+	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
+}
+
+@test "a waiter whose registry is a symlink re-pointed (ln -sfn) follows the link" {
+	follow_case 'mkdir "$T/a" "$T/b"; ln -s a "$T/link"; export JOBREG_DIR=$T/link; jobreg-set job RUNNING' \
+		'ln -sfn b "$T/link"'
+	[ "$(jobreg-get -d "$T/a" job)" = RUNNING ]
+	[ "$(jobreg-get -d "$T/b" job)" = DONE ]
+}
+
+@test "a polling waiter (no inotify) whose registry is removed follows it by name" {
+	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
+	jobreg-set job RUNNING
+	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.5
+	rm -rf "$JOBREG_DIR"
+	t0=$EPOCHREALTIME
+	jobreg-set --exit 0 job DONE
+	wait_bg "$w"
+	[ "$BG_RC" = 0 ]
+	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
+}
+
+@test "dispatch --wait whose registry is replaced meanwhile runs in the new one" {
+	dispatch_bg job sleep 100
+	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.5
+	mv "$JOBREG_DIR" "$T/away"
+	mkdir -p "$JOBREG_DIR"   # or the dispatcher made it first
+	wait_bg "$w"
+	[ "$BG_RC" = 0 ] || { cat "$T/err"; false; }
+	[ -e "$T/ran" ]
+	[ "$(jobreg-get job)" = DONE ]
+	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
+}
+
+# ---- the realtime clock ----------------------------------------------------
+
+# step_clock SECONDS: step CLOCK_REALTIME by SECONDS (root); the test's
+# local_teardown steps it back by what was stepped.
+step_clock() {
+	date -s "@$(( $(date +%s) + $1 ))" >/dev/null
+	CLOCK_STEPPED=$(( ${CLOCK_STEPPED:-0} + $1 ))
+}
+
+local_teardown() {
+	if [ -n "${CLOCK_STEPPED:-}" ] && [ "$CLOCK_STEPPED" != 0 ]; then
+		date -s "@$(( $(date +%s) - CLOCK_STEPPED ))" >/dev/null
+	fi
+}
+
+# bats test_tags=serial
+@test "a --ttl record is seen to expire when the realtime clock steps past it" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to step the clock"
+	date -s "@$(date +%s)" >/dev/null 2>&1 || skip "the clock cannot be set here"
+	jobreg-set --ttl 600 job RUNNING
+	start_wait "$T/out" --is STALE --wait 30 job
+	poll_until asleep "$WAIT_PID"
+	still_waiting "$T/out" 0.3
+	step_clock 700
+	t0=$EPOCHREALTIME
+	[ "$(jobreg-get job)" = STALE ]
+	poll_until ended "$T/out"
+	local_teardown
+	CLOCK_STEPPED=0
+	[ "$RC" = 0 ]
+	[ "$(elapsed "$t0" "$END")" -lt 1500 ]
 }

@@ -11,12 +11,18 @@
 
 declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
-	[jobreg-get]='-l --long -j --json -P --prometheus -s:status -o:file -a --all --is:status --wait:limit'
+	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
+		-a --all --is:status --wait:limit'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force'
 	[jobreg-clear]='--if:status --stale --older-than:duration --force -n --dry-run -v --verbose -a --all'
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text'
 )
+# The names --signal takes (src/signame.c; also with SIG, any case, or as a
+# number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
+_jobreg_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM
+	STKFLT CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS
+	RTMIN RTMIN+{1..15} RTMAX-{14..1} RTMAX)
 # The operands after the options: job ids for ever, or a job then its
 # status or its command.
 declare -gA _jobreg_operands=(
@@ -44,8 +50,14 @@ _jobreg_value() {
 		last=${cur##*,}
 		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED' -- "${last^^}")) ;;
 	setstatus) COMPREPLY=($(compgen -W 'PENDING RUNNING DONE' -- "${cur^^}")) ;;
-	signal) local sigs=($(compgen -A signal))
-		COMPREPLY=($(compgen -W "${sigs[*]#SIG} ${sigs[*]}" -- "${cur^^}")) ;;
+	signal) # the names, with SIG once SI is typed
+		last=${cur^^}
+		if [[ $last == SI || $last == SIG* ]]; then
+			last=${last#SI}
+			COMPREPLY=($(compgen -P SIG -W "${_jobreg_signals[*]}" -- "${last#G}"))
+		else
+			COMPREPLY=($(compgen -W "${_jobreg_signals[*]}" -- "$last"))
+		fi ;;
 	limit) COMPREPLY=($(compgen -W inf -- "$cur")) ;;
 	pid) declare -F _pids >/dev/null && _pids ;;
 	esac

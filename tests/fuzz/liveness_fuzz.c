@@ -8,7 +8,7 @@
  * values both come up often, and the facts a probe would find (run lock
  * held / free / missing and its inode; pid gone / zombie / started at some
  * time / hidden).  The fields are also written into a record and read back
- * with liveness_claim(), which must give the same claim.  The harness then
+ * with liveness_ownership(), which must give the same claim.  The harness then
  * drives liveness_judge() as state.c does and checks:
  *
  *   - the answer is deterministic, and a probe is never asked for twice
@@ -89,7 +89,7 @@ static int same(const char *a, const char *b)
 }
 
 /* Drive liveness_judge() as state.c does, answering probes from FACTS. */
-static enum liveness drive(const struct claim *c, const struct reader *me,
+static enum liveness drive(const struct ownership *c, const struct reader *me,
 			   const struct probes *facts, struct probes *seen)
 {
 	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
@@ -119,11 +119,11 @@ static enum liveness drive(const struct claim *c, const struct reader *me,
 }
 
 /* Write C's fields into a record and read the claim back. */
-static void round_trip(const struct claim *c)
+static void round_trip(const struct ownership *c)
 {
 	struct record r;
 	char num[32], when[21];
-	struct claim back;
+	struct ownership back;
 
 	record_init(&r);
 	record_put(&r, "version", "1");
@@ -145,7 +145,7 @@ static void round_trip(const struct claim *c)
 		time_format(c->expires, when);
 		record_put(&r, "expires", when);
 	}
-	liveness_claim(&r, &back);
+	liveness_ownership(&r, &back);
 	CHECK(back.owner.kind == c->owner.kind);
 	CHECK(same(back.owner.host, c->owner.host));
 	CHECK(back.owner.pid == c->owner.pid);
@@ -162,7 +162,7 @@ static void round_trip(const struct claim *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
-	struct claim c;
+	struct ownership c;
 	struct reader me;
 	struct probes facts, seen;
 
@@ -219,7 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			CHECK(v == by_pid);                  /* no TTL */
 			/* Same as an owner=pid record of these fields, no expiry. */
-			struct claim as_pid = c;
+			struct ownership as_pid = c;
 			struct probes ignored;
 			as_pid.owner.kind = OWNER_PID;
 			as_pid.has_expires = 0;

@@ -1,0 +1,60 @@
+/* msg: what the library says and the status it ends with — the exit
+ * statuses of SPEC §7, one-line messages on stderr, and the one table
+ * from a failed system call's errno to its exit status. */
+#ifndef JOBREG_MSG_H
+#define JOBREG_MSG_H
+
+/* Exit statuses of SPEC §7 (the sysexits.h values). */
+enum {
+	EXIT_FALSE = 1,     /* a condition was false */
+	EXIT_USAGE = 64,    /* bad option, id, status, duration or number */
+	EXIT_CORRUPT = 65,  /* corrupt record */
+	EXIT_CANTCREAT = 73,/* cannot create the registry, or -o FILE */
+	EXIT_IO = 74,       /* I/O error; the previous record is intact */
+	EXIT_BUSY = 75,     /* lock wait timed out, or the job is running */
+	EXIT_PERM = 77      /* permission denied, or not a regular file */
+};
+
+extern const char *prog_name;
+extern int quiet;
+
+/* Messages.  Each is one line on stderr: "PROG: JOB: text".  JOB may be
+ * NULL.  fail() returns CODE; fail_errno() appends ": strerror(ERR)" and
+ * returns exit_for_errno(ERR). */
+int fail(int code, const char *job, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int fail_errno(int err, const char *job, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void warn(const char *job, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Informational: silenced by -q. */
+void info(const char *job, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* While TEXT is not NULL, every message says it after the job, so a
+ * lower layer's error tells what it was part of:
+ * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror". */
+void message_context(const char *text);
+/* While ON, errors count as informational: -q silences them too
+ * (jobreg-get -P, where a record's error is data in the metrics). */
+void errors_informational(int on);
+/* Called before each message, so that what the command has printed on
+ * standard output so far comes first (cli.h's buffer). */
+void message_before(void (*flush)(void));
+
+/* The exit status for a failed system call's errno: 77 for permission
+ * (EACCES, EPERM, and ELOOP, which O_NOFOLLOW gives for a symlink), 75 for
+ * EWOULDBLOCK, else 74.  exit_for_create() is for making a file or
+ * directory the user named (the registry, -o FILE): a path that cannot
+ * name one there (ENOENT, ENOTDIR, EISDIR, ELOOP, EEXIST, ENAMETOOLONG,
+ * EROFS) is 73. */
+int exit_for_errno(int err);
+int exit_for_create(int err);
+
+/* First-failure rule of SPEC §7: keep the first non-zero status. */
+static inline void keep_first(int *status, int code)
+{
+	if (*status == 0)
+		*status = code;
+}
+
+#endif

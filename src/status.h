@@ -1,0 +1,34 @@
+/* status: the words of SPEC §2 — statuses, the outcomes of a DONE run,
+ * and status lists (--is, --if, -s), as words and as bit masks. */
+#ifndef JOBREG_STATUS_H
+#define JOBREG_STATUS_H
+
+#include <stddef.h>
+
+/* Statuses; STALE is derived by readers and never written.  CORRUPT and
+ * UNREADABLE are what a reader prints for a record it cannot use. */
+enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT, ST_UNREADABLE };
+
+/* The outcome of a DONE run: FAILED is another exit status than 0, a
+ * signal or a time limit; UNKNOWN is no exit status and no signal. */
+enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED };
+
+/* "PENDING", "RUNNING", ...; upper case. */
+const char *status_word(enum status st);
+/* A status word of LEN bytes, case-insensitive; STALE only when
+ * ALLOW_STALE.  -1 if it names none (OK and FAILED are list words only). */
+int status_from_word(const char *s, size_t len, int allow_stale);
+
+/* Status lists: a bit per status, and OK and FAILED, the refinements of
+ * DONE. */
+#define STATUS_BIT(st) (1u << (st))
+#define STATUS_OK_BIT (1u << 8)
+#define STATUS_FAILED_BIT (1u << 9)
+/* "RUNNING,stale,ok" into *MASK; -1 for a bad word. */
+int parse_status_list(const char *s, unsigned *mask);
+/* The words a list may hold, for messages: "PENDING, RUNNING, ..." */
+extern const char status_list_words[];
+/* Is a job of status ST (and, when DONE, of that OUTCOME) in MASK? */
+int status_in(unsigned mask, enum status st, enum outcome outcome);
+
+#endif

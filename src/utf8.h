@@ -1,0 +1,15 @@
+/* utf8: the text checks of SPEC §3 — valid UTF-8, and a note. */
+#ifndef JOBREG_UTF8_H
+#define JOBREG_UTF8_H
+
+#include <stddef.h>
+
+#define NOTE_MAX 4096
+
+/* Is S (LEN bytes) valid UTF-8 (no overlong forms, surrogates or code
+ * points past U+10FFFF)? */
+int utf8_valid(const char *s, size_t len);
+/* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
+int note_valid(const char *s);
+
+#endif
