@@ -17,22 +17,22 @@
  *                              the same calls around a fork, exec and wait
  *                              of CMD
  *
- * The sequences, learned with strace -f of the commands (a job whose lock
- * files exist, as in a registry in use):
+ * The sequences, learned with strace -f of the commands of 0.2.1 (a job
+ * whose lock files exist, as in a registry in use):
  *   get       open DIR, fstat; open JOB, fstat, read, close; close DIR;
  *             the status on stdout
  *   set       open DIR, fstat; job lock: open .JOB.lock, fstat, flock
  *             LOCK_EX|LOCK_NB, fstatat (the inode check); read JOB (open,
- *             fstat, read, close); replace JOB: unlink .JOB.tmp (ENOENT),
- *             open .JOB.tmp O_EXCL, fstat, write, fsync, close, rename,
- *             fsync DIR; close the lock, close DIR
+ *             fstat, read, close); replace JOB: open .JOB.tmp O_EXCL,
+ *             fstat, write, fsync, close, rename, fsync DIR; close the
+ *             lock, close DIR
  *   dispatch  open DIR, fstat; job lock; read JOB; run lock: open .JOB.run,
  *             fstat, flock LOCK_EX|LOCK_NB, fstatat, fstat; replace JOB
  *             (RUNNING); close the job lock; fork, exec CMD, wait; job
- *             lock; read JOB; replace JOB without the unlink (DONE); close
- *             the job lock; fstat and close the run lock; the leftover
- *             check: open .JOB.run, fstat, flock LOCK_EX|LOCK_NB, fstatat,
- *             close; close DIR
+ *             lock; read JOB; replace JOB (DONE); close the job lock;
+ *             fstat and close the run lock; the leftover check: open
+ *             .JOB.run, fstat, flock LOCK_EX|LOCK_NB, fstatat, close;
+ *             close DIR
  * Exit: 0; 64 usage; 74 a failed call (named on stderr). */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -122,14 +122,12 @@ static void read_record(int dir, const char *job, char *buf, size_t size)
 	close_fd(fd);
 }
 
-static void replace_record(int dir, const char *job, const char *text, int unlink_first)
+static void replace_record(int dir, const char *job, const char *text)
 {
 	char tmp[300];
 	struct stat st;
 	size_t len = strlen(text);
 	name_of(tmp, sizeof tmp, job, "tmp");
-	if (unlink_first)
-		(void)unlinkat(dir, tmp, 0);
 	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		fail(tmp);
@@ -163,7 +161,7 @@ static int do_set(const char *path, const char *job)
 	int dir = open_dir(path);
 	int lock = take_lock(dir, job, "lock");
 	read_record(dir, job, buf, sizeof buf);
-	replace_record(dir, job, record, 1);
+	replace_record(dir, job, record);
 	close_fd(lock);
 	close_fd(dir);
 	return 0;
@@ -180,7 +178,7 @@ static int do_dispatch(const char *path, const char *job, char **cmd)
 	int run = take_lock(dir, job, "run");
 	if (fstat(run, &st) < 0)
 		fail("fstat run lock");
-	replace_record(dir, job, running, 1);
+	replace_record(dir, job, running);
 	close_fd(lock);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -193,7 +191,7 @@ static int do_dispatch(const char *path, const char *job, char **cmd)
 		fail("waitpid");
 	lock = take_lock(dir, job, "lock");
 	read_record(dir, job, buf, sizeof buf);
-	replace_record(dir, job, done, 0);
+	replace_record(dir, job, done);
 	close_fd(lock);
 	if (fstat(run, &st) < 0)
 		fail("fstat run lock");
