@@ -22,8 +22,7 @@ LOSS=${SHAREDFS_LOSS_SECONDS:-42}
 local_setup() {
 	[ -n "${JOBREG_MNT1:-}" ] && [ -n "${JOBREG_MNT2:-}" ] ||
 		skip "no shared mounts: run tests/sharedfs/run"
-	mountpoint -q "$JOBREG_MNT1" && mountpoint -q "$JOBREG_MNT2" ||
-		skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
+	mounted "$JOBREG_MNT1" "$JOBREG_MNT2" || skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
 	local sub=t$BATS_TEST_NUMBER.$$
 	mkdir "$JOBREG_MNT1/$sub"
 	R1=$JOBREG_MNT1/$sub R2=$JOBREG_MNT2/$sub

@@ -23,8 +23,7 @@ local_setup() {
 		skip "no shared mounts: run tests/sharedfs/run"
 	MNT=("$JOBREG_MNT1" "$JOBREG_MNT2")
 	[ -z "${JOBREG_MNT3:-}" ] || MNT+=("$JOBREG_MNT3")
-	local m
-	for m in "${MNT[@]}"; do mountpoint -q "$m" || skip "$m is not mounted"; done
+	mounted "${MNT[@]}" || skip "${MNT[*]}: not all mounted"
 	SUB=p$BATS_TEST_NUMBER.$$
 	mkdir "$JOBREG_MNT1/$SUB"
 	T=$BATS_TEST_TMPDIR

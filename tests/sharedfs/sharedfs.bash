@@ -17,6 +17,14 @@ poll_until() {
 	done
 }
 
+# mounted DIR...: each DIR is a mount that answers, within 10 s (a client
+# cut off and healed while it was idle finds its connection dead only at
+# its next call, and reconnects about 3 s later).
+mounted() {
+	local d
+	for d in "$@"; do poll_until 10 mountpoint -q "$d" || return 1; done
+}
+
 # status_is DIR JOB STATUS
 status_is() {
 	[ "$(jobreg-get -d "$1" "$2" 2>/dev/null)" = "$3" ]

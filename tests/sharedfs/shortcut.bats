@@ -21,8 +21,7 @@ PING=${SHAREDFS_LOSS_SECONDS:-3}
 local_setup() {
 	[ -n "${JOBREG_DEF1:-}" ] && [ -n "${JOBREG_DEF2:-}" ] && [ -n "${SHAREDFS_RUN:-}" ] ||
 		skip "no mounts of a volume with the server's defaults: run tests/sharedfs/run"
-	mountpoint -q "$JOBREG_DEF1" && mountpoint -q "$JOBREG_DEF2" ||
-		skip "$JOBREG_DEF1 or $JOBREG_DEF2 is not mounted"
+	mounted "$JOBREG_DEF1" "$JOBREG_DEF2" || skip "$JOBREG_DEF1 or $JOBREG_DEF2 is not mounted"
 	SUB=s$BATS_TEST_NUMBER.$$
 	mkdir "$JOBREG_DEF1/$SUB"
 	R1=$JOBREG_DEF1/$SUB R2=$JOBREG_DEF2/$SUB
@@ -34,6 +33,8 @@ teardown() {
 	"$SHAREDFS_RUN" heal m1 2>/dev/null || true
 	end_runs
 	[ -z "${SUB:-}" ] || rm -rf "$R2" 2>/dev/null || true
+	# client 1's mounts, idle during the cut, answer again before the next
+	mounted "$JOBREG_DEF1" ${JOBREG_MNT1:+"$JOBREG_MNT1"} || true
 }
 
 @test "a cut longer than the client's ping timeout but shorter than the server's detection: the first run is stopped no later than 1 s after the second starts" {
