@@ -66,11 +66,13 @@ bin/jobreg-dispatch: src/jobreg-dispatch.o src/libjobreg.a
 check: all
 	tests/run
 
-# The cross-mount suite on a GlusterFS volume mounted twice on this machine
-# (root; installs GlusterFS if missing; exit 77 when it cannot run).  Not
-# part of check: most machines have no GlusterFS.
+# The suites of a registry shared by hosts, on GlusterFS and on CephFS set
+# up on this machine, each client in a network namespace of its own (root;
+# installs the filesystems if missing; exit 77 when neither can run).
+# SHAREDFS=gluster or SHAREDFS=ceph runs one (default: all, both).  Not
+# part of check: most machines have neither.
 check-sharedfs: all
-	tests/sharedfs/run
+	SHAREDFS=$(SHAREDFS) tests/sharedfs/run
 
 # The long randomized crash, race and fault runs (counts set by variables,
 # see tests/stress/run).

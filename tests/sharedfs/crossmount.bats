@@ -1,10 +1,14 @@
 #!/usr/bin/env bats
-# One registry seen through two GlusterFS FUSE mounts of one volume, which
-# behave as two client hosts (SPEC §4 across hosts; jobreg(7) SHARED
-# FILESYSTEMS).  Run by tests/sharedfs/run, which sets JOBREG_MNT1 and
-# JOBREG_MNT2; figures go to fd 3.
+# One registry seen through two FUSE mounts of one GlusterFS volume or
+# CephFS, each client in a network namespace of its own, which behave as two
+# client hosts (SPEC §4 across hosts; jobreg(7) SHARED FILESYSTEMS).  Run by
+# tests/sharedfs/run, which sets JOBREG_MNT1, JOBREG_MNT2, SHAREDFS_FS (the
+# filesystem), SHAREDFS_RUN (its setup script: pid, remount) and
+# SHAREDFS_LOSS_SECONDS (how long it takes to let a dead client's locks go);
+# figures go to fd 3.
 bats_require_minimum_version 1.5.0
 load ../helper
+load sharedfs
 JOBREG_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export PATH="$JOBREG_ROOT/bin:$PATH"
 
@@ -12,12 +16,13 @@ ROUNDS=${SHAREDFS_ROUNDS:-100}
 READS=${SHAREDFS_READS:-2000}
 RAW_ROUNDS=${SHAREDFS_RAW_ROUNDS:-300}
 CROWD=${SHAREDFS_CROWD:-4}
+FS=${SHAREDFS_FS:-?}
+LOSS=${SHAREDFS_LOSS_SECONDS:-42}
 
 local_setup() {
 	[ -n "${JOBREG_MNT1:-}" ] && [ -n "${JOBREG_MNT2:-}" ] ||
 		skip "no shared mounts: run tests/sharedfs/run"
-	mountpoint -q "$JOBREG_MNT1" && mountpoint -q "$JOBREG_MNT2" ||
-		skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
+	mounted "$JOBREG_MNT1" "$JOBREG_MNT2" || skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
 	local sub=t$BATS_TEST_NUMBER.$$
 	mkdir "$JOBREG_MNT1/$sub"
 	R1=$JOBREG_MNT1/$sub R2=$JOBREG_MNT2/$sub
@@ -26,36 +31,13 @@ local_setup() {
 }
 
 teardown() {
-	local p
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	kill_children "${PIDS[@]}"
 	[ -z "${R1:-}" ] || ! mountpoint -q "$JOBREG_MNT1" || rm -rf "$R1"
 }
 
 # other_host CMD...: CMD in a new UTS and pid namespace named "otherhost".
 other_host() {
 	unshare --uts --pid --fork --mount-proc sh -c 'hostname otherhost && exec "$@"' sh "$@"
-}
-
-# ms: the monotonic clock in milliseconds.
-ms() {
-	local up
-	read -r up _ < /proc/uptime
-	echo $(( ${up%.*} * 1000 + 10#${up#*.} * 10 ))
-}
-
-# poll_until SECONDS CMD...: run CMD every 10 ms until it succeeds.
-poll_until() {
-	local end=$(( $(ms) + $1 * 1000 )); shift
-	until "$@"; do
-		[ "$(ms)" -lt "$end" ] || return 1
-		sleep 0.01
-	done
-}
-
-# status_is DIR JOB STATUS
-status_is() {
-	[ "$(jobreg-get -d "$1" "$2" 2>/dev/null)" = "$3" ]
 }
 
 @test "flock(1) locks conflict across the two mounts, and a blocked waiter on one gets the lock when the other lets go" {
@@ -71,7 +53,7 @@ status_is() {
 	t0=$(ms)
 	flock -x -w 10 "$R2/lockfile" true
 	t1=$(ms)
-	echo "# flock: blocked waiter on mount 2 waited $((t1 - t0)) ms for mount 1's lock" >&3
+	echo "# $FS: flock: blocked waiter on mount 2 waited $((t1 - t0)) ms for mount 1's lock" >&3
 	[ "$((t1 - t0))" -gt 200 ]
 	# shared locks of both mounts coexist, and keep an exclusive one out
 	flock -s "$R1/lockfile" sleep 3 &
@@ -119,7 +101,7 @@ crowd_rounds() {
 		fi
 	done
 	t1=$(ms)
-	echo "# exactly-once ($1): $ROUNDS rounds of $CROWD+$CROWD dispatchers, $bad rounds wrong, $(( (t1 - t0) / ROUNDS )) ms a round" >&3
+	echo "# $FS: exactly-once ($1): $ROUNDS rounds of $CROWD+$CROWD dispatchers, $bad rounds wrong, $(( (t1 - t0) / ROUNDS )) ms a round" >&3
 	[ "$bad" -eq 0 ]
 }
 
@@ -132,13 +114,15 @@ crowd_rounds() {
 }
 
 @test "dispatch --once on one mount after a run on the other replays its result instead of running again" {
-	local r bad=0
+	local r bad=0 t0 t1
+	t0=$(ms)
 	for ((r = 1; r <= ROUNDS; r++)); do
 		jobreg-dispatch -d "$R1" --once "o.$r" sh -c 'echo x >> "$1"; exit 3' sh "$T/once.$r" || [ $? -eq 3 ] || bad=$((bad + 1))
 		run -3 jobreg-dispatch -q -d "$R2" --once "o.$r" sh -c 'echo y >> "$1"' sh "$T/once.$r"
 		[ "$(cat "$T/once.$r")" = x ] || bad=$((bad + 1))
 	done
-	echo "# --once across mounts: $ROUNDS rounds, $bad wrong" >&3
+	t1=$(ms)
+	echo "# $FS: --once across mounts: $ROUNDS rounds, $bad wrong, $(( (t1 - t0) / ROUNDS )) ms a round of 2 dispatches" >&3
 	[ "$bad" -eq 0 ]
 }
 
@@ -150,19 +134,26 @@ crowd_rounds() {
 	t0=$(ms)
 	jobreg-dispatch -d "$R2" --wait 20 w sh -c 'echo "$JOBREG_RUN" >> "$1"' sh "$T/runs"
 	t1=$(ms)
-	echo "# --wait across mounts: waited $((t1 - t0)) ms" >&3
+	echo "# $FS: --wait across mounts: waited $((t1 - t0)) ms" >&3
 	[ "$(cat "$T/runs")" = $'1\n2' ]
 	[ "$(sed -n 's/^runs=//p' "$R1/w")" = 2 ]
 	status_is "$R1" w DONE
 }
 
+# note200 WORD: WORD 200 times (without a process of its own).
+note200() {
+	local z
+	printf -v z '%0200d' 0
+	echo "${z//0/$1}"
+}
+
 @test "readers on mount 2 never see a torn or corrupt record while mount 1 rewrites it in a loop" {
-	jobreg-set -d "$R1" -m "$(printf 'n0%.0s' $(seq 200))" t RUNNING
+	jobreg-set -d "$R1" -m "$(note200 n0)" t RUNNING
 	(
 		i=0
 		while [ ! -e "$T/stop" ]; do
 			i=$((i + 1))
-			jobreg-set -d "$R1" -m "$(printf "n$i%.0s" $(seq 200))" t RUNNING || echo "set $i: $?" >> "$T/seterr"
+			jobreg-set -d "$R1" -m "$(note200 "n$i")" t RUNNING || echo "set $i: $?" >> "$T/seterr"
 		done
 		echo "$i" > "$T/writes"
 	) &
@@ -181,7 +172,7 @@ crowd_rounds() {
 				fi
 				note=${out##*$'\t'}
 				n=${note#n}; n=${n%%n*}
-				[ "$note" = "$(printf "n$n%.0s" $(seq 200))" ] || torn=$((torn + 1))
+				[ "$note" = "$(note200 "n$n")" ] || torn=$((torn + 1))
 				rm -f "$T/err.$k.$reads"
 			done
 			echo "$reads $torn $corrupt $failed" > "$T/reader.$k"
@@ -196,7 +187,7 @@ crowd_rounds() {
 		read -r a b c d < "$T/reader.$k"
 		reads=$((reads + a)) torn=$((torn + b)) corrupt=$((corrupt + c)) failed=$((failed + d))
 	done
-	echo "# torn reads: $reads reads on mount 2 during $(cat "$T/writes") sets on mount 1: $torn torn, $corrupt CORRUPT, $failed failed" >&3
+	echo "# $FS: torn reads: $reads reads on mount 2 during $(cat "$T/writes") sets on mount 1: $torn torn, $corrupt CORRUPT, $failed failed" >&3
 	cat "$T"/err.* 2>/dev/null | sed 's/[0-9]\{1,\}/N/g' | sort | uniq -c | sort -rn | head -5 | sed 's/^ */# /' >&3 || true
 	[ ! -e "$T/seterr" ]
 	[ "$torn" -eq 0 ]
@@ -216,7 +207,7 @@ crowd_rounds() {
 		jobreg-set -d "$R2" -m "m$i" j RUNNING
 		[ "$(jobreg-get -d "$R1" -l j 2>&1 | sed 's/.*\t//')" = "m$i" ] || old=$((old + 1))
 	done
-	echo "# read-after-write: $((2 * RAW_ROUNDS)) sets each read back on the other mount: $old old, $failed failed" >&3
+	echo "# $FS: read-after-write: $((2 * RAW_ROUNDS)) sets each read back on the other mount: $old old, $failed failed" >&3
 	[ "$old" -eq 0 ]
 	[ "$failed" -eq 0 ]
 }
@@ -231,7 +222,7 @@ crowd_rounds() {
 	kill -9 -- "-$dpid"
 	poll_until 20 status_is "$R2" k STALE
 	t1=$(ms)
-	echo "# kill -9 on mount 1 to STALE on mount 2: $((t1 - t0)) ms" >&3
+	echo "# $FS: kill -9 on mount 1 to STALE on mount 2: $((t1 - t0)) ms" >&3
 	[ "$((t1 - t0))" -lt 10000 ]
 	jobreg-dispatch -d "$R2" k true
 	[ "$(sed -n 's/^runs=//p' "$R1/k")" = 2 ]
@@ -247,7 +238,7 @@ crowd_rounds() {
 	local t0
 	t0=$(ms)
 	poll_until 10 status_is "$R1" q STALE
-	echo "# --ttl 2 owner of another host: STALE on mount 1 after $(( $(ms) - t0 )) ms more" >&3
+	echo "# $FS: --ttl 2 owner of another host: STALE on mount 1 after $(( $(ms) - t0 )) ms more" >&3
 	status_is "$R1" p RUNNING
 }
 
@@ -288,15 +279,24 @@ fenced_write() {
 	[ -n "$cmd" ]
 	t0=$(ms)
 	kill -9 "$fuse1"
-	poll_until 20 status_is "$R2" c STALE
+	# (what a reader sees meanwhile: RUNNING, or an open that blocks)
+	local slowest=0 r0 r1
+	until r0=$(ms); status_is "$R2" c STALE; do
+		r1=$(ms)
+		[ $((r1 - r0)) -le "$slowest" ] || slowest=$((r1 - r0))
+		[ $((r1 - t0)) -lt $(( (LOSS + 5) * 1000 )) ] || flunk "not STALE $((LOSS + 5)) s after the client died"
+		sleep 0.01
+	done
 	t1=$(ms)
-	echo "# FUSE client of mount 1 killed: STALE on mount 2 after $((t1 - t0)) ms" >&3
+	[ $((t1 - r0)) -le "$slowest" ] || slowest=$((t1 - r0))
+	echo "# $FS: FUSE client of mount 1 killed: STALE on mount 2 after $((t1 - t0)) ms; the slowest read meanwhile took $slowest ms" >&3
+	[ $((t1 - t0)) -le $(( (LOSS + 2) * 1000 )) ]
 	kill -0 "$cmd"
 	jobreg-dispatch -d "$R2" c bash -c 'echo "$JOBREG_RUN" > "$1/tok2"; fenced_write "$2" "$JOBREG_RUN" second' sh "$T" "$store"
 	kill -0 "$cmd"
 	touch "$T/go"
 	poll_until 10 test -s "$T/late"
-	echo "# fencing: run 1 token $(cat "$T/tok1"), run 2 token $(cat "$T/tok2"); run 1's late write $(cat "$T/late")" >&3
+	echo "# $FS: fencing: run 1 token $(cat "$T/tok1"), run 2 token $(cat "$T/tok2"); run 1's late write $(cat "$T/late")" >&3
 	[ "$(cat "$T/tok2")" -gt "$(cat "$T/tok1")" ]
 	[ "$(cat "$T/late")" = refused ]
 	[ "$(cat "$store")" = $'first\nsecond' ]
