@@ -122,7 +122,10 @@ enum lock_check lock_check_verdict(int rc, int err)
 {
 	if (rc == 0)
 		return LOCK_STILL_HELD;
-	return err == EWOULDBLOCK || err == EBADFD ? LOCK_LOST : LOCK_UNKNOWN;
+	/* EWOULDBLOCK: someone else holds it; EBADFD: a GlusterFS client
+	 * (strict-locks) that lost its connection refuses the descriptor;
+	 * ESHUTDOWN: a CephFS client evicted, its locks given up. */
+	return err == EWOULDBLOCK || err == EBADFD || err == ESHUTDOWN ? LOCK_LOST : LOCK_UNKNOWN;
 }
 
 /* Do we still hold the run lock?  One system call. */
@@ -185,8 +188,12 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 			continue;
 		}
 		if (check_at >= 0 && now >= check_at) {
-			check_at = now + 1;
-			if (check_run_lock(s->keep_fd) == LOCK_LOST) {
+			/* A check that proved nothing (ENOTCONN: a client
+			 * giving its server up) is made again soon, since the
+			 * next one is the one that can tell. */
+			enum lock_check verdict = check_run_lock(s->keep_fd);
+			check_at = now_mono() + (verdict == LOCK_UNKNOWN ? 0.1 : 1);
+			if (verdict == LOCK_LOST) {
 				check_at = -1;
 				end->lost_lock = 1;
 				warn(s->job, "run %s lost its run lock; stopping it with %s", s->run,

@@ -390,6 +390,24 @@ lose_lock() {
 	[ "$(field j status)" = RUNNING ]
 }
 
+@test "an evicted CephFS client's lock check (ESHUTDOWN) is a lost run lock too" {
+	lose_lock ESHUTDOWN j sh -c 'sleep 30'
+	[ "$status" -eq 74 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 1 lost its run lock; stopping it with TERM" ]
+}
+
+@test "a lock check that proved nothing (ENOTCONN) is made again within a tenth of a second" {
+	lose_lock ENOTCONN j sh -c 'sleep 1.6'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# the failed check, and the next flock(2) a check again, not the end's job lock
+	grep -A1 'INJECTED' "$T/trace" > "$T/two"
+	[ "$(wc -l < "$T/two")" -eq 2 ]
+	fd=$(sed -n 's/^flock(\([0-9]*\),.*INJECTED.*/\1/p' "$T/trace")
+	[[ $(tail -n 1 "$T/two") =~ ^flock\($fd,\ LOCK_EX\|LOCK_NB\)\ *=\ 0$ ]] || flunk "$(cat "$T/trace")"
+	[ "$(grep -c 'LOCK_EX|LOCK_NB' "$T/trace")" -ge 4 ]
+}
+
 @test "a lock check that fails for another reason (EIO) proves nothing: the run goes on and records DONE" {
 	lose_lock EIO j sh -c 'sleep 1.5; exit 3'
 	[ "$status" -eq 3 ]
