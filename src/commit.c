@@ -39,7 +39,12 @@ int commit_record(const struct registry *reg, const char *job, const struct job_
 	struct buf text = {0};
 	int rc = 0;
 
-	if (was->status == ST_STALE && !ends_was) {
+	/* Not lost: a run whose owner renews it (a heartbeat after its TTL,
+	 * the same run going on), and a dispatcher killed while it waited to
+	 * retry (the failed attempt is counted; no run was going). */
+	int renewed = record_status(rec) == ST_RUNNING && record_count(rec, "runs") == was_run;
+	int between_attempts = was->found && record_get(&was->rec, "retry_at");
+	if (was->status == ST_STALE && !ends_was && !renewed && !between_attempts) {
 		/* The run was lost: its line first (see commit.h). */
 		record_count_lost(rec);
 		rc = put_line(reg, job, &was->rec, "LOST", now_seconds(), keep, 0);

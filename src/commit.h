@@ -6,7 +6,9 @@
  *   does not record that run's end (a takeover, a reset to PENDING, DONE
  *   with no exit status), the run was lost: failures, lost and
  *   consecutive_failures + 1 in the new record, and a LOST line in the
- *   history.
+ *   history.  Not when its owner renews it (the same run goes on), nor
+ *   between two attempts of a dispatch (the failed one is counted, and no
+ *   run was going).
  * - The history (§3a): the write that ends a run with a known result adds
  *   its line (a DONE record that names no run, set by hand over PENDING,
  *   has no start and no line).

@@ -169,11 +169,13 @@ static int begin(const struct registry *reg, const struct request *req, struct r
 	int rc = 0;
 	if (st->status == ST_STALE)
 		say_run(req->job, "taking over stale run", st);
-	/* A log that cannot be made fails the dispatch before anything runs;
-	 * the last log is kept as the fail log if that run failed or was lost. */
+	/* The last run's log is set aside (logrelay.h); a log that cannot be
+	 * made fails the dispatch before anything runs. */
+	int failed = state_last_run_failed(st);
 	if (req->log != LOG_NONE)
-		rc = logrelay_prepare(reg, req->job, st->status == ST_STALE ||
-				      (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_FAILED));
+		rc = logrelay_prepare(reg, req->job, failed);
+	else
+		rc = logrelay_turn_over(reg, req->job, failed);
 	/* From here on a signal must not kill us between RUNNING and DONE:
 	 * hold it for the command. */
 	if (!rc)
@@ -262,7 +264,7 @@ static int ready(const struct registry *reg, const struct request *req, const st
 	char attempt[24];
 	snprintf(attempt, sizeof attempt, "%lu", run->attempt);
 	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
-	    (run->attempt && setenv("JOBREG_ATTEMPT", attempt, 1) < 0))
+	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
 		return fail_errno(errno, req->job, "setenv");
 	if (req->log == LOG_NONE)
 		return 0;
@@ -321,7 +323,9 @@ static int run_attempts(const struct registry *reg, const struct request *req, s
 		char signame[SIGNAME_MAX];
 		int status = attempt(reg, req, run, run_lock, hold, old_mask, &end, signame, &ended);
 		int lost = ended.lost_lock, ours = 1, rc = 0;
-		int cannot_run = !ended.start_errno && ended.exec_errno;
+		/* 126 and 127, as exec's own failures: the command cannot run. */
+		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
+				 status == 127;
 		if (!lost && status && !ended.stopped && !cannot_run && !ended.wait_errno &&
 		    run->attempt && run->attempt <= (unsigned long)req->retries) {
 			double delay = retry_delay(req, run->attempt);
@@ -337,9 +341,14 @@ static int run_attempts(const struct registry *reg, const struct request *req, s
 		*lost_lock = lost;
 		if (lost)
 			return EXIT_IO;
+		/* --chronic: a failed run's log, printed before --clear
+		 * removes it. */
+		int chronic = req->log == LOG_CHRONIC && status;
+		if (chronic && req->clear_after)
+			logview_chronic(reg, req->job);
 		if (!rc && ours)
 			rc = run_end(reg, run, &end, req->clear_after);
-		if (req->log == LOG_CHRONIC && status)
+		if (chronic && !req->clear_after)
 			logview_chronic(reg, req->job);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */
@@ -373,7 +382,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		{ 0, 0, 0, 0 },
 	};
 	int limit_options = 0;   /* 1: --timeout given; 2: --kill-after or --signal */
-	int delay_given = 0, size_given = 0;
+	int delay_given = 0, retries_given = 0, size_given = 0;
 	int opt, rc = -1;
 	long code;
 
@@ -426,6 +435,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 				return bad_value("signal", optarg, NULL);
 			break;
 		case 'r':
+			retries_given = 1;
 			if (parse_uint(optarg, 1000, &req->retries) < 0)
 				return bad_value("retries", optarg, "0-1000");
 			break;
@@ -469,7 +479,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		return usage_error("--once and --clear exclude each other");
 	if (limit_options == 2)
 		return usage_error("--kill-after and --signal need --timeout");
-	if (delay_given && !req->retries)
+	if (delay_given && !retries_given)
 		return usage_error("--retry-delay needs --retries");
 	if (size_given && req->log == LOG_NONE)
 		return usage_error("--log-size needs --log or --chronic");
@@ -545,6 +555,7 @@ int main(int argc, char **argv)
 		return rc;
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,
+			    .logged = req.log != LOG_NONE,
 			    .attempt = req.retries > 0 };
 	if ((rc = identify(req.job, &run.owner)) != 0) {
 		reg_close(&reg);

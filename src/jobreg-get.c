@@ -331,7 +331,8 @@ static int print_log(const struct registry *reg, const struct request *req)
 {
 	if (req->follow)
 		return logview_follow(reg, req->jobs[0]);
-	return logview_print(reg, req->jobs[0], req->mode == LOG ? ".log" : ".faillog", 1, 0);
+	return req->mode == LOG ? logview_print(reg, req->jobs[0])
+				: logview_faillog(reg, req->jobs[0]);
 }
 
 int main(int argc, char **argv)

@@ -3,6 +3,8 @@
 #include "commit.h"
 #include "utf8.h"
 #include "liveness.h"
+#include "logrelay.h"
+#include "msg.h"
 #include "probe.h"
 #include "record.h"
 #include "registry.h"
@@ -123,6 +125,12 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	int ends = req->status == ST_DONE && record_outcome(&rec) != OUTCOME_UNKNOWN &&
 		   record_get(&rec, "started");
 	rc = commit_record(reg, req->job, &st, &rec, ends ? &rec : NULL);
+	/* A new run by hand: the last run's log is no longer the latest's. */
+	if (!rc && record_count(&rec, "runs") > record_count(&st.rec, "runs")) {
+		message_context("the record is in place");
+		rc = logrelay_turn_over(reg, req->job, state_last_run_failed(&st));
+		message_context(NULL);
+	}
 out:
 	record_free(&rec);
 	state_free(&st);

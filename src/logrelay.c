@@ -37,37 +37,59 @@ int logrelay_parse_size(const char *s, unsigned long long *size)
 	return 0;
 }
 
-int logrelay_prepare(const struct registry *reg, const char *job, int keep_failed)
+int logrelay_turn_over(const struct registry *reg, const char *job, int failed)
 {
-	char *log = reg_dot_name(job, ".log"), *failed = reg_dot_name(job, ".faillog");
+	char *log = reg_dot_name(job, ".log"), *faillog = reg_dot_name(job, ".faillog");
 	struct stat st;
-	int fd = -1, rc = 0;
+	int rc = 0;
 
 	/* A planted entry is refused, never renamed or followed. */
-	if (fstatat(reg->fd, log, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+	int have = fstatat(reg->fd, log, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!have && errno != ENOENT)
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, log));
+	else if (have && !S_ISREG(st.st_mode))
 		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, log));
-		goto out;
-	}
-	if (keep_failed && renameat(reg->fd, log, reg->fd, failed) < 0 && errno != ENOENT) {
-		rc = fail_errno(errno, job, "rename %s", reg_path(reg, log));
-		goto out;
-	}
-	if (!keep_failed && unlinkat(reg->fd, log, 0) < 0 && errno != ENOENT) {
+	else if (have && !failed && unlinkat(reg->fd, log, 0) < 0 && errno != ENOENT)
 		rc = fail_errno(errno, job, "remove %s", reg_path(reg, log));
-		goto out;
-	}
-	int made = entry_open(reg->fd, log, O_WRONLY | O_CREAT | O_EXCL, &fd, &st);
+	else if (have && failed && renameat(reg->fd, log, reg->fd, faillog) < 0)
+		rc = fail_errno(errno, job, "rename %s", reg_path(reg, log));
+	else if (!have && failed && unlinkat(reg->fd, faillog, 0) < 0 && errno != ENOENT)
+		/* That failure left no log: an older one is not its. */
+		rc = fail_errno(errno, job, "remove %s", reg_path(reg, faillog));
+	free(log);
+	free(faillog);
+	return rc;
+}
+
+int logrelay_prepare(const struct registry *reg, const char *job, int failed)
+{
+	char *log = reg_dot_name(job, ".log");
+	struct stat st;
+	int fd = -1, rc = logrelay_turn_over(reg, job, failed);
+
+	int made = rc ? 0 : entry_open(reg->fd, log, O_WRONLY | O_CREAT | O_EXCL, &fd, &st);
 	if (made == ENTRY_NOT_REGULAR)
 		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, log));
 	else if (made < 0)
 		rc = fail_errno(errno, job, "create %s", reg_path(reg, log));
-	else if (entry_share(fd, reg->share_mode) < 0)
+	else if (!rc && entry_share(fd, reg->share_mode) < 0)
 		rc = fail_errno(errno, job, "chmod %s", reg_path(reg, log));
-out:
 	if (fd >= 0)
 		close_fd(fd);
 	free(log);
-	free(failed);
+	return rc;
+}
+
+int logrelay_empty(const struct registry *reg, const char *job)
+{
+	char *log = reg_dot_name(job, ".log");
+	struct stat st;
+	int fd = -1, rc = entry_open(reg->fd, log, O_WRONLY, &fd, &st) == 0 ? 0 : -1;
+	if (!rc)
+		rc = ftruncate(fd, 0);
+	if (fd >= 0)
+		close_fd(fd);
+	free(log);
 	return rc;
 }
 
@@ -106,29 +128,28 @@ static int cut(struct sink *s, char *buf)
 	return 0;
 }
 
-/* Log N bytes of BUF; after the first failure nothing more is written,
- * only counted (the log stays a whole prefix of what came). */
+/* Log N bytes of BUF, cutting the log whenever the file reaches twice
+ * SIZE, so it never takes more; after the first failure nothing more is
+ * written, only counted (the log stays a whole prefix of what came). */
 static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 {
-	if (s->err) {
-		s->unlogged += n;
-		return;
-	}
-	for (size_t done = 0; done < n;) {
-		ssize_t w = pwrite(s->fd, buf + done, n - done, s->end);
+	size_t done = 0;
+	while (done < n && !s->err) {
+		unsigned long long room = 2 * s->size - (unsigned long long)s->end;
+		size_t want = n - done < room ? n - done : (size_t)room;
+		ssize_t w = pwrite(s->fd, buf + done, want, s->end);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
 			s->err = w < 0 ? errno : EIO;
-			s->unlogged += n - done;
-			return;
+			break;
 		}
 		done += (size_t)w;
 		s->end += w;
+		if ((unsigned long long)s->end >= 2 * s->size && cut(s, scratch) < 0)
+			s->err = errno ? errno : EIO;
 	}
-	if ((unsigned long long)(s->end - s->head) >= 2 * s->size && cut(s, scratch) < 0) {
-		s->err = errno ? errno : EIO;
-	}
+	s->unlogged += n - done;
 }
 
 /* The relay: read the command's two streams until both end, log what

@@ -31,13 +31,20 @@ struct logrelay {
 	int out_fd, err_fd; /* our copies of the pipes' write ends */
 };
 
-/* Begin JOB's log afresh, before a run or attempt starts: with
- * KEEP_FAILED (the run before failed or was lost) the last log is first
- * renamed to .JOB.faillog.  The new log is created as a record is (mode
- * 0666 & ~umask, group-shared), never through a symlink, FIFO or other
- * planted entry (77).  Call holding the run lock.  Returns an exit status
- * (the message printed). */
-int logrelay_prepare(const struct registry *reg, const char *job, int keep_failed);
+/* A new run of JOB begins (dispatch, with or without --log, or set): the
+ * last run's log no longer is the latest's.  FAILED (that run failed or
+ * was lost, state_last_run_failed()): it becomes .JOB.faillog, and when it
+ * had none the older fail log goes, since it is not that failure's; else
+ * it is removed.  So .JOB.log is always the latest run's and .JOB.faillog
+ * the last failure's, or absent.  A planted entry (a symlink, FIFO,
+ * directory) is refused (77), never renamed.  Call holding the job lock.
+ * Returns an exit status (the message printed). */
+int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
+
+/* logrelay_turn_over(), then the new run's log, created as a record is
+ * (mode 0666 & ~umask, group-shared), never through a planted entry (77).
+ * Call holding the run lock too.  Returns an exit status. */
+int logrelay_prepare(const struct registry *reg, const char *job, int failed);
 
 /* Start the relay of the log logrelay_prepare() made, for MODE and SIZE,
  * holding the run lock RUN_LOCK: *OUT_FD and *ERR_FD are the command's
@@ -51,6 +58,10 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
  * hold the pipes, and the relay with them: it is then a process of the
  * run, as that one is). */
 void logrelay_finish(struct logrelay *r);
+
+/* Empty JOB's log, to give its blocks back: 0, or -1 (none, or not
+ * emptied). */
+int logrelay_empty(const struct registry *reg, const char *job);
 
 /* The size SIZE ("1M", "512k", "2G", "1048576"), at least LOG_SIZE_MIN;
  * 0, or -1 when bad. */

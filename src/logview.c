@@ -19,10 +19,10 @@
 #define CHUNK 65536
 #define FOLLOW_EVERY 100   /* ms: how soon the end of the run is noticed */
 
-/* Open JOB's log SUFFIX into *fd; 1 with a message (unless QUIET) when
- * there is none, else an exit status. */
+/* Open JOB's log NAME (".log" or ".faillog") into *fd; 1 with a message
+ * (unless QUIET) when there is none, else an exit status. */
 static int open_log(const struct registry *reg, const char *job, const char *suffix, int *fd,
-		    int quiet_missing)
+		    int quiet_missing, int failed_run)
 {
 	char *name = reg_dot_name(job, suffix);
 	struct stat st;
@@ -34,12 +34,18 @@ static int open_log(const struct registry *reg, const char *job, const char *suf
 		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
 	else if (got < 0 && errno == ENOENT)
 		rc = quiet_missing ? EXIT_FALSE
-				   : fail(EXIT_FALSE, job, "no %s",
-					  strcmp(suffix, ".log") == 0 ? "log" : "log of a failed run");
+				   : fail(EXIT_FALSE, job, "no %s", failed_run ? "log of a failed run" : "log");
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
 	free(name);
 	return rc;
+}
+
+/* JOB's state into ST: an exit status, a corrupt record reported. */
+static int load(const struct registry *reg, const char *job, struct job_state *st)
+{
+	int rc = state_load(reg, job, st);
+	return rc == EXIT_CORRUPT ? state_corrupt(reg, job, st) : rc;
 }
 
 /* Copy FD from *OFFSET to its end to OUT; -1 with errno. */
@@ -59,12 +65,13 @@ static int copy_out(int fd, off_t *offset, int out, char *buf)
 	}
 }
 
-int logview_print(const struct registry *reg, const char *job, const char *suffix, int out,
-		  int quiet_missing)
+/* Copy JOB's log SUFFIX to OUT (see open_log()). */
+static int print(const struct registry *reg, const char *job, const char *suffix, int out,
+		 int quiet_missing, int failed_run)
 {
 	char *buf = xmalloc(CHUNK);
 	off_t offset = 0;
-	int fd, rc = open_log(reg, job, suffix, &fd, quiet_missing);
+	int fd, rc = open_log(reg, job, suffix, &fd, quiet_missing, failed_run);
 	if (!rc && copy_out(fd, &offset, out, buf) < 0)
 		rc = fail_errno(errno, job, "%s log", out == 1 ? "print the" : "show the");
 	if (fd >= 0)
@@ -73,9 +80,24 @@ int logview_print(const struct registry *reg, const char *job, const char *suffi
 	return rc;
 }
 
+int logview_print(const struct registry *reg, const char *job)
+{
+	return print(reg, job, ".log", 1, 0, 0);
+}
+
+int logview_faillog(const struct registry *reg, const char *job)
+{
+	struct job_state st;
+	int rc = load(reg, job, &st);
+	/* Until the next run begins, the last failure's log is the latest. */
+	int latest = !rc && state_last_run_failed(&st);
+	state_free(&st);
+	return rc ? rc : print(reg, job, latest ? ".log" : ".faillog", 1, 0, 1);
+}
+
 void logview_chronic(const struct registry *reg, const char *job)
 {
-	(void)logview_print(reg, job, ".log", 2, 1);
+	(void)print(reg, job, ".log", 2, 1, 1);
 }
 
 /* The bytes dropped from the log so far, as its first line says. */
@@ -98,7 +120,7 @@ static unsigned long long dropped(int fd, off_t *head)
 static int going(const struct registry *reg, const char *job, unsigned long long run, int *rc)
 {
 	struct job_state st;
-	*rc = state_load(reg, job, &st);
+	*rc = load(reg, job, &st);
 	int yes = !*rc && st.status == ST_RUNNING && record_count(&st.rec, "runs") == run &&
 		  !record_get(&st.rec, "retry_at");
 	state_free(&st);
@@ -111,13 +133,13 @@ int logview_follow(const struct registry *reg, const char *job)
 	struct job_state st;
 	unsigned long long run = 0, seen_dropped = 0, run_pos = 0;
 	off_t offset = 0, head = 0;
-	int fd = -1, ino = -1, rc = state_load(reg, job, &st);
+	int fd = -1, ino = -1, rc = load(reg, job, &st);
 
 	if (!rc && st.status == ST_RUNNING && !record_get(&st.rec, "retry_at"))
 		run = record_count(&st.rec, "runs");
 	state_free(&st);
 	if (!rc)
-		rc = open_log(reg, job, ".log", &fd, 0);
+		rc = open_log(reg, job, ".log", &fd, 0, 0);
 #ifdef __linux__
 	if (!rc && run) {
 		char *name = reg_dot_name(job, ".log");

@@ -6,11 +6,15 @@
 
 #include "registry.h"
 
-/* Copy JOB's log (SUFFIX ".log" or ".faillog") to descriptor OUT as it is
- * now.  Returns an exit status: 1 (after a message, unless QUIET_MISSING)
- * when there is none. */
-int logview_print(const struct registry *reg, const char *job, const char *suffix, int out,
-		  int quiet_missing);
+/* jobreg-get --log: copy JOB's log, the latest run's, to standard output
+ * as it is now.  Returns an exit status: 1 after a message when there is
+ * none. */
+int logview_print(const struct registry *reg, const char *job);
+
+/* jobreg-get --faillog: the log of JOB's last run that failed or was lost
+ * — the latest log when that run is the latest (its log is set aside only
+ * when the next run begins, logrelay.h), else the fail log. */
+int logview_faillog(const struct registry *reg, const char *job);
 
 /* jobreg-get --log --follow: print JOB's log, then what is appended,
  * until the run that writes it ends (as a wait notices it: within 100

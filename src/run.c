@@ -1,4 +1,5 @@
 #include "run.h"
+#include "logrelay.h"
 #include "msg.h"
 #include "tidy.h"
 
@@ -159,6 +160,14 @@ int run_end(const struct registry *reg, struct run *run, const struct run_end *e
 			record_to_done(&rec, now_seconds(), end, NULL);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
 		rc = commit_record(reg, run->job, &st, &rec, known ? &rec : NULL);
+		/* The result is state, the log diagnostics: a log that filled
+		 * the disk makes room for the record. */
+		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+			message_context(NULL);
+			warn(run->job, "emptied the run's log to make room for its record");
+			message_context(context.data);
+			rc = commit_record(reg, run->job, &st, &rec, known ? &rec : NULL);
+		}
 		record_free(&rec);
 	}
 	message_context(NULL);

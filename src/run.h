@@ -25,6 +25,7 @@ struct run {
 	char started[21];          /* its start, as recorded */
 	char number[24];           /* its run number (JOBREG_RUN) */
 	time_t ended_at;           /* when the last attempt to retry ended */
+	int logged;                /* --log or --chronic: the run writes a log */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
@@ -41,7 +42,9 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_end 
 int run_next(const struct registry *reg, struct run *run, int *ours);
 /* Step 6: DONE with how the run ended, or with CLEAR no record (nor
  * history and logs).  A record that is no longer this run's is left
- * alone, with a message.  Returns an exit status. */
+ * alone, with a message.  When DONE cannot be written (a full disk), a
+ * run's log gives way: it is emptied and DONE tried once more.  Returns
+ * an exit status. */
 int run_end(const struct registry *reg, struct run *run, const struct run_end *end, int clear);
 
 /* "exit 3", "signal TERM", "timed out". */

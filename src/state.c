@@ -162,6 +162,21 @@ int state_in(const struct job_state *st, unsigned mask)
 			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN, st->late);
 }
 
+int state_last_run_failed(const struct job_state *st)
+{
+	switch (st->status) {
+	case ST_STALE:
+		return 1;
+	case ST_RUNNING:
+		return record_get(&st->rec, "retry_at") != NULL;
+	case ST_PENDING:
+	case ST_DONE:
+		return record_count(&st->rec, "consecutive_failures") > 0;
+	default:
+		return 0;
+	}
+}
+
 int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st)
 {
 	return fail(EXIT_CORRUPT, job, "corrupt record %s: %s", reg_path(reg, job), st->why);

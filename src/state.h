@@ -32,6 +32,10 @@ int state_load(const struct registry *reg, const char *job, struct job_state *st
 double state_late_at(const struct record *r);
 /* Is ST's status in the status list MASK (status.h)? */
 int state_in(const struct job_state *st, unsigned mask);
+/* Has the job's latest run ended, FAILED or lost?  (STALE; an attempt
+ * waiting for its retry; a DONE or PENDING record after a failure.)  Its
+ * log is then the one to keep as the fail log (SPEC §3b). */
+int state_last_run_failed(const struct job_state *st);
 int state_corrupt(const struct registry *reg, const char *job, const struct job_state *st);
 void state_free(struct job_state *st);
 

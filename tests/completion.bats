@@ -140,13 +140,13 @@ two_registries() {
 		bcomp "$mode" jobreg-get --is RUN
 		is RUNNING
 		bcomp "$mode" jobreg-get --is ""
-		is DONE FAILED OK PENDING RUNNING STALE
+		is DONE FAILED LATE OK PENDING RUNNING STALE
 		bcomp "$mode" jobreg-clear --if DONE,
-		is DONE,DONE DONE,FAILED DONE,OK DONE,PENDING DONE,RUNNING DONE,STALE
+		is DONE,DONE DONE,FAILED DONE,LATE DONE,OK DONE,PENDING DONE,RUNNING DONE,STALE
 		bcomp "$mode" jobreg-clear -a --if DONE,f
 		is DONE,FAILED
 		bcomp "$mode" jobreg-set --if = ""
-		is DONE FAILED OK PENDING RUNNING STALE
+		is DONE FAILED LATE OK PENDING RUNNING STALE
 		bcomp "$mode" jobreg-get -a -s st
 		is STALE
 		bcomp "$mode" jobreg-set job ""
@@ -251,7 +251,7 @@ two_registries() {
 		bcomp "$mode" jobreg-get -a --out
 		is --output
 		bcomp "$mode" jobreg-get -a --status ""
-		is DONE FAILED OK PENDING RUNNING STALE
+		is DONE FAILED LATE OK PENDING RUNNING STALE
 		bcomp "$mode" jobreg-get --status = DONE,f
 		is DONE,FAILED
 		bcomp "$mode" jobreg-get -P --output "$T/fi"
@@ -324,9 +324,9 @@ two_registries() {
 	zcomp "jobreg-get --is RUN"
 	is RUNNING
 	zcomp "jobreg-get --is="
-	is DONE FAILED OK PENDING RUNNING STALE
+	is DONE FAILED LATE OK PENDING RUNNING STALE
 	zcomp "jobreg-clear -a --if DONE,"
-	has FAILED OK PENDING RUNNING STALE
+	has FAILED LATE OK PENDING RUNNING STALE
 	zcomp "jobreg-get -a -s ST"
 	is STALE
 	zcomp "jobreg-set job "
@@ -392,7 +392,7 @@ two_registries() {
 	zcomp "jobreg-get --"
 	has --status --output
 	zcomp "jobreg-get -a --status="
-	is DONE FAILED OK PENDING RUNNING STALE
+	is DONE FAILED LATE OK PENDING RUNNING STALE
 	zcomp "jobreg-get -P --output $T/fi"
 	is file1
 	# their values are not job ids: the job ids come after them

@@ -66,11 +66,30 @@ dead_owner() {
 	[ ! -e "$REG/.fresh.history" ]
 }
 
-@test "setting the result of a run again changes its line, never adds a second" {
+@test "setting the result of a run again changes its line, never adds a second, nor counts it again" {
 	jobreg-dispatch job sh -c 'exit 2' || true
+	jobreg-set --exit 3 job DONE
+	[ "$(hist job)" = "1:FAILED " ]
+	[ "$(field job failures)" = 1 ]
+	[ "$(field job consecutive_failures)" = 1 ]
 	jobreg-set --exit 0 job DONE
 	[ "$(hist job)" = "1:OK " ]
 	[ "$(field job exit)" = 0 ]
+	[ "$(field job failures)" = 1 ]   # a counter never goes down
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(field job last_success)" = "$(field job ended)" ]
+}
+
+@test "a heartbeat that comes after its TTL ran out renews the run: nothing is lost" {
+	jobreg-set --owner $$ --ttl 1 job RUNNING
+	poll_until eval '[ "$(jobreg-get job)" = STALE ]'
+	jobreg-set --owner $$ --ttl 60 job RUNNING
+	[ "$(jobreg-get job)" = RUNNING ]
+	[ "$(field job runs)" = 1 ]
+	jobreg-set --exit 0 job DONE
+	[ -z "$(field job failures)" ]
+	[ -z "$(field job lost)" ]
+	[ "$(hist job)" = "1:OK " ]
 }
 
 @test "get --history prints each job's runs as tab-separated lines, -l the same, -j as objects" {

@@ -65,9 +65,9 @@ local_teardown() {
 
 @test "a FAILED or lost run's log is kept as .JOB.faillog across later successes" {
 	jobreg-dispatch --log job sh -c 'echo first; exit 1' >/dev/null || true
-	run jobreg-get --faillog job
-	[ "$status" -eq 1 ]
-	[ "$output" = "jobreg-get: job: no log of a failed run" ]
+	# the failed run is the latest: its log is the fail log at once
+	[ "$(jobreg-get --faillog job)" = first ]
+	[ "$(jobreg-get --log job)" = first ]
 	jobreg-dispatch --log job sh -c 'echo second' >/dev/null
 	jobreg-dispatch --log job sh -c 'echo third' >/dev/null
 	[ "$(jobreg-get --faillog job)" = first ]
@@ -75,6 +75,67 @@ local_teardown() {
 	run jobreg-get --log none
 	[ "$status" -eq 1 ]
 	[ "$output" = "jobreg-get: none: no log" ]
+	run jobreg-get --faillog none
+	[ "$status" -eq 1 ]
+	[ "$output" = "jobreg-get: none: no log of a failed run" ]
+}
+
+@test "the logs are always the latest run's and the last failure's: a run without --log leaves neither behind" {
+	jobreg-dispatch --log job sh -c 'echo ok1' >/dev/null
+	# a failure without a log: the OK run's log is neither its log nor a failure's
+	run jobreg-dispatch job sh -c 'exit 3'
+	run jobreg-get --log job
+	[ "$status" -eq 1 ]
+	[ "$output" = "jobreg-get: job: no log" ]
+	run jobreg-get --faillog job
+	[ "$status" -eq 1 ]
+	[ "$output" = "jobreg-get: job: no log of a failed run" ]
+	jobreg-dispatch --log job sh -c 'echo ok3' >/dev/null
+	run jobreg-get --faillog job
+	[ "$status" -eq 1 ]
+	# an older failure's log is not the last failure's
+	run jobreg-dispatch --log job sh -c 'echo bad4; exit 4'
+	run jobreg-dispatch job sh -c 'exit 5'
+	jobreg-dispatch job true
+	run jobreg-get --faillog job
+	[ "$status" -eq 1 ]
+	# a run started by hand has no log
+	jobreg-dispatch --log job sh -c 'echo ok7' >/dev/null
+	jobreg-set job RUNNING
+	run jobreg-get --log job
+	[ "$status" -eq 1 ]
+}
+
+@test "a lost run's log is the fail log, also after the record was reset to PENDING" {
+	( exec jobreg-dispatch --log job sh -c 'echo partial; exec sleep 60' ) 3>&- >/dev/null 2>&1 &
+	d=$!
+	poll_until grep -q partial "$REG/.job.log"
+	kill_tree "$d" KILL
+	wait "$d" 2>/dev/null || true
+	poll_until eval '[ "$(jobreg-get job)" = STALE ]'
+	[ "$(jobreg-get --faillog job)" = partial ]
+	jobreg-set job PENDING
+	[ "$(jobreg-get --faillog job)" = partial ]
+	jobreg-dispatch --log job sh -c 'echo next' >/dev/null
+	[ "$(jobreg-get --faillog job)" = partial ]
+	[ "$(jobreg-get --log job)" = next ]
+}
+
+@test "--chronic --clear prints a failed run's log before the log goes with the record" {
+	run --separate-stderr jobreg-dispatch --chronic --clear job sh -c 'echo out3; exit 5'
+	[ "$status" -eq 5 ]
+	[ "$stderr" = out3 ]
+	[ ! -e "$REG/job" ] && [ ! -e "$REG/.job.log" ]
+}
+
+@test "get --log --follow of a corrupt record says so in one line, exit 65" {
+	mkdir -p "$REG"
+	echo garbage > "$REG/job"
+	: > "$REG/.job.log"
+	run --separate-stderr jobreg-get --log --follow job
+	[ "$status" -eq 65 ]
+	[[ $stderr == "jobreg-get: job: corrupt record $REG/job: "* ]]
+	[ "$(wc -l <<< "$stderr")" -eq 1 ]
 }
 
 @test "each attempt of --retries has a log of its own; a failed one's becomes the fail log" {
@@ -167,6 +228,38 @@ local_teardown() {
 	[[ $stderr =~ ^jobreg-dispatch:\ job:\ could\ not\ log\ [0-9]+\ bytes\ of\ the\ run\'s\ output:\ No\ space\ left\ on\ device$ ]] ||
 		flunk "stderr: $stderr"
 	[ "$(field job exit)" = 0 ]
+}
+
+@test "the log is never longer than twice --log-size, even for output that comes in large writes" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	cat > "$T/big" <<-'EOF'
+	import os
+	for i in range(5):
+	    os.write(1, b"x" * 60000)
+	EOF
+	traced -f -o "$T/trace" -e trace=pwrite64 jobreg-dispatch --chronic --log-size 4k job python3 "$T/big"
+	# every write into the log ends within 8192 bytes of its start
+	local furthest
+	furthest=$(sed -n 's/.*pwrite64(.*, \([0-9]*\), \([0-9]*\)) = \([0-9]*\)$/\2 \3/p' "$T/trace" |
+		awk '{ if ($1 + $2 > m) m = $1 + $2 } END { print m + 0 }')
+	[ "$furthest" -gt 4096 ] || flunk "no pwrite64 seen in the trace"
+	[ "$furthest" -le 8192 ] || flunk "the log reached $furthest bytes"
+	[ "$(stat -c %s "$REG/.job.log")" -le 8192 ]
+}
+
+@test "a log that filled the disk gives way to the run's record: DONE is written" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
+	mkdir "$T/small"
+	mount -t tmpfs -o size=64k tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs on $T/small"
+	MOUNTED=$T/small
+	export JOBREG_DIR=$T/small/reg REG=$T/small/reg
+	run --separate-stderr jobreg-dispatch --log job sh -c 'head -c 200000 /dev/zero | tr "\0" x'
+	[ "$status" -eq 0 ]
+	[[ $stderr == *"jobreg-dispatch: job: emptied the run's log to make room for its record" ]] ||
+		flunk "stderr: $stderr"
+	[ "$(field job status)" = DONE ]
+	[ "$(field job exit)" = 0 ]
+	[ "$(jobreg-get job)" = DONE ]
 }
 
 @test "--log and --chronic exclude each other; clear removes the logs with the record" {

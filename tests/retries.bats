@@ -85,6 +85,36 @@ flaky() {
 	[ "$(field other runs)" = 1 ]
 }
 
+@test "no retry when the command itself exits 127 or 126" {
+	run -127 jobreg-dispatch -q --retries 2 --retry-delay 0 job sh -c 'exit 127'
+	[ "$(field job runs)" = 1 ]
+	run -126 jobreg-dispatch -q --retries 2 --retry-delay 0 other sh -c 'exit 126'
+	[ "$(field other runs)" = 1 ]
+}
+
+@test "kill -9 of dispatch during the delay: the failed attempt is counted once, and no run was lost" {
+	( exec jobreg-dispatch --retries 2 --retry-delay 30 job false ) 3>&- 2>"$T/err" &
+	d=$!
+	BG_PIDS+=("$d")
+	poll_until grep -q 'attempt 2 in' "$T/err"
+	kill -KILL "$d"
+	wait "$d" 2>/dev/null || true
+	[ "$(jobreg-get job)" = STALE ]
+	jobreg-dispatch -q job true
+	[ "$(field job failures)" = 1 ]
+	[ -z "$(field job lost)" ]
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(cut -d ' ' -f 1-2 "$REG/.job.history")" = $'run=1 outcome=FAILED\nrun=2 outcome=OK' ]
+}
+
+@test "JOBREG_ATTEMPT is only the dispatch's own: not passed on from the caller without --retries" {
+	JOBREG_ATTEMPT=9 run jobreg-dispatch job sh -c 'echo "${JOBREG_ATTEMPT-unset}"'
+	[ "$output" = unset ]
+	JOBREG_ATTEMPT=9 run jobreg-dispatch --retries 0 --retry-delay 5 job sh -c 'echo "${JOBREG_ATTEMPT-unset}"'
+	[ "$status" -eq 0 ]
+	[ "$output" = unset ]
+}
+
 @test "TERM during an attempt ends the run: no retry, that attempt's result recorded and returned" {
 	jobreg-dispatch --retries 3 --retry-delay 0.1 job sh -c 'trap "exit 7" TERM; touch "$1/started"; while :; do sleep 0.05; done' sh "$T" 3>&- 2>/dev/null &
 	d=$!
