@@ -458,7 +458,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 				return bad_value("log size", optarg, "at least 1k; units k, M, G");
 			break;
 		case 'l':
-			if (parse_limit(optarg, &req->late_after) < 0)
+			if (parse_limit(optarg, &req->late_after) < 0 || req->late_after == 0)
 				return bad_value("late-after duration", optarg, "a duration, or inf");
 			break;
 		case 'k':

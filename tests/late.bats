@@ -90,5 +90,10 @@ load procs
 	[[ $stderr == "jobreg-set: bad late-after duration 'soon' (a duration, or inf); usage: "* ]]
 	run --separate-stderr jobreg-dispatch --late-after -1 job true
 	[ "$status" -eq 64 ]
+	# 0 would make every job late at once: refused by both
+	for cmd in "jobreg-set --late-after 0 job PENDING" "jobreg-dispatch --late-after 0 job true"; do
+		run --separate-stderr $cmd
+		[ "$status" -eq 64 ] || flunk "$cmd: $status"
+	done
 	[ ! -e "$REG" ]
 }
