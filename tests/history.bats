@@ -135,9 +135,10 @@ dead_owner() {
 
 @test "a dispatched run killed with its command is a lost run when the next dispatch takes it over" {
 	jobreg-dispatch job true
-	( exec jobreg-dispatch job sleep 60 ) 3>&- >/dev/null 2>&1 &
+	( exec jobreg-dispatch job sh -c 'touch "$1/started"; exec sleep 60' sh "$T" ) 3>&- >/dev/null 2>&1 &
 	d=$!
-	poll_until eval '[ "$(jobreg-get job)" = RUNNING ]'
+	# the command is running (a kill before dispatch forks it would miss it)
+	poll_until test -e "$T/started"
 	kill_tree "$d" KILL
 	wait "$d" 2>/dev/null || true
 	poll_until eval '[ "$(jobreg-get job)" = STALE ]'
