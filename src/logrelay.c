@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   /* F_SETPIPE_SZ */
 #include "logrelay.h"
 #include "entry.h"
 #include "msg.h"
@@ -14,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 65536
+#define CHUNK (1 << 20)   /* the most read at once, and the pipes' size */
+#define TRICKLE 4096      /* a wake-up that found less waits (relay()) */
 
 int logrelay_parse_size(const char *s, unsigned long long *size)
 {
@@ -128,12 +130,44 @@ static int cut(struct sink *s, char *buf)
 	return 0;
 }
 
+/* The log becomes a first line saying DROP more bytes were dropped, then
+ * the N bytes of BUF. */
+static int replace(struct sink *s, const char *buf, size_t n, unsigned long long drop)
+{
+	char line[64];
+	int len = snprintf(line, sizeof line, "[jobreg: %llu bytes dropped]\n", s->dropped + drop);
+	for (size_t done = 0; done < n;) {
+		ssize_t w = pwrite(s->fd, buf + done, n - done, len + (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	if (pwrite(s->fd, line, (size_t)len, 0) != len || ftruncate(s->fd, len + (off_t)n) < 0)
+		return -1;
+	s->dropped += drop;
+	s->head = len;
+	s->end = len + (off_t)n;
+	return 0;
+}
+
 /* Log N bytes of BUF, cutting the log whenever the file reaches twice
  * SIZE, so it never takes more; after the first failure nothing more is
  * written, only counted (the log stays a whole prefix of what came). */
 static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 {
 	size_t done = 0;
+	/* A read of SIZE bytes or more leaves nothing of the log but its own
+	 * last SIZE: only those are written (a flood costs one copy into the
+	 * log, not a copy and a cut). */
+	if (n >= s->size && !s->err) {
+		size_t skip = n - (size_t)s->size;
+		if (replace(s, buf + skip, (size_t)s->size, (unsigned long long)(s->end - s->head) + skip) < 0)
+			s->err = errno ? errno : EIO;
+		else
+			done = n;
+	}
 	while (done < n && !s->err) {
 		unsigned long long room = 2 * s->size - (unsigned long long)s->end;
 		size_t want = n - done < room ? n - done : (size_t)room;
@@ -152,13 +186,19 @@ static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 	s->unlogged += n - done;
 }
 
-/* The relay: read the command's two streams until both end, log what
- * comes, and pass it on (PASS) to our stdout or stderr. */
+/* The relay: read the command's streams until they end, log what comes,
+ * and pass it on (PASS) to our stdout or stderr.  ERR is -1 when both
+ * streams come through OUT.  Output that trickles in is taken TRICKLE_WAIT
+ * at a time: after a wake-up that found little, the relay waits before it
+ * looks again, so a command printing many short lines costs it a wake-up
+ * per 10 ms, not per line; a steady flow finds the pipe full and never
+ * waits. */
 static _Noreturn void relay(const char *job, int out, int err, struct sink *s, int pass)
 {
+	static const struct timespec trickle_wait = { 0, 10000000 };   /* 10 ms */
 	struct pollfd fds[2] = { { .fd = out, .events = POLLIN }, { .fd = err, .events = POLLIN } };
 	char *buf = xmalloc(CHUNK), *scratch = xmalloc(CHUNK);
-	int passing[2] = { pass, pass }, open = 2;
+	int passing[2] = { pass, pass }, open = err < 0 ? 1 : 2;
 
 	while (open > 0) {
 		if (poll(fds, 2, -1) < 0) {
@@ -166,6 +206,8 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				continue;
 			break;
 		}
+		size_t found = 0;
+		int was_open = open;
 		for (int i = 0; i < 2; i++) {
 			if (fds[i].fd < 0 || !fds[i].revents)
 				continue;
@@ -178,16 +220,41 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				open--;
 				continue;
 			}
+			found += (size_t)n;
 			/* A closed stdout or stderr stops the passing on, not the log. */
 			if (passing[i] && write_full(i + 1, buf, (size_t)n) < 0)
 				passing[i] = 0;
 			sink_write(s, buf, (size_t)n, scratch);
 		}
+		if (found < TRICKLE && open == was_open)
+			(void)nanosleep(&trickle_wait, NULL);
 	}
 	if (s->unlogged)
 		warn(job, "could not log %llu bytes of the run's output: %s", s->unlogged,
 		     strerror(s->err));
 	_exit(0);
+}
+
+/* A pipe for the command's output, its ends closed on exec, as large as
+ * CHUNK where the system allows (else the default: it only costs speed). */
+static int output_pipe(int p[2])
+{
+	if (pipe(p) < 0 || fcntl(p[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(p[1], F_SETFD, FD_CLOEXEC) < 0)
+		return -1;
+#ifdef F_SETPIPE_SZ   /* Linux */
+	(void)fcntl(p[1], F_SETPIPE_SZ, CHUNK);
+#endif
+	return 0;
+}
+
+/* Do descriptors 1 and 2 go to the same place, not a regular file (a
+ * terminal, /dev/null, a pipe: 2>&1)?  The command's two streams can then
+ * share one pipe, which keeps their order exactly. */
+static int same_destination(void)
+{
+	struct stat a, b;
+	return fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino && !S_ISREG(a.st_mode);
 }
 
 int logrelay_start(const struct registry *reg, const char *job, enum log_mode mode,
@@ -198,6 +265,8 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	struct sink s = { .fd = -1, .size = size };
 	struct stat st;
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rc = 0;
+	/* --chronic passes nothing on: one pipe, the order kept. */
+	int one_pipe = mode == LOG_CHRONIC || same_destination();
 
 	r->pid = -1;
 	r->out_fd = r->err_fd = -1;
@@ -206,9 +275,7 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
-	else if (pipe(out) < 0 || pipe(err) < 0 || fcntl(out[0], F_SETFD, FD_CLOEXEC) < 0 ||
-		 fcntl(out[1], F_SETFD, FD_CLOEXEC) < 0 || fcntl(err[0], F_SETFD, FD_CLOEXEC) < 0 ||
-		 fcntl(err[1], F_SETFD, FD_CLOEXEC) < 0)
+	else if (output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0))
 		rc = fail_errno(errno, job, "pipe");
 	else if ((r->pid = fork()) < 0)
 		rc = fail_errno(errno, job, "cannot start the log relay: fork");
@@ -217,7 +284,8 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 		 * command does; only the command writes into the pipes. */
 		(void)run_lock;
 		close_fd(out[1]);
-		close_fd(err[1]);
+		if (err[1] >= 0)
+			close_fd(err[1]);
 		relay(job, out[0], err[0], &s, mode == LOG_PASS);
 	}
 	for (int i = 0; i < 2 && rc; i++) {
@@ -228,9 +296,11 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	}
 	if (!rc) {
 		close_fd(out[0]);
-		close_fd(err[0]);
+		if (err[0] >= 0)
+			close_fd(err[0]);
 		r->out_fd = *out_fd = out[1];
-		r->err_fd = *err_fd = err[1];
+		r->err_fd = err[1];
+		*err_fd = one_pipe ? out[1] : err[1];
 	}
 	if (s.fd >= 0)
 		close_fd(s.fd);

@@ -161,6 +161,30 @@ local_teardown() {
 	[ "$status" -eq 64 ]
 }
 
+@test "a flood of output keeps exactly its last bytes: the dropped count and what is kept add up" {
+	head -c 3000000 /dev/urandom > "$T/data"
+	jobreg-dispatch --log --log-size 1M job cat "$T/data" > "$T/out"
+	cmp "$T/data" "$T/out"
+	first=$(head -n 1 "$REG/.job.log")
+	[[ $first =~ ^\[jobreg:\ ([0-9]+)\ bytes\ dropped\]$ ]] || flunk "first line: $first"
+	dropped=${BASH_REMATCH[1]}
+	tail -c +$((${#first} + 2)) "$REG/.job.log" > "$T/kept"
+	kept=$(stat -c %s "$T/kept")
+	[ "$kept" -ge 1048576 ] && [ "$((kept + ${#first} + 1))" -le 2097152 ] || flunk "kept $kept bytes"
+	[ "$((dropped + kept))" -eq 3000000 ]
+	tail -c "$kept" "$T/data" | cmp - "$T/kept"
+}
+
+@test "stdout and stderr keep their order in the log with --chronic, and with --log when both go to one place" {
+	script='i=0; while [ $i -lt 300 ]; do echo "out $i"; echo "err $i" >&2; i=$((i + 1)); done'
+	want=$(i=0; while [ $i -lt 300 ]; do echo "out $i"; echo "err $i"; i=$((i + 1)); done)
+	jobreg-dispatch --chronic job sh -c "$script"
+	[ "$(cat "$REG/.job.log")" = "$want" ]
+	jobreg-dispatch --log job sh -c "$script" 2>&1 | cat > "$T/passed"
+	[ "$(cat "$REG/.job.log")" = "$want" ]
+	[ "$(cat "$T/passed")" = "$want" ]
+}
+
 @test "get --log --follow prints the run's output as it comes and ends when the run ends" {
 	jobreg-dispatch --log job sh -c 'echo one; sleep 0.6; echo two; sleep 0.6' 3>&- >/dev/null &
 	BG_PIDS+=("$!")
