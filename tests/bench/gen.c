@@ -1,7 +1,7 @@
 /* gen: write a registry of N records directly, in the format jobreg
  * writes, for the listing and sweep benchmarks of tests/bench/run.
  *
- *   gen DIR N SINCE [locks]
+ *   gen DIR N SINCE [locks | runs]
  *
  * DIR must exist.  Jobs are named job-0000000 ... ; SINCE (RFC 3339,
  * e.g. 2020-01-01T00:00:00Z) goes into since/started/ended.  The mix, by
@@ -15,7 +15,9 @@
  *         and report STALE - the most expensive read path.
  * With "locks", every job also has the lock files a real registry has:
  * .JOB.lock for each, and .JOB.run for the dispatched ones (DONE, and the
- * owner=lock RUNNING), as the sweep benchmark needs.
+ * owner=lock RUNNING), as the sweep benchmark needs.  With "runs", the
+ * same and, for every job, a history of three runs and a log, as 0.3
+ * keeps them (.JOB.history, .JOB.log): a listing must not read them.
  * No fsync: this only has to be fast, not durable. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -35,9 +37,10 @@ static void put(int dir, const char *name, const char *data, size_t len)
 
 int main(int argc, char **argv)
 {
-	int locks = argc == 5 && strcmp(argv[4], "locks") == 0;
+	int runs = argc == 5 && strcmp(argv[4], "runs") == 0;
+	int locks = runs || (argc == 5 && strcmp(argv[4], "locks") == 0);
 	if (argc != 4 && !locks) {
-		fprintf(stderr, "usage: gen DIR N SINCE [locks]\n");
+		fprintf(stderr, "usage: gen DIR N SINCE [locks | runs]\n");
 		return 64;
 	}
 	int dir = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -80,6 +83,20 @@ int main(int argc, char **argv)
 				snprintf(lock, sizeof lock, ".%s.run", name);
 				put(dir, lock, "", 0);
 			}
+		}
+		if (runs) {
+			char file[80];
+			len = 0;
+			for (int r = 1; r <= 3; r++)
+				len += snprintf(data + len, sizeof data - (size_t)len,
+						"run=%d outcome=OK started=%s ended=%s duration=0 exit=0"
+						" host=build01 pid=%ld\n", r, t, t, 1000 + i % 30000);
+			snprintf(file, sizeof file, ".%s.history", name);
+			put(dir, file, data, (size_t)len);
+			len = snprintf(data, sizeof data, "building %s\nstep 1 of 3\nstep 2 of 3\n"
+				       "step 3 of 3\ndone\n", name);
+			snprintf(file, sizeof file, ".%s.log", name);
+			put(dir, file, data, (size_t)len);
 		}
 	}
 	return 0;
