@@ -458,12 +458,12 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 				return bad_value("log size", optarg, "at least 1k; units k, M, G");
 			break;
 		case 'l':
-			if (parse_limit(optarg, &req->late_after) < 0 || req->late_after == 0)
-				return bad_value("late-after duration", optarg, "a duration, or inf");
+			if ((rc = parse_late_after(optarg, &req->late_after)) != 0)
+				return rc;
 			break;
 		case 'k':
-			if (parse_uint(optarg, KEEP_RUNS_MAX, &req->keep_runs) < 0)
-				return bad_value("keep-runs", optarg, "0-10000");
+			if ((rc = parse_keep_runs(optarg, &req->keep_runs)) != 0)
+				return rc;
 			break;
 		default:
 			rc = cli_common_option(opt, optarg, common, help);

@@ -976,7 +976,9 @@ need_inject() {
 
 # --- memory (issue 19, B1) -------------------------------------------------------
 
-@test "get -a over records of 60 KB keeps its memory to the names, not the records' contents" {
+# big_records: 2000 records of 60 KB each (hard links of one file), 120 MB in
+# all; skips under AddressSanitizer, whose address space ulimit -v cannot bound.
+big_records() {
 	if ldd "$JOBREG_ROOT/bin/jobreg-get" 2>/dev/null | grep -q libasan; then
 		skip "AddressSanitizer reserves terabytes of address space: ulimit -v cannot bound a SANITIZE=1 build"
 	fi
@@ -986,6 +988,10 @@ need_inject() {
 	  printf '\n'; } > "$T/big"
 	python3 -c 'import os, sys
 for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$T/big" "$REG"
+}
+
+@test "get -a over records of 60 KB keeps its memory to the names, not the records' contents" {
+	big_records
 	# 2000 x 60 KB is 120 MB: more than the 48 MB the listing may use
 	run --separate-stderr bash -c 'ulimit -v 49152 && exec jobreg-get -a'
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
@@ -1032,15 +1038,7 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 }
 
 @test "get -o of records of 60 KB streams into FILE: memory bounded by the names, not the contents" {
-	if ldd "$JOBREG_ROOT/bin/jobreg-get" 2>/dev/null | grep -q libasan; then
-		skip "AddressSanitizer reserves terabytes of address space: ulimit -v cannot bound a SANITIZE=1 build"
-	fi
-	mkdir -p "$REG"
-	{ printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\nx-pad='
-	  head -c 61000 /dev/zero | tr '\0' x
-	  printf '\n'; } > "$T/big"
-	python3 -c 'import os, sys
-for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$T/big" "$REG"
+	big_records
 	run --separate-stderr bash -c 'ulimit -v 49152 && exec jobreg-get -a -j -o "$1"' _ "$T/out.json"
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[ "$(wc -l < "$T/out.json")" -eq 2000 ]
