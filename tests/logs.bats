@@ -242,10 +242,12 @@ local_teardown() {
 	mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs on $T/small"
 	MOUNTED=$T/small
 	export JOBREG_DIR=$T/small/reg REG=$T/small/reg
-	# the command fills the disk, prints, then frees the disk for the record
+	# the command fills the disk, prints, then (once the relay has met the
+	# full disk) frees it for the record
 	run --separate-stderr jobreg-dispatch --log --log-size 1M job sh -c '
 		head -c 1M /dev/zero > "$1/filler" 2>/dev/null
 		head -c 600000 /dev/zero | tr "\0" x; echo
+		sleep 0.5
 		rm "$1/filler"' sh "$T/small"
 	[ "$status" -eq 0 ]
 	[ "${#output}" -eq 600000 ]
