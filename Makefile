@@ -19,12 +19,12 @@ STATIC    = 1
 
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
 LIBOBJ = src/msg.o src/sys.o src/status.o src/utf8.o src/rfc3339.o src/signame.o \
-	 src/record.o src/entry.o src/atomic.o src/registry.o src/listing.o src/proc.o \
+	 src/record.o src/transition.o src/entry.o src/atomic.o src/registry.o src/lock.o src/listing.o src/proc.o \
 	 src/probe.o src/liveness.o src/state.o src/tidy.o src/leftover.o src/wait.o \
 	 src/supervise.o src/output.o src/outfile.o src/cli.o src/history.o src/commit.o \
 	 src/run.o src/logrelay.o src/logview.o src/prom.o
-HDRS = src/msg.h src/sys.h src/status.h src/utf8.h src/rfc3339.h src/signame.h \
-	 src/record.h src/entry.h src/atomic.h src/registry.h src/listing.h src/proc.h \
+HDRS = src/msg.h src/sys.h src/status.h src/utf8.h src/rfc3339.h src/signame.h src/transition.h \
+	 src/record.h src/entry.h src/atomic.h src/registry.h src/lock.h src/listing.h src/proc.h \
 	 src/probe.h src/liveness.h src/state.h src/tidy.h src/leftover.h src/wait.h \
 	 src/supervise.h src/output.h src/outfile.h src/cli.h src/history.h src/commit.h \
 	 src/run.h src/logrelay.h src/logview.h src/prom.h

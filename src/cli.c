@@ -1,5 +1,5 @@
 #include "cli.h"
-#include "record.h"
+#include "transition.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -254,14 +254,14 @@ int parse_late_after(const char *s, double *seconds)
 {
 	if (parse_limit(s, seconds) < 0 || *seconds == 0)
 		return bad_value("late-after duration", s, "a duration, or inf");
-	return 0;
+	return -1;
 }
 
 int parse_keep_runs(const char *s, long *keep)
 {
 	if (parse_uint(s, KEEP_RUNS_MAX, keep) < 0)
 		return bad_value("keep-runs", s, "0-10000");
-	return 0;
+	return -1;
 }
 
 char *registry_path(const char *opt_dir)

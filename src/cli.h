@@ -66,7 +66,8 @@ int parse_limit(const char *s, double *seconds);
 int parse_uint(const char *s, long max, long *value);
 /* The job settings set and dispatch both take: --late-after DURATION
  * (inf: -1, remove it; 0 is refused: every job would be late at once) and
- * --keep-runs N (0..KEEP_RUNS_MAX).  Return 0, or 64 after the message. */
+ * --keep-runs N (0..KEEP_RUNS_MAX).  Return -1 (parsing goes on), or 64
+ * after the message. */
 int parse_late_after(const char *s, double *seconds);
 int parse_keep_runs(const char *s, long *keep);
 

@@ -1,4 +1,5 @@
 #include "commit.h"
+#include "transition.h"
 #include "history.h"
 #include "msg.h"
 

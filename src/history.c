@@ -1,4 +1,5 @@
 #include "history.h"
+#include "transition.h"
 #include "msg.h"
 
 #include <errno.h>

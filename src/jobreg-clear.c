@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "listing.h"
 #include "record.h"
+#include "lock.h"
 #include "registry.h"
 #include "state.h"
 #include "tidy.h"

@@ -9,6 +9,7 @@
 #include "probe.h"
 #include "proc.h"
 #include "record.h"
+#include "lock.h"
 #include "registry.h"
 #include "signame.h"
 #include "state.h"
@@ -458,12 +459,10 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 				return bad_value("log size", optarg, "at least 1k; units k, M, G");
 			break;
 		case 'l':
-			if ((rc = parse_late_after(optarg, &req->late_after)) != 0)
-				return rc;
+			rc = parse_late_after(optarg, &req->late_after);
 			break;
 		case 'k':
-			if ((rc = parse_keep_runs(optarg, &req->keep_runs)) != 0)
-				return rc;
+			rc = parse_keep_runs(optarg, &req->keep_runs);
 			break;
 		default:
 			rc = cli_common_option(opt, optarg, common, help);

@@ -7,6 +7,7 @@
 #include "msg.h"
 #include "probe.h"
 #include "record.h"
+#include "lock.h"
 #include "registry.h"
 #include "state.h"
 
@@ -188,12 +189,10 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 			req->force = 1;
 			break;
 		case 'L':
-			if ((rc = parse_late_after(optarg, &req->late_after)) != 0)
-				return rc;
+			rc = parse_late_after(optarg, &req->late_after);
 			break;
 		case 'K':
-			if ((rc = parse_keep_runs(optarg, &req->keep_runs)) != 0)
-				return rc;
+			rc = parse_keep_runs(optarg, &req->keep_runs);
 			break;
 		default:
 			rc = cli_common_option(opt, optarg, common, help);

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "record.h"
+#include "transition.h"
 
 /* What a RUNNING record says about its owner. */
 struct ownership {

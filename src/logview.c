@@ -2,6 +2,7 @@
 #include "entry.h"
 #include "msg.h"
 #include "record.h"
+#include "transition.h"
 #include "state.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* prom: jobreg-get -P, the jobs as metrics (see prom.h). */
 #include "prom.h"
+#include "transition.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,5 @@
 /* registry: the directory of records (SPEC §1, §4, §6) — opening it,
- * names, locks with bounded waits, reading a record, and replacing or
- * removing one.  Every entry is opened relative to the directory with
+ * names, reading a record, and replacing or removing one.  Every entry is opened relative to the directory with
  * O_NOFOLLOW and must be a regular file (else 77).  In a group-writable
  * directory every file created is made group-readable and -writable;
  * existing lock files are opened without O_CREAT (fs.protected_regular);
@@ -8,7 +7,7 @@
  * Operations that meet ESTALE are tried again a few times.  Functions
  * return an exit status (0 on success) after printing any error.
  * Opening one entry safely lives in entry.c, reading the directory in
- * listing.c, the atomic replace in atomic.c. */
+ * listing.c, the atomic replace in atomic.c, the locks in lock.c. */
 #ifndef JOBREG_REGISTRY_H
 #define JOBREG_REGISTRY_H
 
@@ -33,14 +32,6 @@ int valid_job_id(const char *id);
 
 enum lock_kind { JOB_LOCK, RUN_LOCK };
 
-/* Flags of reg_lock(). */
-enum {
-	LOCK_CREATE = 1,      /* create the lock file if missing */
-	LOCK_QUIET_BUSY = 2,  /* a busy lock returns 75 without a message */
-	LOCK_NO_RECHECK = 4   /* no re-check of the name: the run lock taken
-			       * holding the job lock by a clear (see tidy.c) */
-};
-
 /* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
  * A writer that cannot make it exits 73; permission is 77. */
 int reg_open(struct registry *reg, const char *path, int create);
@@ -57,6 +48,9 @@ int reg_follow(struct registry *reg, int create);
 char *reg_dot_name(const char *job, const char *suffix);
 char *reg_lock_name(const char *job, enum lock_kind kind);
 
+/* "not a regular file: DIR/NAME" for JOB; returns 77. */
+int reg_not_regular(const struct registry *reg, const char *job, const char *name);
+
 /* "DIR/NAME" for messages (static storage, valid until the next call). */
 const char *reg_path(const struct registry *reg, const char *name);
 
@@ -66,25 +60,6 @@ const char *reg_path(const struct registry *reg, const char *name);
  * whatever a listing said of it. */
 int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
 	     struct buf *data, int *found);
-
-/* Lock JOB's job or run lock with OP (LOCK_EX or LOCK_SH), waiting at most
- * WAIT seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when
- * the file does not exist and LOCK_CREATE was not given.  A lock file is
- * not created for a record that is not a regular file (77).  Once locked,
- * the path is re-checked to name the inode held; a lock on a removed file
- * is dropped and taken again. */
-int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
-	     int op, double wait, int flags, int *fd);
-void reg_unlock(int *fd);
-
-/* A reader's probe of JOB's run lock (SPEC §2): LOCK_SH|LOCK_NB on the
- * file opened, no re-check of its name (liveness compares the inode with
- * the record's run_lock).  *busy: someone holds it; else *fd holds the
- * probe (-1: there is no run lock), for the caller to re-read the record
- * under it and release.  *ino: the inode opened (0: none).  Returns an
- * exit status. */
-int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
-		       unsigned long long *ino, int *busy);
 
 /* Replace JOB's file NAME (the record: NAME is JOB) with DATA, through
  * DIR/.JOB.tmp (made with O_CREAT|O_EXCL; a leftover of a crashed writer

@@ -1,4 +1,5 @@
 #include "run.h"
+#include "lock.h"
 #include "logrelay.h"
 #include "msg.h"
 #include "tidy.h"

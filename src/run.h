@@ -11,6 +11,7 @@
 
 #include "commit.h"
 #include "record.h"
+#include "transition.h"
 #include "registry.h"
 #include "state.h"
 

@@ -1,4 +1,5 @@
 #include "state.h"
+#include "lock.h"
 #include "msg.h"
 #include "entry.h"
 #include "liveness.h"

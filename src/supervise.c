@@ -2,6 +2,7 @@
 #include "supervise.h"
 #include "msg.h"
 #include "record.h"
+#include "transition.h"
 #include "signame.h"
 #include "sys.h"
 

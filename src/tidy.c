@@ -10,6 +10,7 @@
  * unlinking the name removes nothing a run relies on, and "the run lock
  * is free" stays true of every inode a run could hold. */
 #include "tidy.h"
+#include "lock.h"
 #include "msg.h"
 
 #include <errno.h>

@@ -49,6 +49,7 @@
  * one block, one arena for the JSON scanner's members). */
 #include "../../src/output.h"
 #include "../../src/record.h"
+#include "../../src/transition.h"
 #include "../../src/signame.h"
 #include "../../src/utf8.h"
 
