@@ -1,7 +1,7 @@
 # jobreg — POSIX-ish Makefile (GNU make for the pattern rules is fine too).
 .POSIX:
 
-VERSION   = 0.2.1
+VERSION   = 0.3.0
 PREFIX    = /usr/local
 BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man
