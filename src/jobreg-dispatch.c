@@ -267,8 +267,9 @@ static int ready(const struct registry *reg, const struct request *req, const st
 	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
 	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
 		return fail_errno(errno, req->job, "setenv");
+	/* After a failed attempt its log is set aside, as at any run's start. */
 	if (req->log == LOG_NONE)
-		return 0;
+		return run->attempt > 1 ? logrelay_turn_over(reg, req->job, 1) : 0;
 	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
 	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
 					&how->out_fd, &how->err_fd);

@@ -182,11 +182,11 @@ void record_to_done_counted(struct record *r, time_t now, const struct run_end *
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		    const char *note)
 {
-	/* A run's failure is counted once: not again when a DONE record is
+	/* A run's failure is counted once: not again when a FAILED record is
 	 * given another result, nor after the attempt record_to_retry()
 	 * counted. */
-	int counted = (record_get(r, "status") && record_status(r) == ST_DONE) ||
-		      record_get(r, "retry_at");
+	int counted = (record_get(r, "status") && record_status(r) == ST_DONE &&
+		       record_outcome(r) == OUTCOME_FAILED) || record_get(r, "retry_at");
 	record_to_done_counted(r, now, end, note);
 	switch (record_outcome(r)) {
 	case OUTCOME_FAILED:

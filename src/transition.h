@@ -51,8 +51,8 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
  * RUNNING, with failures and consecutive_failures + 1. */
 void record_to_retry(struct record *r, time_t now, time_t retry_at);
 /* Failures and consecutive_failures + 1 for a FAILED end (not over a
- * DONE record, whose result this corrects, nor over an attempt waiting
- * for its retry, counted already); last_success = ended and
+ * FAILED record, whose result this corrects, nor over an attempt waiting
+ * for its retry: counted already); last_success = ended and
  * consecutive_failures dropped for an OK one. */
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		    const char *note);

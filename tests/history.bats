@@ -80,6 +80,15 @@ dead_owner() {
 	[ "$(field job last_success)" = "$(field job ended)" ]
 }
 
+@test "an OK run corrected to FAILED counts its failure, once" {
+	jobreg-dispatch job true
+	jobreg-set --exit 3 job DONE
+	jobreg-set --exit 4 job DONE
+	[ "$(hist job)" = "1:FAILED " ]
+	[ "$(field job failures)" = 1 ]
+	[ "$(field job consecutive_failures)" = 1 ]
+}
+
 @test "a heartbeat that comes after its TTL ran out renews the run: nothing is lost" {
 	jobreg-set --owner $$ --ttl 1 job RUNNING
 	poll_until eval '[ "$(jobreg-get job)" = STALE ]'

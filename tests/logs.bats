@@ -106,6 +106,15 @@ local_teardown() {
 	[ "$status" -eq 1 ]
 }
 
+@test "attempts without --log set the last log aside too: an older failure's log is not the last failure's" {
+	run jobreg-dispatch --log job sh -c 'echo old; exit 1'
+	jobreg-dispatch job true
+	jobreg-dispatch -q --retries 1 --retry-delay 0.1 job sh -c '[ "$JOBREG_ATTEMPT" = 2 ]'
+	run jobreg-get --faillog job
+	[ "$status" -eq 1 ]
+	[ "$output" = "jobreg-get: job: no log of a failed run" ]
+}
+
 @test "a lost run's log is the fail log, also after the record was reset to PENDING" {
 	( exec jobreg-dispatch --log job sh -c 'echo partial; exec sleep 60' ) 3>&- >/dev/null 2>&1 &
 	d=$!
