@@ -45,6 +45,9 @@ static void add_entry(struct listing *l, const struct dirent *e)
 	if (name[0] != '.') {
 		if (valid_job_id(name))
 			push_job(l, name, ENTRY_IS_REG(e));
+	} else if (l->jobs_only) {
+		if (ends_with(name, n, ".lock"))
+			push(&l->locks, &l->nlocks, name, n);
 	} else if (ends_with(name, n, ".tmp")) {
 		push(&l->temps, &l->ntemps, name, n);
 	} else if (ends_with(name, n, ".run")) {
@@ -123,9 +126,10 @@ static void add_missed(const struct registry *reg, struct listing *l)
 		sort_jobs(l);
 }
 
-int reg_list(const struct registry *reg, struct listing *l)
+int reg_list(const struct registry *reg, int jobs_only, struct listing *l)
 {
 	memset(l, 0, sizeof *l);
+	l->jobs_only = jobs_only;
 	if (reg->fd < 0)
 		return 0;
 	/* readdir needs a descriptor of its own. */

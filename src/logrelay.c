@@ -221,10 +221,12 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				continue;
 			}
 			found += (size_t)n;
-			/* A closed stdout or stderr stops the passing on, not the log. */
+			/* Logged first, so what a reader has seen passed on is in
+			 * the log already; a closed stdout or stderr stops the
+			 * passing on, not the log. */
+			sink_write(s, buf, (size_t)n, scratch);
 			if (passing[i] && write_full(i + 1, buf, (size_t)n) < 0)
 				passing[i] = 0;
-			sink_write(s, buf, (size_t)n, scratch);
 		}
 		if (found < TRICKLE && open == was_open)
 			(void)nanosleep(&trickle_wait, NULL);
