@@ -145,7 +145,11 @@ settle_round() {
 	fi
 	poll_until 30 jobreg-get -d "${MNT[$h]}/$SUB" "$job" > /dev/null 2>&1 ||
 		{ fail "$r" "mount $((h + 1)) does not answer 30 s after the heal"; return; }
-	[ "$FS" = ceph ] || echo "$(( $(cat "$T/$job.back") - $(cat "$T/$job.heal") ))" >> "$T/back"
+	# (heal_round's own read may answer a moment after ours: its figure is
+	# waited for, not read empty as 0)
+	if [ "$FS" != ceph ] && poll_until 5 test -s "$T/$job.back"; then
+		echo "$(( $(cat "$T/$job.back") - $(cat "$T/$job.heal") ))" >> "$T/back"
+	fi
 	for d in "${MNT[$h]}" "${MNT[$via]}"; do
 		rec=$(jobreg-get -d "$d/$SUB" -l "$job" 2>&1) || fail "$r" "after the heal, through $d: $rec"
 		[ "$(record_field "$d/$SUB" "$job" runs)/$(record_field "$d/$SUB" "$job" status)/$(record_field "$d/$SUB" "$job" exit)" = "$(cat "$T/$job.tok2")/DONE/0" ] ||
