@@ -28,7 +28,8 @@
  * - With S->check_lock, it checks once a second that it still holds the
  *   run lock S->keep_fd (SPEC §6: a partitioned shared filesystem can take
  *   it away without telling us): a LOCK_EX|LOCK_NB of a lock we hold
- *   succeeds, EWOULDBLOCK or EBADFD means it is gone.  Then it says so,
+ *   succeeds, EWOULDBLOCK, EBADFD or ESHUTDOWN means it is gone (any other
+ *   error proves nothing: it asks again 0.1 s later).  On a loss it says so,
  *   and the run is stopped as at a time limit: S->signal, then SIGKILL
  *   S->kill_after later (10 s when that is 0).  A removed or replaced
  *   .JOB.run is no loss: our lock on the old inode stands.
@@ -72,8 +73,9 @@ struct supervise_end {
 
 /* The verdict of one check of a held lock: flock(LOCK_EX|LOCK_NB) of our
  * own descriptor returned RC with ERR.  Lost only for EWOULDBLOCK (someone
- * else holds it now) and EBADFD (the filesystem dropped it); any other
- * error proves nothing, and the next check asks again. */
+ * else holds it now), EBADFD (the filesystem dropped it) and ESHUTDOWN (the
+ * client was evicted); any other error proves nothing, and the next check
+ * asks again. */
 enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
 enum lock_check lock_check_verdict(int rc, int err);
 

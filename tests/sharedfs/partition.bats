@@ -43,12 +43,16 @@ fail() { echo "round $1: $2" >> "$T/wrong"; }
 # cut_round R H O: round R.  Mount H holds a run of job c.R; H's client is
 # cut off; mount O reads the job until STALE (its longest read kept), and
 # dispatches it again.  On GlusterFS the cut side must notice and stop its
-# run within 2 s, while still cut (SPEC §6).  On CephFS it cannot know
-# before the heal: its lock check waits for the MDS until then, and then
-# fails with ESHUTDOWN (the MDS evicted and blocklisted the client), then
-# EIO, neither of which SPEC §6 counts as a loss; so there the heal comes
-# first, and what dispatch does then is measured, not asserted.  H is
-# healed; what follows the heal is checked by settle_round.
+# run within 2 s, while still cut (SPEC §6).  Its client gives the brick up
+# at its own ping timeout, 0.7-1.9 s after the brick let the lock go; its
+# lock check fails with ENOTCONN then and with EBADFD 0.1 s later, so the
+# bound leaves no margin to take away (0.1-1.96 s measured at load 3-9,
+# 2.06 s once at load 20).  On CephFS it cannot know before the heal: its lock
+# check waits for the MDS until then, and then fails with ESHUTDOWN (the MDS
+# evicted and blocklisted the client), a lost lock; so there the heal comes
+# first, and the cut side must stop its run within 5 s of it (0.1-1.3 s
+# measured: ceph-fuse reconnects and learns of its eviction).  H is healed;
+# what follows the heal is checked by settle_round.
 cut_round() {
 	local r=$1 h=$2 o=$3 job=c.$1 st rc r0 r1 tc tl tstop slowest=0
 	local rh=${MNT[$h]}/$SUB ro=${MNT[$o]}/$SUB
@@ -87,14 +91,18 @@ cut_round() {
 	[ "$(cat "$T/$job.tok2" 2>/dev/null)" = $(( $(cat "$T/$job.tok") + 1 )) ] ||
 		fail "$r" "run 2's JOBREG_RUN is $(cat "$T/$job.tok2" 2>/dev/null), run 1's $(cat "$T/$job.tok")"
 	if [ "$FS" = ceph ]; then
+		# run 1 stopped within 5 s of the heal (waiting 2 s more, to
+		# measure; a run not stopped is then let end)
 		heal_round "$h" "$job"
-		poll_until 3 test -s "$T/$job.stop" || true
+		poll_until 7 test -s "$T/$job.stop" || true
 		if [ -s "$T/$job.stop" ]; then
-			echo "stopped $(( $(cat "$T/$job.stop") - $(cat "$T/$job.heal") )) ms after the heal" >> "$T/cutside"
+			tstop=$(( $(cat "$T/$job.stop") - $(cat "$T/$job.heal") ))
+			echo "$tstop" >> "$T/stopped"
+			[ "$tstop" -le 5000 ] || fail "$r" "run 1 stopped $tstop ms after the heal"
 		else
-			echo "still running $(( $(ms) - $(cat "$T/$job.heal") )) ms after the heal" >> "$T/cutside"
+			fail "$r" "run 1 still running $(( $(ms) - $(cat "$T/$job.heal") )) ms after the heal"
+			touch "$T/$job.go"
 		fi
-		touch "$T/$job.go"
 		return
 	fi
 	# run 1 stopped within 2 s of the loss (waiting 2 s more, to measure)
@@ -132,19 +140,19 @@ heal_round() {
 settle_round() {
 	local r=$1 h=$2 via=$3 job=c.$1 rec d
 	poll_until 30 test -s "$T/$job.rc" || { fail "$r" "dispatch of run 1 still running 30 s after the heal"; return; }
-	if [ "$FS" = ceph ]; then
-		echo "dispatch exited $(cat "$T/$job.rc"): $(grep -v 'taking over' "$T/$job.err" | tr '\n' ' ')" >> "$T/cutside"
-	else
-		lost_lock_reported "$job" "$(cat "$T/$job.tok")" ||
-			fail "$r" "dispatch of run 1 exited $(cat "$T/$job.rc"): $(tr '\n' ' ' < "$T/$job.err")"
-	fi
+	lost_lock_reported "$job" "$(cat "$T/$job.tok")" ||
+		fail "$r" "dispatch of run 1 exited $(cat "$T/$job.rc"): $(tr '\n' ' ' < "$T/$job.err")"
 	if [ "$FS" = ceph ]; then
 		# an evicted client's mount fails every call: mount it again
 		"$SHAREDFS_RUN" remount "m$((h + 1))" > /dev/null || fail "$r" "mount $((h + 1)) could not be mounted again"
 	fi
 	poll_until 30 jobreg-get -d "${MNT[$h]}/$SUB" "$job" > /dev/null 2>&1 ||
 		{ fail "$r" "mount $((h + 1)) does not answer 30 s after the heal"; return; }
-	[ "$FS" = ceph ] || echo "$(( $(cat "$T/$job.back") - $(cat "$T/$job.heal") ))" >> "$T/back"
+	# (heal_round's own read may answer a moment after ours: its figure is
+	# waited for, not read empty as 0)
+	if [ "$FS" != ceph ] && poll_until 5 test -s "$T/$job.back"; then
+		echo "$(( $(cat "$T/$job.back") - $(cat "$T/$job.heal") ))" >> "$T/back"
+	fi
 	for d in "${MNT[$h]}" "${MNT[$via]}"; do
 		rec=$(jobreg-get -d "$d/$SUB" -l "$job" 2>&1) || fail "$r" "after the heal, through $d: $rec"
 		[ "$(record_field "$d/$SUB" "$job" runs)/$(record_field "$d/$SUB" "$job" status)/$(record_field "$d/$SUB" "$job" exit)" = "$(cat "$T/$job.tok2")/DONE/0" ] ||
@@ -153,7 +161,7 @@ settle_round() {
 	rm -f "$T/pending.$r"
 }
 
-@test "a client cut off while it holds a run: another reads STALE within the filesystem's timeout + 2 s and runs it as the next run; on GlusterFS the cut one stops its run within 2 s; after the heal the record is the new run's" {
+@test "a client cut off while it holds a run: another reads STALE within the filesystem's timeout + 2 s and runs it as the next run; the cut one stops its run, on GlusterFS within 2 s of the loss, on CephFS within 5 s of the heal; after the heal the record is the new run's" {
 	local r h o k n=${#MNT[@]} t0 t1 p
 	t0=$(ms)
 	for ((r = 1; r <= ROUNDS; r++)); do
@@ -183,7 +191,7 @@ settle_round() {
 	echo "# $FS: $ROUNDS cuts of the client holding a run, $(cut -d: -f1 "$T/wrong" 2>/dev/null | sort -u | wc -l) rounds wrong, $(( (t1 - t0) / ROUNDS )) ms a round" >&3
 	echo "# $FS:   STALE on another client after $stale ms (min/median/max; bound $((LOSS + 2)) s); its slowest read meanwhile $slowest ms" >&3
 	if [ "$FS" = ceph ]; then
-		echo "# $FS:   the cut side (not asserted): run 1 $(tr '\n' ';' < "$T/cutside")" >&3
+		echo "# $FS:   run 1 stopped $stopped ms after the heal ($(cat "$T/stopped" 2>/dev/null | wc -l) of $ROUNDS; bound 5 s)" >&3
 	else
 		echo "# $FS:   run 1 stopped $stopped ms after the loss ($(cat "$T/stopped" 2>/dev/null | wc -l) of $ROUNDS); the cut client answered again $back ms after the heal" >&3
 	fi
