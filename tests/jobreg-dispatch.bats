@@ -836,7 +836,9 @@ cpu_seconds() {
 	echo "exit $st, elapsed $elapsed s, cpu $cpu s: $(cat "$T/err")"
 	[ "$st" -eq 75 ]
 	[ "$(echo "$elapsed >= 0.45 && $elapsed < 2.5" | bc)" -eq 1 ]
-	[ "$(echo "$cpu < 0.1" | bc)" -eq 1 ]
+	# (a wait that spins would take most of the 0.5 s; a sanitized build
+	# takes up to 0.1 s to start and end)
+	[ "$(echo "$cpu < 0.25" | bc)" -eq 1 ]
 	[ ! -e "$T/ran" ]
 	[ "$(wc -l <"$T/err")" -eq 1 ]
 	[[ "$(cat "$T/err")" =~ ^"jobreg-dispatch: backup: lock busy: $REG/.backup.run held by "pids?" "(.*)$ ]]
