@@ -3,8 +3,11 @@
  * list the directory with getdents64(2) (one large buffer), keep the names
  * that do not begin with '.' (the regular-file check from d_type, fstat
  * only for DT_UNKNOWN), and read each file with openat, one read(2) and
- * close.  No sort, no parse, no output but "FILES BYTES"; 74 on an I/O
- * error.  Linux only (a benchmark helper, not part of jobreg). */
+ * close.  With -s, also fstat(2) of each opened descriptor: the check that
+ * what was opened is still a regular file, which jobreg makes of every read
+ * (a FIFO swapped in after the listing must not be read).  No sort, no
+ * parse, no output but "FILES BYTES"; 74 on an I/O error.  Linux only (a
+ * benchmark helper, not part of jobreg). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,13 +41,15 @@ int main(int argc, char **argv)
 	size_t count = 0, cap = 0;
 	unsigned long long bytes = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: listfloor DIR\n");
+	int check = argc == 3 && strcmp(argv[1], "-s") == 0;
+	if (argc != 2 + check) {
+		fprintf(stderr, "usage: listfloor [-s] DIR\n");
 		return 64;
 	}
-	int dir = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *path = argv[1 + check];
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
-		die(argv[1]);
+		die(path);
 	for (;;) {
 		long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
 		if (n < 0)
@@ -77,6 +82,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < count; i++) {
 		int fd = openat(dir, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
+			die(names[i]);
+		struct stat st;
+		if (check && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
 			die(names[i]);
 		ssize_t n = read(fd, data, BUFSZ);
 		if (n < 0)
