@@ -46,6 +46,7 @@ int history_next(const struct buf *data, size_t *pos, const char **line, size_t 
 		const char *nl = memchr(start, '\n', data->len - *pos);
 		size_t n = nl ? (size_t)(nl - start) : data->len - *pos;
 		*pos += n + (nl != NULL);
+		// cppcheck-suppress knownConditionTrueFalse ; an empty line (nl == start) has n == 0
 		if (n) {
 			*line = start;
 			*len = n;

@@ -238,7 +238,7 @@ static int sweep(const struct registry *reg, const struct filter *f)
 		keep_first(&status, clear_one(reg, l.jobs[i], f, 0, &l));
 	/* Lock files of jobs with no record: a job lock, or a run lock alone. */
 	char **lists[] = { l.locks, l.runs };
-	size_t counts[] = { l.nlocks, l.nruns }, suffix[] = { 5, 4 };
+	const size_t counts[] = { l.nlocks, l.nruns }, suffix[] = { 5, 4 };
 	for (int k = 0; k < 2 && !f->dry_run; k++)
 		for (size_t i = 0; i < counts[k]; i++) {
 			char *job = xstrndup(lists[k][i] + 1, strlen(lists[k][i]) - 1 - suffix[k]);

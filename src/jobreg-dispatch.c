@@ -266,10 +266,10 @@ static struct supervise supervision(const struct request *req, const struct run 
 static int ready(const struct registry *reg, const struct request *req, const struct run *run,
 		 int run_lock, struct logrelay *relay, struct supervise *how)
 {
-	char attempt[24];
-	snprintf(attempt, sizeof attempt, "%lu", run->attempt);
+	char attempt_no[24];
+	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
 	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
-	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
+	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
 		return fail_errno(errno, req->job, "setenv");
 	/* After a failed attempt its log is set aside, as at any run's start. */
 	if (req->log == LOG_NONE)

@@ -276,7 +276,7 @@ static int report(const struct registry *reg, const char *path, const struct req
 {
 	struct buf text = {0};
 	struct prom prom = {0};
-	struct outfile file, *to = req->out_file ? &file : NULL;
+	struct outfile file = {0}, *to = req->out_file ? &file : NULL;
 	int status = 0;
 
 	if (req->format == PROMETHEUS) {

@@ -45,20 +45,18 @@ static void add_entry(struct listing *l, const struct dirent *e)
 	if (name[0] != '.') {
 		if (valid_job_id(name))
 			push_job(l, name, ENTRY_IS_REG(e));
-	} else if (l->jobs_only) {
-		if (ends_with(name, n, ".lock"))
-			push(&l->locks, &l->nlocks, name, n);
-	} else if (ends_with(name, n, ".tmp")) {
-		push(&l->temps, &l->ntemps, name, n);
-	} else if (ends_with(name, n, ".run")) {
-		push(&l->runs, &l->nruns, name, n);
 	} else if (ends_with(name, n, ".lock")) {
 		push(&l->locks, &l->nlocks, name, n);
+	} else if (l->jobs_only) {
+		return;   /* get -a looks at nothing else */
+	} else if (ends_with(name, n, ".run")) {
+		push(&l->runs, &l->nruns, name, n);
 	} else if (ends_with(name, n, ".history") || ends_with(name, n, ".log") ||
 		   ends_with(name, n, ".faillog")) {
 		push(&l->runfiles, &l->nrunfiles, name, n);
-	} else if (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0) {
-		push(&l->temps, &l->ntemps, name, n);   /* 0.1's ".X.tmp.XXXXXX" */
+	} else if (ends_with(name, n, ".tmp") ||
+		   (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {
+		push(&l->temps, &l->ntemps, name, n);   /* and 0.1's ".X.tmp.XXXXXX" */
 	}
 }
 

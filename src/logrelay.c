@@ -116,6 +116,7 @@ static int cut(struct sink *s, char *buf)
 	off_t from = s->head + (off_t)drop, to = n;
 	size_t step = (size_t)(from - to) < CHUNK ? (size_t)(from - to) : CHUNK;
 	for (unsigned long long done = 0; done < s->size;) {
+		// cppcheck-suppress knownConditionTrueFalse ; STEP > 0: FROM >= SIZE >= LOG_SIZE_MIN, TO < 64
 		size_t c = s->size - done < step ? (size_t)(s->size - done) : step;
 		ssize_t got = pread(s->fd, buf, c, from + (off_t)done);
 		if (got <= 0 || pwrite(s->fd, buf, (size_t)got, to + (off_t)done) != got)

@@ -115,7 +115,7 @@ static int json_number_key(const char *key)
 	static const char *const numbers[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
-		"late_after", "keep_runs", "run",
+		"late_after", "keep_runs",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
 }
@@ -232,7 +232,9 @@ void output_history(struct buf *out, int json, const char *job, const char *line
 					buf_adds(out, ", ");
 					json_string(out, key.data);
 					buf_adds(out, ": ");
-					if ((json_number_key(key.data) || strcmp(key.data, "duration") == 0) &&
+					/* (a history line's own numbers too: run, duration) */
+					if ((json_number_key(key.data) || strcmp(key.data, "duration") == 0 ||
+					     strcmp(key.data, "run") == 0) &&
 					    v.len && strspn(v.data, "0123456789") == v.len)
 						json_number(out, v.data);
 					else if (json_flag_key(key.data))

@@ -414,6 +414,13 @@ get_refuses_id() {
 	printf '%s\n' "$output" | json_valid
 }
 
+@test "get -j gives an unknown key as the string it is, also one named as a history key (run)" {
+	write_record j version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 run=abc outcome=7 extra=12
+	run --separate-stderr jobreg-get -j j
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"job": "j", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "run": "abc", "outcome": "7", "extra": "12"}' ]
+}
+
 @test "get -j gives version as a number and timed_out as a boolean, as every numeric field and flag" {
 	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to read the JSON back"
 	write_record timed version=1 status=DONE since=2026-01-01T00:00:00Z timeout=60 exit=0 timed_out=1
