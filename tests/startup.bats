@@ -35,14 +35,16 @@ print(p.returncode if p.returncode >= 0 else 128 - p.returncode)' "$fd" "$@"
 	jobreg-set --exit 0 job DONE <&- >&- 2>&-
 	cp "$REG/job" "$T/job.before"
 	# a usage error, an --if mismatch and a busy lock all write to stderr
-	run jobreg-set job BOGUS <&- >&- 2>&-
-	[ "$status" -eq 64 ]
-	run jobreg-set --if RUNNING job PENDING <&- >&- 2>&-
-	[ "$status" -eq 1 ]
-	run jobreg-get -l job <&- >&- 2>&-
-	[ "$status" -eq 0 ]
-	run jobreg-clear --if RUNNING job <&- >&- 2>&-
-	[ "$status" -eq 1 ]
+	# (not under `run`, whose capture would give them a pipe on 1 and 2)
+	local st
+	st=0; jobreg-set job BOGUS <&- >&- 2>&- || st=$?
+	[ "$st" -eq 64 ]
+	st=0; jobreg-set --if RUNNING job PENDING <&- >&- 2>&- || st=$?
+	[ "$st" -eq 1 ]
+	st=0; jobreg-get -l job <&- >&- 2>&- || st=$?
+	[ "$st" -eq 0 ]
+	st=0; jobreg-clear --if RUNNING job <&- >&- 2>&- || st=$?
+	[ "$st" -eq 1 ]
 	cmp "$REG/job" "$T/job.before"
 	[ ! -s "$REG/.job.lock" ]
 }

@@ -395,6 +395,24 @@ follow_case() {
 	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
 }
 
+@test "a polling waiter (no inotify) whose registry is renamed away and replaced follows the name" {
+	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
+	jobreg-set job RUNNING
+	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.5
+	mv "$JOBREG_DIR" "$T/away"
+	mkdir "$JOBREG_DIR"
+	jobreg-set --exit 0 job DONE
+	t0=$EPOCHREALTIME   # the change is made once it returns
+	wait_bg "$w"
+	[ "$BG_RC" = 0 ]
+	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
+	# the old directory, under its new name, was left alone
+	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
+}
+
 @test "dispatch --wait whose registry is replaced meanwhile runs in the new one" {
 	dispatch_bg job sleep 100
 	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
