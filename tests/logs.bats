@@ -6,6 +6,13 @@ bats_require_minimum_version 1.5.0
 load helper
 load procs
 
+# in_dir DIR CMD...: CMD run in DIR (strace -P names the log as dispatch opens it).
+in_dir() {
+	local dir=$1
+	shift
+	(cd "$dir" && "$@")
+}
+
 local_teardown() {
 	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
 }
@@ -244,7 +251,7 @@ local_teardown() {
 	poll_until grep -q 'tick 29' "$REG/.job.log"
 }
 
-@test "a log that cannot be made (a FIFO or symlink planted, EACCES) fails the dispatch before anything runs" {
+@test "a log that cannot be made (a FIFO or symlink planted, EACCES, ENOSPC) fails the dispatch before anything runs" {
 	mkdir -p "$REG"
 	mkfifo "$REG/.fifo.log"
 	ln -s "$T/target" "$REG/.link.log"
@@ -256,6 +263,20 @@ local_teardown() {
 		[ ! -e "$REG/$job" ]
 	done
 	[ ! -e "$T/target" ]
+	# the create of the log itself failing (root is never refused, and a
+	# disk that has room for the record's temp has it for an empty log:
+	# strace makes the failure, on the log's open only)
+	command -v strace > /dev/null || skip "strace is not installed (for the EACCES and ENOSPC cases)"
+	local err want
+	for err in EACCES:77:"Permission denied" ENOSPC:74:"No space left on device"; do
+		IFS=: read -r err want msg <<< "$err"
+		run --separate-stderr in_dir "$REG" traced -f -qq -o /dev/null -P ".e$err.log" -e trace=openat -e inject=openat:error="$err" \
+			jobreg-dispatch -d . --log "e$err" touch "$T/ran.$err"
+		[ "$status" -eq "$want" ] || flunk "$err: exit $status: $stderr"
+		[ "$stderr" = "jobreg-dispatch: e$err: create ./.e$err.log: $msg" ]
+		[ ! -e "$T/ran.$err" ]
+		[ ! -e "$REG/e$err" ]
+	done
 }
 
 @test "a log on a full disk: the command is not stopped, its output passes on, one message at the end" {

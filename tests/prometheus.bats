@@ -59,7 +59,7 @@ plant_jobs() {
 		started=2026-01-01T00:00:00Z ended=2026-01-01T01:00:00Z exit=0 runs=12 failures=3 \
 		last_success=2026-01-01T01:00:00Z
 	write_record failed version=1 status=DONE since=2026-01-01T00:00:00Z \
-		started=2025-12-31T23:00:00Z ended=2026-01-01T00:00:00Z exit=3 runs=4 failures=2 \
+		started=2025-12-31T23:00:00Z ended=2026-01-01T00:00:00Z exit=3 runs=4 failures=2 lost=1 consecutive_failures=2 \
 		last_success=2025-12-01T00:00:00Z
 	write_record killed version=1 status=DONE since=2026-01-01T00:00:00Z signal=TERM runs=1 failures=1
 	write_record oddsig version=1 status=DONE since=2026-01-01T00:00:00Z signal=NOSUCH
@@ -105,6 +105,15 @@ plant_jobs() {
 	[ "$(sample jobreg_job_failures_total ok)" = 3.0 ]
 	[ "$(sample jobreg_job_runs_total running)" = 7.0 ]
 	[ "$(sample jobreg_job_failures_total waiting)" = 0.0 ]
+	[ "$(sample jobreg_job_lost_runs_total failed)" = 1.0 ]
+	[ "$(sample jobreg_job_lost_runs_total ok)" = 0.0 ]
+	[ "$(sample jobreg_job_consecutive_failures failed)" = 2.0 ]
+	[ "$(sample jobreg_job_consecutive_failures ok)" = 0.0 ]
+	# the last DONE run's duration, ended - started; none for a run not DONE
+	[ "$(sample jobreg_job_duration_seconds ok)" = 3600.0 ]
+	[ "$(sample jobreg_job_duration_seconds failed)" = 3600.0 ]
+	[ "$(sample jobreg_job_duration_seconds running)" = "" ]
+	[ "$(sample jobreg_job_duration_seconds killed)" = "" ]
 	grep -qxF "jobreg_corrupt_records {\"registry\": \"$REG\"} 0.0" <<<"$PARSED"
 	grep -qxF "jobreg_registry_up {\"registry\": \"$REG\"} 1.0" <<<"$PARSED"
 	# the families and their types
