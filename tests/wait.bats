@@ -330,9 +330,8 @@ lock_held() {
 	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
 	jobreg-set job RUNNING
 	# The limit is set in a new user namespace only: the host's is untouched.
-	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
-	w=$!
-	BG_PIDS+=("$w")
+	start_polling_wait
+	w=$WAIT_PID
 	sleep 0.5
 	a=$(cpu_us "$w")
 	sleep 3
@@ -380,35 +379,36 @@ follow_case() {
 	[ "$(jobreg-get -d "$T/b" job)" = DONE ]
 }
 
-@test "a polling waiter (no inotify) whose registry is removed follows it by name" {
+# start_polling_wait: a waiter for job DONE that cannot use inotify (the
+# limit is 0 in a user namespace of its own), in WAIT_PID.
+start_polling_wait() {
+	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
+	WAIT_PID=$!
+	BG_PIDS+=("$WAIT_PID")
+}
+
+# polling_follow_case CHANGE: a polling waiter on job, RUNNING in DIR; after
+# the shell code CHANGE to DIR, job is set DONE in what DIR names now: the
+# waiter must see it within 1.5 s.
+polling_follow_case() {
 	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
 	jobreg-set job RUNNING
-	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
-	w=$!
-	BG_PIDS+=("$w")
+	start_polling_wait
 	sleep 0.5
-	rm -rf "$JOBREG_DIR"
+	eval "$1"
 	jobreg-set --exit 0 job DONE
 	t0=$EPOCHREALTIME   # the change is made once it returns
-	wait_bg "$w"
+	wait_bg "$WAIT_PID"
 	[ "$BG_RC" = 0 ]
 	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
 }
 
+@test "a polling waiter (no inotify) whose registry is removed follows it by name" {
+	polling_follow_case 'rm -rf "$JOBREG_DIR"'
+}
+
 @test "a polling waiter (no inotify) whose registry is renamed away and replaced follows the name" {
-	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
-	jobreg-set job RUNNING
-	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_inotify_instances && exec jobreg-get --is DONE --wait 20 job' 3>&- &
-	w=$!
-	BG_PIDS+=("$w")
-	sleep 0.5
-	mv "$JOBREG_DIR" "$T/away"
-	mkdir "$JOBREG_DIR"
-	jobreg-set --exit 0 job DONE
-	t0=$EPOCHREALTIME   # the change is made once it returns
-	wait_bg "$w"
-	[ "$BG_RC" = 0 ]
-	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
+	polling_follow_case 'mv "$JOBREG_DIR" "$T/away"; mkdir "$JOBREG_DIR"'
 	# the old directory, under its new name, was left alone
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
