@@ -41,6 +41,9 @@ local_setup() {
 	OLD=$'version=1\nstatus=DONE\nsince=2026-01-02T03:04:05Z\nstarted=2026-01-02T03:00:00Z\nended=2026-01-02T03:04:05Z\nexit=0\nnote=old\nx-future=kept by writers\n'
 	# the old record's run in the history, so a write finds nothing missing there
 	OLD_HISTORY='run=0 outcome=OK started=2026-01-02T03:00:00Z ended=2026-01-02T03:04:05Z duration=245 exit=0'
+	# for set-done: run 1 of the job, its owner's --ttl run out (STALE), ended by
+	# set --exit 0 DONE, which writes the record and the run's history line
+	OLD_RUNNING=$'version=1\nstatus=RUNNING\nsince=2026-01-02T03:04:05Z\nstarted=2026-01-02T03:04:05Z\nexpires=2026-01-02T03:05:05Z\nruns=1\nnote=old\nx-future=kept by writers\n'
 }
 
 # ---- small tools (no forks where it matters: these run thousands of times) ----
@@ -225,6 +228,7 @@ scenario() {
 	set) CMD=(jobreg-set -m new "$J" RUNNING) ;;
 	set-leftover) CMD=(jobreg-set -m new "$J" RUNNING); PREPARE=prepare_leftover ;;
 	set-mkdir) CMD=(jobreg-set "$J" RUNNING); PREPARE=prepare_none ;;
+	set-done) CMD=(jobreg-set --exit 0 "$J" DONE); OLD=$OLD_RUNNING ;;
 	clear) CMD=(jobreg-clear "$J") ;;
 	clear-run) CMD=(jobreg-clear "$J"); PREPARE=prepare_run ;;
 	get) CMD=(jobreg-get "$J") ;;
@@ -769,6 +773,10 @@ after_crash() {
 	set)
 		[[ $s == "$OLD" || $n == "$NEW" ]] || note_fail "$what the record is neither the old nor the new one: ${s@Q}"
 		[[ $GOT == DONE || $GOT == RUNNING ]] || note_fail "$what the job reads $GOT" ;;
+	set-done)
+		[[ $s == "$OLD" || $n == "$NEW" ]] || note_fail "$what the record is neither the old nor the new one: ${s@Q}"
+		[[ $GOT == DONE || $GOT == STALE ]] || note_fail "$what the job reads $GOT"
+		history_right "$what" 0 ;;
 	clear)
 		[[ $s == "$OLD" || $s == "$ABSENT" ]] || note_fail "$what the record is neither the old one nor gone: ${s@Q}"
 		[[ $GOT == DONE || $GOT == PENDING ]] || note_fail "$what the job reads $GOT" ;;
@@ -859,6 +867,10 @@ crash() {
 
 @test "crash points: jobreg-set killed at every system call leaves the old record or the new one" {
 	untraced crash set
+}
+
+@test "crash points: jobreg-set --exit 0 DONE, ending a run, killed at every system call: the run in the history at most once, with its record's outcome" {
+	untraced crash set-done
 }
 
 @test "crash points: jobreg-clear killed at every system call leaves the old record or none" {
