@@ -60,6 +60,12 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	done
 }
 
+@test "the man pages say what the commands do, not how: no threads, descriptor tricks or system-call counts" {
+	# (how it is fast belongs in comments and the README's Performance section)
+	run grep -n -i -E 'thread|close_range|io_uring|CLOSE_RANGE|getdents|system calls (per|a) record|[0-9.]+ system calls' man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1 man/jobreg.7
+	[ "$status" -eq 1 ] || flunk "$output"
+}
+
 @test "every long option in --help is documented in the command's man page" {
 	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
 		run "$cmd" --help
