@@ -89,7 +89,7 @@ fuzz:
 bench: all
 	tests/bench/run
 
-# Static analysis: cppcheck and clang-tidy (.clang-tidy) must report
+# Static analysis: cppcheck (unused functions too) and clang-tidy (.clang-tidy) must report
 # nothing, nor mandoc's lint of the man pages (-Wwarning).  LINT= picks.
 LINT = cppcheck clang-tidy mandoc
 lint:
