@@ -756,6 +756,20 @@ replaced_while_listed() {
 	[ "$missing" -eq 0 ]
 }
 
+@test "get --is DONE -a is true when a listed record is cleared before it is read (the listing held up by strace)" {
+	command -v strace > /dev/null || skip "strace is not installed"
+	for j in a b flicker; do jobreg-set --exit 0 "$j" DONE; done
+	# the directory is listed, then the listing stalls 1 s while flicker goes
+	local st=0
+	timeout 20 strace -f -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
+		jobreg-get --is DONE -a > "$T/out" 2> "$T/err" & pid=$!
+	sleep 0.5
+	jobreg-clear flicker
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ] || flunk "exit $st: $(cat "$T/err")"
+	[ ! -s "$T/err" ]
+}
+
 @test "get --is DONE -a is true while another job is set DONE and cleared again and again" {
 	for j in a b c d e; do jobreg-set --exit 0 "$j" DONE; done
 	( while [ ! -e "$T/stop" ]; do
