@@ -148,7 +148,7 @@ dead_owner() {
 	d=$!
 	# the command is running (a kill before dispatch forks it would miss it)
 	poll_until test -e "$T/started"
-	kill_tree "$d" KILL
+	kill_run "$d"
 	wait "$d" 2>/dev/null || true
 	poll_until eval '[ "$(jobreg-get job)" = STALE ]'
 	run --separate-stderr jobreg-dispatch job true

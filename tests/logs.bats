@@ -139,7 +139,7 @@ local_teardown() {
 	( exec jobreg-dispatch --log job sh -c 'echo partial; exec sleep 60' ) 3>&- >/dev/null 2>&1 &
 	d=$!
 	poll_until grep -q partial "$REG/.job.log"
-	kill_tree "$d" KILL
+	kill_run "$d"
 	wait "$d" 2>/dev/null || true
 	poll_until eval '[ "$(jobreg-get job)" = STALE ]'
 	[ "$(jobreg-get --faillog job)" = partial ]

@@ -36,6 +36,17 @@ kill_tree() {
 	kill "-$2" "$1" 2>/dev/null || true
 }
 
+# kill_run PID: kill -9 the dispatcher PID, then everything below it: the
+# dispatcher first, so that it cannot see its command die and record the
+# end (kill_tree, children first, lets it): the run is lost, as when its
+# host dies.
+kill_run() {
+	local kids c
+	kids=$(cat "/proc/$1/task/$1/children" 2>/dev/null)
+	kill -KILL "$1" 2>/dev/null || true
+	for c in $kids; do kill_tree "$c" KILL; done
+}
+
 # wait_bg PID: wait (at most 15 s) for a background process; its status in BG_RC.
 wait_bg() {
 	local i=0

@@ -141,7 +141,7 @@ cpu_us() {
 		sleep 0.2
 		[ ! -e "$BATS_TEST_TMPDIR/out" ]
 		t0=$EPOCHREALTIME
-		kill_tree "$RUN_PID" KILL
+		kill_run "$RUN_PID"
 		poll_until ended "$BATS_TEST_TMPDIR/out"
 		wait "$RUN_PID" 2>/dev/null || true
 		[ "$RC" = 0 ]
