@@ -231,7 +231,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct fi
 static int sweep(const struct registry *reg, const struct filter *f)
 {
 	struct listing l;
-	int status = reg_list(reg, 0, &l);
+	int status = reg_list(reg, LIST_ALL, &l);
 	if (status)
 		return status;
 	for (size_t i = 0; i < l.njobs; i++)

@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 		rc = print_log(&reg, &req);
 	else if (!rc && req.wait_arg)
 		rc = wait_is(&reg, &req);
-	else if (!rc && req.all && (rc = reg_list(&reg, 1, &listing)) == 0) {
+	else if (!rc && req.all && (rc = reg_list(&reg, LIST_JOBS, &listing)) == 0) {
 		req.jobs = listing.jobs;
 		req.njobs = listing.njobs;
 	}

@@ -124,10 +124,10 @@ static void add_missed(const struct registry *reg, struct listing *l)
 		sort_jobs(l);
 }
 
-int reg_list(const struct registry *reg, int jobs_only, struct listing *l)
+int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
 {
 	memset(l, 0, sizeof *l);
-	l->jobs_only = jobs_only;
+	l->jobs_only = what == LIST_JOBS;
 	if (reg->fd < 0)
 		return 0;
 	/* readdir needs a descriptor of its own. */

@@ -26,15 +26,17 @@ struct listing {
 	size_t nlocks;
 	char **runfiles;          /* ".X.history", ".X.log", ".X.faillog" */
 	size_t nrunfiles;
-	int jobs_only;            /* temps, runs and runfiles not listed */
+	int jobs_only;            /* LIST_JOBS: temps, runs and runfiles not listed */
 };
 
-/* Read REG's directory into L (every list sorted); with JOBS_ONLY (get
- * -a) only the jobs, and the locks that find the jobs readdir missed, so
- * that a listing costs no more for the histories and logs beside the
- * records.  A registry that does not exist lists nothing.  Returns an
- * exit status. */
-int reg_list(const struct registry *reg, int jobs_only, struct listing *l);
+/* What reg_list() lists: every kind of entry (a sweep), or only the jobs
+ * and the locks that find the jobs readdir missed (get -a), so that a
+ * listing costs no more for the histories and logs beside the records. */
+enum list_what { LIST_ALL, LIST_JOBS };
+
+/* Read REG's directory into L (every list sorted), WHAT it asks for.  A
+ * registry that does not exist lists nothing.  Returns an exit status. */
+int reg_list(const struct registry *reg, enum list_what what, struct listing *l);
 void listing_free(struct listing *l);
 
 /* Is NAME among the N sorted NAMES? */
