@@ -50,7 +50,7 @@ int logrelay_turn_over(const struct registry *reg, const char *job, int failed)
 	if (!have && errno != ENOENT)
 		rc = fail_errno(errno, job, "stat %s", reg_path(reg, log));
 	else if (have && !S_ISREG(st.st_mode))
-		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, log));
+		rc = reg_not_regular(reg, job, log);
 	else if (have && !failed && unlinkat(reg->fd, log, 0) < 0 && errno != ENOENT)
 		rc = fail_errno(errno, job, "remove %s", reg_path(reg, log));
 	else if (have && failed && renameat(reg->fd, log, reg->fd, faillog) < 0)
@@ -71,7 +71,7 @@ int logrelay_prepare(const struct registry *reg, const char *job, int failed)
 
 	int made = rc ? 0 : entry_open(reg->fd, log, O_WRONLY | O_CREAT | O_EXCL, &fd, &st);
 	if (made == ENTRY_NOT_REGULAR)
-		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, log));
+		rc = reg_not_regular(reg, job, log);
 	else if (made < 0)
 		rc = fail_errno(errno, job, "create %s", reg_path(reg, log));
 	else if (!rc && entry_share(fd, reg->share_mode) < 0)
@@ -275,7 +275,7 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	r->out_fd = r->err_fd = -1;
 	int got = entry_open(reg->fd, name, O_RDWR, &s.fd, &st);   /* a cut reads it */
 	if (got == ENTRY_NOT_REGULAR)
-		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
+		rc = reg_not_regular(reg, job, name);
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
 	else if (output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0))

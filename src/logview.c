@@ -32,7 +32,7 @@ static int open_log(const struct registry *reg, const char *job, const char *suf
 	*fd = -1;
 	int got = reg->fd < 0 ? (errno = ENOENT, -1) : entry_open(reg->fd, name, O_RDONLY, fd, &st);
 	if (got == ENTRY_NOT_REGULAR)
-		rc = fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
+		rc = reg_not_regular(reg, job, name);
 	else if (got < 0 && errno == ENOENT)
 		rc = quiet_missing ? EXIT_FALSE
 				   : fail(EXIT_FALSE, job, "no %s", failed_run ? "log of a failed run" : "log");
