@@ -1,13 +1,6 @@
 #include "liveness.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-static unsigned long long number(const struct record *r, const char *key)
-{
-	const char *v = record_get(r, key);
-	return v ? strtoull(v, NULL, 10) : 0;
-}
 
 void liveness_ownership(const struct record *r, struct ownership *c)
 {
@@ -19,12 +12,12 @@ void liveness_ownership(const struct record *r, struct ownership *c)
 		      : strcmp(owner, "lock") == 0 ? OWNER_LOCK : OWNER_PID;
 	c->owner.host = record_get(r, "host");
 	/* The parser checked these are decimal (pid at most 10 digits). */
-	c->owner.pid = (long)number(r, "pid");
-	c->owner.pid_start = number(r, "pid_start");
+	c->owner.pid = (long)record_count(r, "pid");
+	c->owner.pid_start = record_count(r, "pid_start");
 	c->owner.boot_id = record_get(r, "boot_id");
-	c->owner.pid_ns = number(r, "pid_ns");
-	c->owner.time_ns = number(r, "time_ns");
-	c->owner.run_lock = number(r, "run_lock");
+	c->owner.pid_ns = record_count(r, "pid_ns");
+	c->owner.time_ns = record_count(r, "time_ns");
+	c->owner.run_lock = record_count(r, "run_lock");
 	c->has_expires = expires && time_parse(expires, &c->expires) == 0;
 }
 

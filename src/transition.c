@@ -63,8 +63,7 @@ static void put_seconds(struct record *r, const char *key, double seconds)
  * a counter must never wrap to 0. */
 static void count_up(struct record *r, const char *key)
 {
-	const char *v = record_get(r, key);
-	unsigned long long n = v ? strtoull(v, NULL, 10) : 0;
+	unsigned long long n = record_count(r, key);
 	if (n != ULLONG_MAX)
 		put_number(r, key, n + 1);
 }

@@ -71,7 +71,8 @@ void record_set_late(struct record *r, double late_after, time_t now);
 #define KEEP_RUNS_MAX 10000
 void record_set_keep_runs(struct record *r, unsigned long keep);
 unsigned long record_keep_runs(const struct record *r);
-/* A counter of the record (runs, failures, ...); 0 when absent. */
+/* A number of the record, as the parser checked it (runs, failures, pid,
+ * ...); 0 when absent. */
 unsigned long long record_count(const struct record *r, const char *key);
 
 /* The outcome of a DONE record (status.h). */
