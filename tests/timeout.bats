@@ -391,7 +391,7 @@ lose_lock() {
 }
 
 @test "an evicted CephFS client's lock check (ESHUTDOWN) is a lost run lock too" {
-	lose_lock ESHUTDOWN j sh -c 'sleep 30'
+	lose_lock ESHUTDOWN j sh -c 'exec sleep 30'
 	[ "$status" -eq 74 ]
 	[ "$stderr" = "jobreg-dispatch: j: run 1 lost its run lock; stopping it with TERM" ]
 }
