@@ -348,9 +348,19 @@ find_init() {
 	INIT=$(pgrep -x -P "$u" "$INIT_NAME")
 }
 
-# init_ends_on SIG: send SIG to the init process; it must end within 2 s with
-# 128+SIG's number.
+# catches_ending_signals PID: PID has handlers for TERM, INT and HUP (SigCgt of
+# /proc/PID/status).  Until then a signal to pid 1 is dropped by the kernel, as
+# it is for any pid 1 that has not yet reached its main.
+catches_ending_signals() {
+	local mask
+	mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null) || return 1
+	[ -n "$mask" ] && [ $((0x$mask & 0x4003)) -eq $((0x4003)) ]
+}
+
+# init_ends_on SIG: once the init process has its handlers (and has had time to
+# start waiting), send it SIG; it must end within 10 s with 128+SIG's number.
 init_ends_on() {
+	poll_until catches_ending_signals "$INIT"
 	sleep 0.3
 	kill -s "$1" "$INIT"
 	poll_until test -s "$T/init.rc"
