@@ -148,6 +148,17 @@ report() {
 	return 1
 }
 
+# record_value VAR KEY: the value of KEY in $J's record (empty if none) into VAR.
+record_value() {
+	local _l
+	printf -v "$1" '%s' ''
+	[[ -e $REG/$J ]] || return 0
+	while IFS= read -r _l || [[ -n $_l ]]; do
+		[[ $_l == "$2="* ]] && printf -v "$1" '%s' "${_l#"$2="}"
+	done < "$REG/$J"
+	return 0
+}
+
 # status_of: the status word jobreg-get prints for $J, into $GOT.
 status_of() {
 	GOT=$(jobreg-get "$J" 2>&1) || true
@@ -756,7 +767,7 @@ stale_reads() {
 # no temp file.  A dispatched job must not read RUNNING once its command is gone, and
 # the next dispatch must run.
 after_crash() {
-	local what=$1 s n i
+	local what=$1 s n i ex
 	if [[ $PROG == jobreg-dispatch ]]; then
 		# the command (cp) may outlive a killed dispatcher for a moment
 		for ((i = 0; i < 200; i++)); do
@@ -793,7 +804,8 @@ after_crash() {
 		history_right "$what" 0
 		jobreg-dispatch -q "$J" true > /dev/null 2> "$ERR" || note_fail "$what the next dispatch failed: $(<"$ERR")"
 		status_of
-		[[ $GOT == DONE && $(field "$J" exit) == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+		record_value ex exit
+		[[ $GOT == DONE && $ex == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
 		history_right "$what after the next dispatch:" 1
 	else
 		jobreg-set "$J" PENDING 2> "$ERR" || note_fail "$what the next set failed: $(<"$ERR")"
@@ -809,24 +821,32 @@ after_crash() {
 # no run is missing: runs 0 to the record's, each once, the last OK, the others OK or
 # LOST (the crash left it STALE, and the next dispatch took it over).
 history_right() {
-	local what=$1 whole=$2 runs n k line
-	runs=$(field "$J" runs)
+	local what=$1 whole=$2 runs status l k out
+	local -A seen=()
+	record_value runs runs
+	record_value status status
 	runs=${runs:-0}
-	n=$(sed -n 's/^run=\([0-9]*\) outcome=\([A-Z]*\).*/\1:\2/p' "$REG/.$J.history" 2>/dev/null)
-	[[ -z $(printf '%s\n' "$n" | cut -d: -f1 | sort | uniq -d) ]] ||
-		note_fail "$what a run is in the history twice: $(tr '\n' ' ' <<< "$n")"
-	line=$(printf '%s\n' "$n" | grep "^$runs:")
-	case $(field "$J" status) in
-	RUNNING) [[ -z $line ]] || note_fail "$what the running run $runs is in the history: $line" ;;
-	DONE) [[ -z $line || $line == "$runs:OK" ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $line" ;;
+	# run K's outcome in seen[K]; a second line for K is a run recorded twice
+	if [[ -e $REG/.$J.history ]]; then
+		while IFS= read -r l || [[ -n $l ]]; do
+			[[ $l =~ ^run=([0-9]+)\ outcome=([A-Z]+) ]] || continue
+			k=${BASH_REMATCH[1]}
+			[[ -z ${seen[$k]:-} ]] || note_fail "$what run $k is in the history twice"
+			seen[$k]=${BASH_REMATCH[2]}
+		done < "$REG/.$J.history"
+	fi
+	out=${seen[$runs]:-}
+	case $status in
+	RUNNING) [[ -z $out ]] || note_fail "$what the running run $runs is in the history: $runs:$out" ;;
+	DONE) [[ -z $out || $out == OK ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $runs:$out" ;;
 	esac
 	((whole)) || return 0
 	for ((k = 0; k <= runs; k++)); do
-		line=$(printf '%s\n' "$n" | grep "^$k:")
+		out=${seen[$k]:-}
 		if ((k == runs)); then
-			[[ $line == "$k:OK" ]] || note_fail "$what the last run $k is not OK in the history: ${line:-missing}"
+			[[ $out == OK ]] || note_fail "$what the last run $k is not OK in the history: ${out:-missing}"
 		else
-			[[ $line == "$k:OK" || $line == "$k:LOST" ]] || note_fail "$what run $k of $runs is ${line:-missing} in the history"
+			[[ $out == OK || $out == LOST ]] || note_fail "$what run $k of $runs is ${out:-missing} in the history"
 		fi
 	done
 }
