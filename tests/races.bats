@@ -666,15 +666,19 @@ consistent() {
 	holder=$!
 	track "$holder"
 	while flock -n "$REG/.j.lock" true; do sleep 0.01; done
-	# A wait that misses its bound blocks for good: one watchdog over the whole
-	# loop (not a timeout(1) per call, which doubled the processes) ends it.
+	# Each call is timed in the loop (EPOCHREALTIME, not a timeout(1) per
+	# call, which doubled the processes): over 2 s is a wait that outlasted
+	# its bound.  A wait that misses its bound may block for good: one
+	# watchdog over the whole loop ends that.
 	st=0
 	timeout 300 bash -c '
 		for ((i = 0; i < $1; i++)); do
 			for w in 0.00003 0.00005 0.0001; do
-				st=0
+				st=0 t0=${EPOCHREALTIME//[!0-9]/}
 				jobreg-set -w "$w" j RUNNING 2>"$2" || st=$?
+				t1=${EPOCHREALTIME//[!0-9]/}
 				[ "$st" -eq 75 ] || { echo "-w $w: exit $st: $(cat "$2")"; exit 1; }
+				((t1 - t0 <= 2000000)) || { echo "-w $w: the call took $(((t1 - t0) / 1000)) ms"; exit 1; }
 			done
 		done' sh "$((ROUNDS * 15))" "$T/err" || st=$?
 	kill "$holder"
