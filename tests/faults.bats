@@ -148,17 +148,6 @@ report() {
 	return 1
 }
 
-# record_value VAR KEY: the value of KEY in $J's record (empty if none) into VAR.
-record_value() {
-	local _l
-	printf -v "$1" '%s' ''
-	[[ -e $REG/$J ]] || return 0
-	while IFS= read -r _l || [[ -n $_l ]]; do
-		[[ $_l == "$2="* ]] && printf -v "$1" '%s' "${_l#"$2="}"
-	done < "$REG/$J"
-	return 0
-}
-
 # status_of: the status word jobreg-get prints for $J, into $GOT.
 status_of() {
 	GOT=$(jobreg-get "$J" 2>&1) || true
@@ -804,7 +793,7 @@ after_crash() {
 		history_right "$what" 0
 		jobreg-dispatch -q "$J" true > /dev/null 2> "$ERR" || note_fail "$what the next dispatch failed: $(<"$ERR")"
 		status_of
-		record_value ex exit
+		field_into ex "$J" exit
 		[[ $GOT == DONE && $ex == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
 		history_right "$what after the next dispatch:" 1
 	else
@@ -823,8 +812,8 @@ after_crash() {
 history_right() {
 	local what=$1 whole=$2 runs status l k out
 	local -A seen=()
-	record_value runs runs
-	record_value status status
+	field_into runs "$J" runs
+	field_into status "$J" status
 	runs=${runs:-0}
 	# run K's outcome in seen[K]; a second line for K is a run recorded twice
 	if [[ -e $REG/.$J.history ]]; then

@@ -87,6 +87,16 @@ notrace() {
 	( trap - DEBUG; "$@" )
 }
 
+# nap SECONDS: wait without starting a process (sleep(1) costs one): read -t on
+# a FIFO that nobody writes, opened on the first nap of the (sub)shell.
+nap() {
+	if [ -z "${NAP_FD:-}" ]; then
+		[ -p "$BATS_TEST_TMPDIR/nap" ] || mkfifo "$BATS_TEST_TMPDIR/nap"
+		exec {NAP_FD}<>"$BATS_TEST_TMPDIR/nap"
+	fi
+	read -r -t "$1" -u "$NAP_FD" || true
+}
+
 # flunk MESSAGE: fail the test, saying why.
 flunk() {
 	echo "$*" >&2
@@ -98,12 +108,27 @@ now_rfc3339() {
 	TZ=UTC0 printf '%(%Y-%m-%dT%H:%M:%SZ)T\n' "$((EPOCHSECONDS + ${1:-0}))"
 }
 
+# field_into VAR JOB KEY: the value of KEY in JOB's record file into VAR (empty
+# if absent, or if there is no record; the lines of every KEY= line, were
+# there several), with no process started.
+field_into() {
+	local _line _value= _n=0
+	if [ -e "$REG/$2" ]; then
+		while IFS= read -r _line || [ -n "$_line" ]; do
+			case $_line in
+			"$3="*) [ "$_n" -eq 0 ] || _value+=$'\n'
+				_value+=${_line#"$3="} _n=$((_n + 1)) ;;
+			esac
+		done < "$REG/$2"
+	fi
+	printf -v "$1" '%s' "$_value"
+}
+
 # field JOB KEY: the value of KEY in JOB's record file (empty if absent).
 field() {
-	local line
-	while IFS= read -r line || [ -n "$line" ]; do
-		case $line in "$2="*) printf '%s\n' "${line#"$2="}" ;; esac
-	done < "$REG/$1"
+	local value
+	field_into value "$1" "$2"
+	[ -z "$value" ] || printf '%s\n' "$value"
 }
 
 # ns_fields: the record lines naming this shell's pid and time namespaces

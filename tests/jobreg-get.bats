@@ -923,15 +923,12 @@ listings_partly_cleared() {
 	for i in $(seq 200); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$stage/j$i"
 	done
-	# (a pause of 10 ms a round, read -t on a FIFO nobody writes, leaves the
-	# listings a share of the CPU)
-	mkfifo "$BATS_TEST_TMPDIR/tick"
+	# (a nap of 10 ms a round leaves the listings a share of the CPU)
 	( trap - DEBUG   # (see notrace)
-	  exec 4<>"$BATS_TEST_TMPDIR/tick"
 	  while [ ! -e "$stop" ]; do
 		ln "$stage"/j* "$REG"/ 2>/dev/null
 		jobreg-clear -q -a >/dev/null 2>&1
-		read -r -t 0.01 -u 4 || true
+		nap 0.01
 	done ) 3>&- &
 	BG+=("$!")
 	seen=$(notrace listings_partly_cleared "$BATS_TEST_TMPDIR/out") || { : > "$stop"; false; }
