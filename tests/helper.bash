@@ -154,6 +154,19 @@ make_socket() {
 
 # traced ARGS...: strace ARGS..., with LeakSanitizer off in a SANITIZE=1 build (it
 # cannot work under ptrace).
+# std_only CMD...: CMD with no descriptor open but 0, 1 and 2 (bats keeps
+# several open), so a test can count the free ones.
+std_only() {
+	(
+		local fd
+		for fd in /proc/$BASHPID/fd/*; do
+			fd=${fd##*/}
+			((fd > 2)) && eval "exec $fd>&-"
+		done
+		exec "$@"
+	)
+}
+
 traced() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace "$@"
 }

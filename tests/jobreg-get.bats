@@ -607,6 +607,27 @@ write_many_records() {
 	done
 }
 
+@test "get -a with two descriptors free beyond its registry prints what it prints with many" {
+	many_records 70
+	# the first RUNNING record read, after a DONE one, has no owner:
+	# nothing but this process's identity is probed for it
+	printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/0"
+	printf 'version=1\nstatus=RUNNING\nsince=2026-01-01T00:00:00Z\n' > "$REG/a"
+	local n fmt want got ws gs
+	for fmt in -l -P; do
+		ws=0
+		want=$(jobreg-get $fmt -a 2> "$T/want.err") || ws=$?
+		# 0-2 and the registry: 6 leaves two free, for a probe of the
+		# run lock and the record read again under it (SPEC §2)
+		for n in 6 7 8 9; do
+			gs=0
+			got=$(std_only bash -c 'ulimit -n "$1" && exec jobreg-get "$2" -a' - "$n" "$fmt" 2> "$T/got.err") || gs=$?
+			[[ $got == "$want" && $gs == "$ws" ]] || flunk "with ulimit -n $n, get $fmt -a exited $gs (not $ws): $(diff <(echo "$want") <(echo "$got") | head -5)"
+			cmp -s "$T/want.err" "$T/got.err" || flunk "with ulimit -n $n it said $(diff "$T/want.err" "$T/got.err" | head -3)"
+		done
+	done
+}
+
 @test "get -a reads each record with one open, one fstat of its descriptor and one read, and no stat of a path" {
 	command -v strace > /dev/null || skip "strace is not installed"
 	local i
@@ -614,7 +635,7 @@ write_many_records() {
 	for ((i = 0; i < 500; i++)); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
 	done
-	traced -o "$T/trace" -e trace=openat,newfstatat,fstat,statx,read,close jobreg-get -a > "$T/out"
+	traced -o "$T/trace" -e trace=openat,newfstatat,fstat,statx,read,close,close_range jobreg-get -a > "$T/out"
 	[[ $(wc -l < "$T/out") == 500 ]] || flunk "get -a printed $(wc -l < "$T/out") lines"
 	local opens paths
 	opens=$(grep -c 'openat(.*"j[0-9]*"' "$T/trace")
@@ -627,8 +648,27 @@ write_many_records() {
 	reads=$(awk '/^openat\(.*"j[0-9]+"/ { fd[$NF] = 1 }
 		/^read\(/ { f = substr($1, 6) + 0; if (f in fd) n++ }
 		/^close\(/ { f = substr($1, 7) + 0; delete fd[f] }
+		/^close_range\(/ { split(substr($0, 13), r, /[, ]+/); for (f = r[1]; f <= r[2]; f++) delete fd[f] }
 		END { print n + 0 }' "$T/trace")
 	(( reads <= 510 )) || flunk "$reads reads of records for 500 records"
+}
+
+@test "get -a closes its records' descriptors in runs, and never one it did not open" {
+	command -v strace > /dev/null || skip "strace is not installed"
+	local i
+	mkdir -p "$REG"
+	for ((i = 0; i < 300; i++)); do
+		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
+	done
+	# descriptor 6, inherited, lies among those the records get (4, 5, 7 ...)
+	traced -o "$T/trace" -e trace=openat,close,close_range jobreg-get -a 6< /dev/null > "$T/out"
+	[[ $(wc -l < "$T/out") == 300 ]] || flunk "get -a printed $(wc -l < "$T/out") lines"
+	awk '/^close\(6\)/ { bad = 1 }
+		/^close_range\(/ { split(substr($0, 13), r, /[, ]+/); if (r[1] <= 6 && 6 <= r[2]) bad = 1 }
+		END { exit bad }' "$T/trace" || flunk "get -a closed descriptor 6, which it did not open: $(grep -E '^close(_range)?\((6|[0-5],)' "$T/trace" | head -3)"
+	local calls
+	calls=$(grep -cE '^close(_range)?\(' "$T/trace")
+	(( calls <= 30 )) || flunk "$calls calls closed the descriptors of 300 records"
 }
 
 # --- §5 --is -----------------------------------------------------------------
