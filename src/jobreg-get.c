@@ -261,9 +261,12 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 		}
 		state_free(&st);
 		/* The text goes out as it grows, so memory follows the number
-		 * of jobs, not the records' size (-P keeps its samples). */
-		if (text->len >= 65536)
+		 * of jobs, not the records' size (-P keeps its samples); no
+		 * record stays open while a slow reader holds the write up. */
+		if (text->len >= 65536) {
+			reg_close_pending(reg);
 			put_text(file, text);
+		}
 	}
 	errors_informational(0);
 	reg_close_pending(reg);

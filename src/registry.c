@@ -193,7 +193,7 @@ static int open_entry(const struct registry *reg, const char *job, const char *n
 	struct stat st;
 	int rc = entry_open(reg->fd, name, flags, fd, &st);
 	/* Out of descriptors while a batch still holds some: close those. */
-	if (rc < 0 && (errno == EMFILE || errno == ENFILE) && reg->later &&
+	if (rc == -1 && (errno == EMFILE || errno == ENFILE) && reg->later &&
 	    close_batch_flush(reg->later) > 0)
 		rc = entry_open(reg->fd, name, flags, fd, &st);
 	if (rc == ENTRY_NOT_REGULAR)

@@ -152,10 +152,8 @@ make_socket() {
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
 }
 
-# traced ARGS...: strace ARGS..., with LeakSanitizer off in a SANITIZE=1 build (it
-# cannot work under ptrace).
 # std_only CMD...: CMD with no descriptor open but 0, 1 and 2 (bats keeps
-# several open), so a test can count the free ones.
+# several open), so a test knows which numbers are free.
 std_only() {
 	(
 		local fd
@@ -167,6 +165,8 @@ std_only() {
 	)
 }
 
+# traced ARGS...: strace ARGS..., with LeakSanitizer off in a SANITIZE=1 build (it
+# cannot work under ptrace).
 traced() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace "$@"
 }
