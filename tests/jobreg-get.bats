@@ -648,13 +648,18 @@ write_many_records() {
 	done
 }
 
-@test "get -a reads each record with one open, one fstat of its descriptor and one read, and no stat of a path" {
-	command -v strace > /dev/null || skip "strace is not installed"
+# done_records N: N plain DONE records, j0 to jN-1.
+done_records() {
 	local i
 	mkdir -p "$REG"
-	for ((i = 0; i < 500; i++)); do
+	for ((i = 0; i < $1; i++)); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
 	done
+}
+
+@test "get -a reads each record with one open, one fstat of its descriptor and one read, and no stat of a path" {
+	command -v strace > /dev/null || skip "strace is not installed"
+	done_records 500
 	traced -o "$T/trace" -e trace=openat,newfstatat,fstat,statx,read,close,close_range jobreg-get -a > "$T/out"
 	[[ $(wc -l < "$T/out") == 500 ]] || flunk "get -a printed $(wc -l < "$T/out") lines"
 	local opens paths
@@ -675,11 +680,7 @@ write_many_records() {
 
 @test "get -a closes its records' descriptors in runs, and never one it did not open" {
 	command -v strace > /dev/null || skip "strace is not installed"
-	local i
-	mkdir -p "$REG"
-	for ((i = 0; i < 300; i++)); do
-		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
-	done
+	done_records 300
 	# with only 0-2 open and 6 inherited, the registry is 3 and the
 	# records get 4, 5, 7 ...: 6 lies among them
 	std_only bash -c 'exec 6< /dev/null; "$@"' - env ASAN_OPTIONS=detect_leaks=0 \
