@@ -608,7 +608,7 @@ write_many_records() {
 }
 
 @test "get -a held up by a reader that does not read keeps no record open" {
-	local i pid n=0 held keep
+	local i pid n=0 held keep call
 	mkdir -p "$REG"
 	for ((i = 0; i < 3000; i++)); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\nnote=%0200d\n' 0 > "$REG/j$i"
@@ -618,12 +618,12 @@ write_many_records() {
 	jobreg-get -l -a > "$T/out" &
 	pid=$!
 	# until it is blocked in write(2) (system call 1 on x86-64, 64 on arm64)
-	while read -r i _ < "/proc/$pid/syscall" && [[ $i != 1 && $i != 64 ]] && ((n++ < 500)); do nap 0.01; done
+	while read -r call _ < "/proc/$pid/syscall" && [[ $call != 1 && $call != 64 ]] && ((n++ < 500)); do nap 0.01; done
 	held=$(find "/proc/$pid/fd" -lname "$REG/*" 2> /dev/null | wc -l)
 	kill "$pid"
 	wait "$pid" || true
 	exec {keep}>&-
-	[[ $i == 1 || $i == 64 ]] || flunk "get -a never blocked writing (system call $i)"
+	[[ $call == 1 || $call == 64 ]] || flunk "get -a never blocked writing (system call $call)"
 	[[ $held == 0 ]] || flunk "get -a kept $held records open while its output was held up"
 }
 
