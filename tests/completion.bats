@@ -44,10 +44,12 @@ bcomp() {
 	[ "$status" -eq 0 ] || { echo "bash exited $status: $stderr"; return 1; }
 }
 
-# zcomp LINE: complete LINE in an interactive zsh -f (see tests/zcomplete.zsh);
-# the candidates, sorted, one a line, in $output.
+# zcomp LINE: complete LINE in an interactive zsh -f (see tests/zcomplete.zsh),
+# whose compinit keeps one dump for the file's tests, as a user's does; the
+# candidates, sorted, one a line, in $output.
 zcomp() {
-	run --separate-stderr timeout 20 zsh -f "$BATS_TEST_DIRNAME/zcomplete.zsh" "$COMPDIR" "$1"
+	run --separate-stderr timeout 20 zsh -f "$BATS_TEST_DIRNAME/zcomplete.zsh" "$COMPDIR" "$1" \
+		"$BATS_FILE_TMPDIR/zcompdump"
 	[ "$status" -eq 0 ] || { echo "zsh harness exited $status: $stderr"; return 1; }
 }
 
