@@ -24,6 +24,7 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	command -v man >/dev/null || skip "man not installed"
 	local page xr name sec
 	# Each manual once, however many pages name it; the first of them is told.
+	# shellcheck disable=SC2086  # $pages is a list of names, split on purpose
 	while read -r page xr name sec; do
 		case $pages in *"$name.$sec"*) continue ;; esac
 		man -w "$sec" "$name" >/dev/null 2>&1 && continue
