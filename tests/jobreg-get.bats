@@ -610,9 +610,10 @@ write_many_records() {
 @test "get -a held up by a reader that does not read keeps no record open" {
 	local i pid n=0 held keep call
 	mkdir -p "$REG"
-	for ((i = 0; i < 3000; i++)); do
+	( trap - DEBUG   # (see notrace)
+	  for ((i = 0; i < 3000; i++)); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\nnote=%0200d\n' 0 > "$REG/j$i"
-	done
+	  done )
 	mkfifo "$T/out"
 	exec {keep}<> "$T/out"   # a reader that never reads: the pipe fills
 	jobreg-get -l -a > "$T/out" &
@@ -652,9 +653,10 @@ write_many_records() {
 done_records() {
 	local i
 	mkdir -p "$REG"
-	for ((i = 0; i < $1; i++)); do
+	( trap - DEBUG   # (see notrace)
+	  for ((i = 0; i < $1; i++)); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
-	done
+	  done )
 }
 
 @test "get -a reads each record with one open, one fstat of its descriptor and one read, and no stat of a path" {
