@@ -759,7 +759,9 @@ replaced_while_listed() {
 		mapfile -t lines < "$T/mnt/list"
 		WHOLE[x$format]=${#lines[@]}
 	done
-	[ "${WHOLE[x]}" -eq 1000 ]
+	# (the last, -P, still in the file: one runs_total series a job)
+	[ "${WHOLE[x]}" -eq 1000 ] && [ "${WHOLE[x-l]}" -eq 1000 ] && [ "${WHOLE[x-j]}" -eq 1000 ]
+	[ "$(grep -c '^jobreg_job_runs_total{' "$T/mnt/list")" -eq 1000 ]
 	# A nap of 20 ms after each write leaves the listings most of the CPU:
 	# at a nap of 2 ms the loop took most of a core and the test 70 s of
 	# CPU.  It still renames over a record every 30 ms or so, and 0.2.0
