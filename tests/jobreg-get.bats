@@ -607,13 +607,21 @@ write_many_records() {
 	done
 }
 
-@test "get -a held up by a reader that does not read keeps no record open" {
-	local i pid n=0 held keep call
+# done_records N [NOTE]: N plain DONE records, j0 to jN-1, each with NOTE
+# when given.
+done_records() {
+	local i note=${2:+note=$2$'\n'}
 	mkdir -p "$REG"
 	( trap - DEBUG   # (see notrace)
-	  for ((i = 0; i < 3000; i++)); do
-		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\nnote=%0200d\n' 0 > "$REG/j$i"
+	  for ((i = 0; i < $1; i++)); do
+		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n%s' "$note" > "$REG/j$i"
 	  done )
+}
+
+@test "get -a held up by a reader that does not read keeps no record open" {
+	local pid n=0 held keep call
+	# a note of 200 bytes makes each line of -l long: the pipe fills early
+	done_records 3000 "$(printf '%0200d' 0)"
 	mkfifo "$T/out"
 	exec {keep}<> "$T/out"   # a reader that never reads: the pipe fills
 	jobreg-get -l -a > "$T/out" &
@@ -649,15 +657,6 @@ write_many_records() {
 	done
 }
 
-# done_records N: N plain DONE records, j0 to jN-1.
-done_records() {
-	local i
-	mkdir -p "$REG"
-	( trap - DEBUG   # (see notrace)
-	  for ((i = 0; i < $1; i++)); do
-		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n' > "$REG/j$i"
-	  done )
-}
 
 @test "get -a reads each record with one open, one fstat of its descriptor and one read, and no stat of a path" {
 	command -v strace > /dev/null || skip "strace is not installed"

@@ -751,13 +751,11 @@ replaced_while_listed() {
 		: > "$REG/.j$i.lock"
 	done )
 	# The lines of each format while nothing moves, for short_listings.
-	local format lines
+	local format
 	declare -gA WHOLE=()
 	for format in "" -l -j -P; do
-		# shellcheck disable=SC2086  # no word for the plain format
-		jobreg-get $format -a > "$T/mnt/list"
-		mapfile -t lines < "$T/mnt/list"
-		WHOLE[x$format]=${#lines[@]}
+		listed_lines "$format"
+		WHOLE[x$format]=$LISTED
 	done
 	# (the last, -P, still in the file: one runs_total series a job)
 	[ "${WHOLE[x]}" -eq 1000 ] && [ "${WHOLE[x-l]}" -eq 1000 ] && [ "${WHOLE[x-j]}" -eq 1000 ]
@@ -777,17 +775,23 @@ replaced_while_listed() {
 	echo "$!" >> "$T/pids"
 }
 
+# listed_lines FORMAT: get FORMAT -a into $T/mnt/list; its lines in LISTED.
+listed_lines() {
+	local lines
+	# shellcheck disable=SC2086  # no word for the plain format
+	jobreg-get $1 -a > "$T/mnt/list"
+	mapfile -t lines < "$T/mnt/list"
+	LISTED=${#lines[@]}
+}
+
 # short_listings FORMAT: 300 listings get FORMAT -a of replaced_while_listed's
 # registry; a line for each that did not list its 1000 jobs (each job has as
 # many lines in every listing: a missing one makes it shorter).
 short_listings() {
-	local i lines
+	local i
 	for i in $(seq 300); do
-		# shellcheck disable=SC2086  # no word for the plain format
-		jobreg-get $1 -a > "$T/mnt/list"
-		mapfile -t lines < "$T/mnt/list"
-		[ "${#lines[@]}" -eq "${WHOLE[x$1]}" ] ||
-			echo "get $1 -a: ${#lines[@]} lines, not ${WHOLE[x$1]}"
+		listed_lines "$1"
+		[ "$LISTED" -eq "${WHOLE[x$1]}" ] || echo "get $1 -a: $LISTED lines, not ${WHOLE[x$1]}"
 	done
 }
 
