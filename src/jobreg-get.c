@@ -293,14 +293,14 @@ static int report(const struct registry *reg, const char *path, const struct req
 	}
 	if (to && (status = outfile_open(to, req->out_file)) != 0) {
 		outfile_close(to, 1);
-		if (req->format == PROMETHEUS)
-			prom_finish(&prom, up, &text);
+		prom_free(&prom);
 		buf_free(&text);
 		return status;
 	}
 	status = read_jobs(reg, req, &text, &prom, to);
-	if (req->format == PROMETHEUS)
-		prom_finish(&prom, up, &text);
+	/* -P: the families, grouped, once every job is read */
+	while (req->format == PROMETHEUS && prom_more(&prom, up, &text))
+		put_text(to, &text);
 	put_text(to, &text);
 	if (to)
 		keep_first(&status, outfile_close(to, 0));

@@ -77,13 +77,92 @@ void prom_init(struct prom *p, const char *registry)
 	p->registry = label.data ? label.data : xstrdup("");
 }
 
+/* ---- prom_add: each job's values, one string a family --------------- */
+
+/* The end of one family's value; an empty value is no sample. */
+static void end_value(struct buf *values)
+{
+	buf_addc(values, '\0');
+}
+
+static void time_value(struct buf *values, const struct record *r, const char *key)
+{
+	const char *v = r ? record_get(r, key) : NULL;
+	time_t t;
+	if (v && time_parse(v, &t) == 0)
+		buf_addf(values, "%lld", (long long)t);
+	end_value(values);
+}
+
+/* The number KEY of R (a plain or fractional decimal), or DEFAULT_VALUE
+ * when it has none (NULL: no sample). */
+static void count_value(struct buf *values, const struct record *r, const char *key,
+			const char *default_value)
+{
+	const char *v = r ? record_get(r, key) : NULL;
+	if (v || default_value)
+		json_number(values, v ? v : default_value);
+	end_value(values);
+}
+
+static const enum status shown[] = { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE };
+static const char *const shown_names[] = { "pending", "running", "stale", "done" };
+#define NSHOWN (sizeof shown / sizeof shown[0])
+
+void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
+	      int late)
+{
+	struct buf *v = &p->values;
+	if (status == ST_CORRUPT || status == ST_UNREADABLE) {
+		p->unusable++;
+		return;
+	}
+	if (r && r->count == 0)
+		r = NULL;
+	if (p->njobs == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		p->jobs = xrealloc(p->jobs, p->cap * sizeof *p->jobs);
+	}
+	p->jobs[p->njobs].name = job;
+	p->jobs[p->njobs++].at = v->len;
+
+	/* In the order of enum prom_family.  The status: its index in
+	 * shown[] (NSHOWN for none of them). */
+	size_t i = 0;
+	while (i < NSHOWN && shown[i] != status)
+		i++;
+	buf_addc(v, (char)('0' + i));
+	end_value(v);
+	int code = r && status == ST_DONE ? exit_code(r) : -1;
+	if (code >= 0)
+		buf_addf(v, "%d", code);
+	end_value(v);
+	time_value(v, r, "started");
+	time_value(v, r, "ended");
+	time_value(v, r, "last_success");
+	count_value(v, r, "runs", "0");
+	count_value(v, r, "failures", "0");
+	count_value(v, r, "lost", "0");
+	count_value(v, r, "consecutive_failures", "0");
+	const char *from = r ? record_get(r, "started") : NULL, *to = r ? record_get(r, "ended") : NULL;
+	time_t t0, t1;
+	if (status == ST_DONE && from && to && time_parse(from, &t0) == 0 && time_parse(to, &t1) == 0)
+		buf_addf(v, "%lld", (long long)(t1 - t0));
+	end_value(v);
+	if (r && record_get(r, "late_after"))
+		buf_addc(v, late ? '1' : '0');
+	end_value(v);
+	count_value(v, r, "late_after", NULL);
+}
+
+/* ---- prom_more: the text, family after family ---------------------- */
+
 /* NAME{name="JOB",registry="REG"[,EXTRA]} VALUE.  Not job=: that is the
  * label a scrape sets to the target's job, which would rename ours to
  * exported_job. */
-static void sample(struct prom *p, enum prom_family fam, const char *job,
+static void sample(const struct prom *p, struct buf *out, enum prom_family fam, const char *job,
 		   const char *extra, const char *value)
 {
-	struct buf *out = &p->family[fam];
 	buf_adds(out, families[fam].name);
 	buf_adds(out, "{name=\"");
 	label_value(out, job);
@@ -95,71 +174,18 @@ static void sample(struct prom *p, enum prom_family fam, const char *job,
 	buf_addf(out, "} %s\n", value);
 }
 
-static void time_sample(struct prom *p, enum prom_family fam, const char *job,
-			const struct record *r, const char *key)
+/* The samples of family FAM for JOB, whose value there is VALUE. */
+static void job_samples(const struct prom *p, struct buf *out, enum prom_family fam,
+			const char *job, const char *value)
 {
-	const char *v = r ? record_get(r, key) : NULL;
-	time_t t;
-	char text[24];
-	if (!v || time_parse(v, &t) < 0)
-		return;
-	snprintf(text, sizeof text, "%lld", (long long)t);
-	sample(p, fam, job, NULL, text);
-}
-
-/* The number KEY of R (a plain or fractional decimal), or DEFAULT_VALUE
- * when it has none (NULL: no sample). */
-static void count_sample(struct prom *p, enum prom_family fam, const char *job,
-			 const struct record *r, const char *key, const char *default_value)
-{
-	const char *v = r ? record_get(r, key) : NULL;
-	struct buf text = {0};
-	if (!v && !default_value)
-		return;
-	json_number(&text, v ? v : default_value);
-	sample(p, fam, job, NULL, text.data);
-	buf_free(&text);
-}
-
-void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
-	      int late)
-{
-	static const enum status shown[] = { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE };
-	static const char *const names[] = { "pending", "running", "stale", "done" };
-	if (status == ST_CORRUPT || status == ST_UNREADABLE) {
-		p->unusable++;
+	if (fam != PROM_STATUS) {
+		sample(p, out, fam, job, NULL, value);
 		return;
 	}
-	if (r && r->count == 0)
-		r = NULL;
-	for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+	for (size_t i = 0; i < NSHOWN; i++) {
 		char extra[32];
-		snprintf(extra, sizeof extra, ",status=\"%s\"", names[i]);
-		sample(p, PROM_STATUS, job, extra, status == shown[i] ? "1" : "0");
-	}
-	int code = r && status == ST_DONE ? exit_code(r) : -1;
-	if (code >= 0) {
-		char text[16];
-		snprintf(text, sizeof text, "%d", code);
-		sample(p, PROM_EXIT, job, NULL, text);
-	}
-	time_sample(p, PROM_START, job, r, "started");
-	time_sample(p, PROM_END, job, r, "ended");
-	time_sample(p, PROM_SUCCESS, job, r, "last_success");
-	count_sample(p, PROM_RUNS, job, r, "runs", "0");
-	count_sample(p, PROM_FAILURES, job, r, "failures", "0");
-	count_sample(p, PROM_LOST, job, r, "lost", "0");
-	count_sample(p, PROM_CONSECUTIVE, job, r, "consecutive_failures", "0");
-	const char *from = r ? record_get(r, "started") : NULL, *to = r ? record_get(r, "ended") : NULL;
-	time_t t0, t1;
-	if (status == ST_DONE && from && to && time_parse(from, &t0) == 0 && time_parse(to, &t1) == 0) {
-		char text[24];
-		snprintf(text, sizeof text, "%lld", (long long)(t1 - t0));
-		sample(p, PROM_DURATION, job, NULL, text);
-	}
-	if (r && record_get(r, "late_after")) {
-		sample(p, PROM_LATE, job, NULL, late ? "1" : "0");
-		count_sample(p, PROM_LATE_AFTER, job, r, "late_after", NULL);
+		snprintf(extra, sizeof extra, ",status=\"%s\"", shown_names[i]);
+		sample(p, out, fam, job, extra, (size_t)(value[0] - '0') == i ? "1" : "0");
 	}
 }
 
@@ -168,18 +194,35 @@ static void header(struct buf *out, const char *name, const char *type, const ch
 	buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void prom_finish(struct prom *p, int registry_up, struct buf *out)
+int prom_more(struct prom *p, int registry_up, struct buf *out)
 {
-	for (int fam = 0; fam < PROM_FAMILIES; fam++) {
-		header(out, families[fam].name, families[fam].type, families[fam].help);
-		if (p->family[fam].len)
-			buf_add(out, p->family[fam].data, p->family[fam].len);
-		buf_free(&p->family[fam]);
+	for (; p->family < PROM_FAMILIES; p->family++, p->next = 0) {
+		enum prom_family fam = (enum prom_family)p->family;
+		if (p->next == 0)
+			header(out, families[fam].name, families[fam].type, families[fam].help);
+		while (p->next < p->njobs) {
+			/* Each job's values are in family order: step past this one. */
+			struct prom_job *job = &p->jobs[p->next++];
+			const char *value = p->values.data + job->at;
+			job->at += strlen(value) + 1;
+			if (*value)
+				job_samples(p, out, fam, job->name, value);
+			if (out->len >= PROM_CHUNK)
+				return 1;
+		}
 	}
 	header(out, corrupt_name, "gauge", corrupt_help);
 	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
 	header(out, up_name, "gauge", up_help);
 	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
+	prom_free(p);
+	return 0;
+}
+
+void prom_free(struct prom *p)
+{
+	free(p->jobs);
+	buf_free(&p->values);
 	free(p->registry);
-	p->registry = NULL;
+	memset(p, 0, sizeof *p);
 }

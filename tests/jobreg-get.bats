@@ -1079,12 +1079,18 @@ need_inject() {
 
 # --- memory (issue 19, B1) -------------------------------------------------------
 
-# big_records: 2000 records of 60 KB each (hard links of one file), 120 MB in
-# all; skips under AddressSanitizer, whose address space ulimit -v cannot bound.
-big_records() {
+# need_ulimit_v: skip under AddressSanitizer, whose address space ulimit -v
+# cannot bound.
+need_ulimit_v() {
 	if ldd "$JOBREG_ROOT/bin/jobreg-get" 2>/dev/null | grep -q libasan; then
 		skip "AddressSanitizer reserves terabytes of address space: ulimit -v cannot bound a SANITIZE=1 build"
 	fi
+}
+
+# big_records: 2000 records of 60 KB each (hard links of one file), 120 MB in
+# all.
+big_records() {
+	need_ulimit_v
 	mkdir -p "$REG"
 	{ printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\nx-pad='
 	  head -c 61000 /dev/zero | tr '\0' x
@@ -1145,4 +1151,19 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 	run --separate-stderr bash -c 'ulimit -v 49152 && exec jobreg-get -a -j -o "$1"' _ "$T/out.json"
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[ "$(wc -l < "$T/out.json")" -eq 2000 ]
+}
+
+@test "get -P gives its text as it goes: memory holds a job's values, not its series" {
+	need_ulimit_v
+	# The registry's path labels every series: at 3500 bytes, 1000 jobs
+	# make 15,000 series and 53 MB of text, more than the 48 MB get may use.
+	local deep=$T i part
+	for ((i = 1; i <= 14; i++)); do printf -v part '%0250d' "$i"; deep+=/$part; done
+	mkdir -p "$deep"
+	cd "$deep"   # (each record's open then walks no path)
+	REG=. done_records 1000
+	run --separate-stderr bash -c 'set -o pipefail; ulimit -v 49152 &&
+		jobreg-get -P -a -d "$1" | grep -c "^jobreg_job_runs_total{"' _ "$deep"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$output" = 1000 ]
 }
