@@ -455,14 +455,16 @@ older_sweep() {
 	run jobreg-clear -n -a --older-than 1d
 	[ "$status" -eq 0 ]
 	[ "$output" = old ]
-	[ -e .j.tmp.AbC123 ] && [ -e .old.tmp.XyZ789 ]
+	[ -e .j.tmp.AbC123 ]
+	[ -e .old.tmp.XyZ789 ]
 	# j's lock is busy: its leftover stays, the other job's goes
 	flock .j.lock sleep 3 3>&- >/dev/null 2>&1 &
 	BG_PIDS+=("$!")
 	poll_until eval '! flock -n .j.lock true'
 	run -75 jobreg-clear -w 0 -a --older-than 1d
 	[ -e .j.tmp.AbC123 ]
-	[ ! -e .old.tmp.XyZ789 ] && [ ! -e old ]
+	[ ! -e .old.tmp.XyZ789 ]
+	[ ! -e old ]
 	kill_tree "${BG_PIDS[0]}" TERM
 	poll_until flock -n .j.lock true
 	# j does not match the filter: its record stays, its leftover goes
@@ -470,7 +472,10 @@ older_sweep() {
 	[ -e j ]
 	[ ! -e .j.tmp.AbC123 ]
 	# only mkstemp's six letters and digits after .JOB.tmp., and only j's
-	[ -e .j.tmp.AbC12 ] && [ -e .j.tmp.AbC1234 ] && [ -e .j.tmp.AbC-23 ] && [ -e .jj.tmp.AbC123 ]
+	[ -e .j.tmp.AbC12 ]
+	[ -e .j.tmp.AbC1234 ]
+	[ -e .j.tmp.AbC-23 ]
+	[ -e .jj.tmp.AbC123 ]
 }
 
 @test "a sweep unlinks a planted 0.1 temp name that is a symlink or hard link, never the file it names" {
@@ -481,7 +486,9 @@ older_sweep() {
 	ln -s "$T/nowhere" "$REG/.j.tmp.Dng123"
 	run -0 jobreg-clear -a --stale
 	[ -e "$REG/j" ]
-	[ ! -L "$REG/.j.tmp.Sym123" ] && [ ! -e "$REG/.j.tmp.Hrd123" ] && [ ! -L "$REG/.j.tmp.Dng123" ]
+	[ ! -L "$REG/.j.tmp.Sym123" ]
+	[ ! -e "$REG/.j.tmp.Hrd123" ]
+	[ ! -L "$REG/.j.tmp.Dng123" ]
 	[ "$(cat "$T/outside")" = precious ]
 	[ "$(stat -c %h "$T/outside")" = 1 ]
 	[ ! -e "$T/nowhere" ]

@@ -154,7 +154,8 @@ local_teardown() {
 	run --separate-stderr jobreg-dispatch --chronic --clear job sh -c 'echo out3; exit 5'
 	[ "$status" -eq 5 ]
 	[ "$stderr" = out3 ]
-	[ ! -e "$REG/job" ] && [ ! -e "$REG/.job.log" ]
+	[ ! -e "$REG/job" ]
+	[ ! -e "$REG/.job.log" ]
 }
 
 @test "get --log --follow of a corrupt record says so in one line, exit 65" {
@@ -336,7 +337,9 @@ local_teardown() {
 	[ "$status" -eq 64 ]
 	jobreg-dispatch --log job sh -c 'exit 1' >/dev/null || true
 	jobreg-dispatch --log job true >/dev/null
-	[ -e "$REG/.job.log" ] && [ -e "$REG/.job.faillog" ]
+	[ -e "$REG/.job.log" ]
+	[ -e "$REG/.job.faillog" ]
 	jobreg-clear job
-	[ ! -e "$REG/.job.log" ] && [ ! -e "$REG/.job.faillog" ]
+	[ ! -e "$REG/.job.log" ]
+	[ ! -e "$REG/.job.faillog" ]
 }

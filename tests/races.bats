@@ -758,7 +758,9 @@ replaced_while_listed() {
 		WHOLE[x$format]=$LISTED
 	done
 	# (the last, -P, still in the file: one runs_total series a job)
-	[ "${WHOLE[x]}" -eq 1000 ] && [ "${WHOLE[x-l]}" -eq 1000 ] && [ "${WHOLE[x-j]}" -eq 1000 ]
+	[ "${WHOLE[x]}" -eq 1000 ]
+	[ "${WHOLE[x-l]}" -eq 1000 ]
+	[ "${WHOLE[x-j]}" -eq 1000 ]
 	[ "$(grep -c '^jobreg_job_runs_total{' "$T/mnt/list")" -eq 1000 ]
 	# A nap of 20 ms after each write leaves the listings most of the CPU:
 	# at a nap of 2 ms the loop took most of a core and the test 70 s of
