@@ -121,10 +121,9 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		record_set_late(&rec, req->late_after, now);
 	if (req->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
-	/* A DONE with a known result ends the run it names (the record has
-	 * its start): its history line. */
-	int ends = req->status == ST_DONE && record_outcome(&rec) != OUTCOME_UNKNOWN &&
-		   record_get(&rec, "started");
+	/* A DONE with a result (--exit) ends the run it names (the record
+	 * has its start): its history line. */
+	int ends = req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
 	rc = commit_record(reg, req->job, &st, &rec, ends ? &rec : NULL);
 	/* A new run by hand: the last run's log is no longer the latest's. */
 	if (!rc && record_count(&rec, "runs") > record_count(&st.rec, "runs")) {

@@ -165,10 +165,17 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
 			    const char *note)
 {
+	/* No result over a DONE record (a note, a setting): the run's result
+	 * stays, so that no such write turns a failed run into one whose
+	 * result is not known, which dispatch --once would replay as done. */
+	int keep = record_get(r, "status") && record_status(r) == ST_DONE &&
+		   end->exit_status < 0 && !end->signal_name && !end->timed_out;
 	begin(r, ST_DONE, now, note);
 	drop_keys(r, liveness_keys);
-	drop_keys(r, result_keys);
 	record_drop(r, "retry_at");
+	if (keep)
+		return;
+	drop_keys(r, result_keys);
 	put_time(r, "ended", now);
 	if (end->signal_name)
 		record_put(r, "signal", end->signal_name);

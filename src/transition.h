@@ -53,11 +53,14 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at);
 /* Failures and consecutive_failures + 1 for a FAILED end (not over a
  * FAILED record, whose result this corrects, nor over an attempt waiting
  * for its retry: counted already); last_success = ended and
- * consecutive_failures dropped for an OK one. */
+ * consecutive_failures dropped for an OK one.  An END with no result
+ * (exit_status -1, no signal, not timed out) over a DONE record keeps the
+ * result the record has. */
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		    const char *note);
 /* DONE with END, for the failed attempt whose failure record_to_retry()
- * counted already: no counter moves. */
+ * counted already: no counter moves (and, as above, no result over a
+ * DONE record keeps its result). */
 void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
 			    const char *note);
 /* The run of a STALE record was lost (SPEC §2): failures, lost and

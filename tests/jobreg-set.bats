@@ -360,6 +360,40 @@ set_refuses_id() {
 	[ "$(jobreg-get job)" = DONE ]
 }
 
+@test "set DONE without --exit over a DONE record keeps its run's result: a note never makes a failed run pass" {
+	jobreg-dispatch -q failed -- sh -c 'exit 3' || true
+	jobreg-dispatch -q killed -- sh -c 'kill -TERM $$' || true
+	jobreg-dispatch -q fine -- true
+	local job ended
+	for job in failed killed fine; do
+		ended=$(field "$job" ended)
+		jobreg-set -m investigating "$job" DONE
+		[ "$(field "$job" note)" = investigating ]
+		[ "$(field "$job" ended)" = "$ended" ]
+		# no second history line, no second count
+		[ "$(wc -l < "$REG/.$job.history")" -eq 1 ]
+	done
+	[ "$(field failed exit)" = 3 ]
+	[ "$(field failed failures)" = 1 ]
+	[ "$(field killed signal)" = TERM ]
+	[ "$(field fine exit)" = 0 ]
+	[ -z "$(field fine failures)" ]
+	run jobreg-get --is FAILED failed killed
+	[ "$status" -eq 0 ]
+	run jobreg-dispatch --once failed -- echo again
+	[ "$status" -eq 3 ]
+	[[ $output != *again* ]]
+	run jobreg-dispatch --once killed -- echo again
+	[ "$status" -eq 143 ]
+	run jobreg-dispatch --once fine -- echo again
+	[ "$status" -eq 0 ]
+	[[ $output != *again* ]]
+	# --exit still gives the run another result
+	jobreg-set --exit 0 failed DONE
+	run jobreg-get --is OK failed
+	[ "$status" -eq 0 ]
+}
+
 @test "set --exit accepts 0 to 255 and refuses anything else with 64" {
 	run --separate-stderr jobreg-set --exit 0 zero DONE
 	[ "$status" -eq 0 ]
@@ -624,7 +658,8 @@ set_refuses_corrupt() {
 		run --separate-stderr jobreg-set -m "$kind" job RUNNING
 		[ "$status" -eq 0 ]
 		[ "$(field job note)" = "$kind" ]
-		[ ! -e "$REG/.job.tmp" ] && [ ! -L "$REG/.job.tmp" ]
+		[ ! -e "$REG/.job.tmp" ]
+		[ ! -L "$REG/.job.tmp" ]
 		cmp "$target" "$target.orig"
 		[ "$(stat -c %h "$target")" -eq 1 ]
 		[ ! -L "$target" ]
@@ -803,13 +838,16 @@ set_refuses_corrupt() {
 
 @test "set RUNNING counts a run as dispatch does, so set and dispatch share one increasing fencing token" {
 	run --separate-stderr jobreg-set --owner $$ job RUNNING
-	[ "$status" -eq 0 ] && [ -z "$output" ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	[ "$(field job runs)" = 1 ]
 	jobreg-set --owner $$ --ttl 60 job RUNNING     # a renewal: the same run
 	[ "$(field job runs)" = 1 ]
 	jobreg-set --exit 0 job DONE
 	run --separate-stderr jobreg-dispatch job -- sh -c 'echo "$JOBREG_RUN"'
-	[ "$status" -eq 0 ] && [ "$output" = 2 ]
+	[ "$status" -eq 0 ]
+	[ "$output" = 2 ]
 	jobreg-set job RUNNING
 	[ "$(field job runs)" = 3 ]
 	jobreg-set job DONE
