@@ -144,16 +144,25 @@ static int not_running(void *ctx, size_t index, const struct job_state *st)
  * finish), a leftover process of an old run (EARLIER: the DONE run's
  * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
  * lock, blocked in an exclusive flock (a shared holder must not let us
- * through and spin), until DEADLINE, and start over. */
+ * through and spin), until DEADLINE, and start over; also once DIR names
+ * another directory (removed, replaced: SPEC §5, every wait follows it),
+ * which a wait a second at a time notices.  The lock is let go at once,
+ * so neither a missing file is made nor the name re-checked here: the
+ * start over does both. */
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {
-	double left = deadline - now_mono();
-	int fd = -1;
-	int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 0 ? left : 0,
-			  LOCK_CREATE | LOCK_QUIET_BUSY, &fd);
-	reg_unlock(&fd);
-	return rc == EXIT_BUSY ? run_lock_busy(reg, job, earlier) : rc;
+	for (;;) {
+		double left = deadline - now_mono();
+		int fd = -1;
+		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
+				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
+		reg_unlock(&fd);
+		if (rc != EXIT_BUSY || !reg_same(reg))
+			return rc == EXIT_BUSY ? 0 : rc;
+		if (now_mono() >= deadline)
+			return run_lock_busy(reg, job, earlier);
+	}
 }
 
 /* A message about the run ST names: "already running (pid P on H since
@@ -241,7 +250,10 @@ static int start_run(struct registry *reg, const struct request *req, struct run
 		} else {
 			return rc;
 		}
-		/* Start over in what DIR names now: the wait follows it. */
+		/* Start over in what DIR names now: the wait follows it (and a
+		 * busy run lock there is a new spell). */
+		if (!rc && !reg_same(reg))
+			lock_deadline = -1;
 		if (rc || (rc = reg_follow(reg, 1)) != 0)
 			return rc;
 	}

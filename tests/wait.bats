@@ -428,6 +428,25 @@ polling_follow_case() {
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
 
+@test "dispatch --wait held by the old run's lock when its registry is removed runs in the new one within a second" {
+	dispatch_bg job sleep 100
+	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
+	w=$!
+	BG_PIDS+=("$w")
+	sleep 0.3
+	# The record goes first, as rm -rf may remove it: the waiter finds no
+	# run recorded and waits for the run lock that the old run still holds.
+	rm "$JOBREG_DIR/job"
+	sleep 0.5
+	rm -rf "$JOBREG_DIR"
+	t0=$EPOCHREALTIME
+	wait_bg "$w"
+	[ "$BG_RC" = 0 ] || { cat "$T/err"; false; }
+	[ "$(cat "$T/ran")" = "$JOBREG_DIR" ]
+	[ "$(jobreg-get job)" = DONE ]
+	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
+}
+
 # ---- the realtime clock ----------------------------------------------------
 
 # step_clock SECONDS: step CLOCK_REALTIME by SECONDS (root); the test's
