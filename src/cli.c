@@ -121,8 +121,24 @@ int bad_value(const char *what, const char *arg, const char *hint)
 			   hint ? ")" : "");
 }
 
+/* The long option that WORD gives a value it does not take ("--json=1"):
+ * getopt_long reports that as '?' with optopt set to the option's letter
+ * OPT; else NULL. */
+static const char *valued_flag(const char *word, int opt)
+{
+	const char *eq = strchr(word, '=');
+	if (!opt || !eq || strncmp(word, "--", 2) != 0)
+		return NULL;
+	size_t len = (size_t)(eq - word - 2);
+	for (const struct option *o = long_options; o && o->name; o++)
+		if (o->has_arg == no_argument && o->val == opt && strncmp(o->name, word + 2, len) == 0)
+			return o->name;
+	return NULL;
+}
+
 int cli_common_option(int opt, const char *arg, struct common *c, const char *help)
 {
+	const char *flag;
 	switch (opt) {
 	case 'd':
 		if (!*arg)
@@ -150,6 +166,8 @@ int cli_common_option(int opt, const char *arg, struct common *c, const char *he
 		return usage_error("option '%s' needs an argument", args[optind - 1]);
 	case '?':
 	default:
+		if ((flag = valued_flag(args[optind - 1], optopt)) != NULL)
+			return usage_error("option '--%s' takes no value", flag);
 		if (optopt)
 			return usage_error("unknown option '-%c'", optopt);
 		return usage_error("unknown option '%s'", args[optind - 1]);

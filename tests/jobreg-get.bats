@@ -1125,6 +1125,23 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 	[[ $stderr != *"did you mean"* ]]
 }
 
+@test "a value given to a long option that takes none names that option" {
+	local cmd want
+	for cmd in "jobreg-get --json=1 x:--json" "jobreg-get --js=1 x:--json" "jobreg-get --help=x:--help" \
+		   "jobreg-set --force=1 x DONE:--force" "jobreg-clear --dry-run=1 -a:--dry-run" \
+		   "jobreg-dispatch --once=1 j true:--once"; do
+		want=${cmd##*:}
+		# shellcheck disable=SC2086  # the command's words
+		run --separate-stderr ${cmd%:*}
+		[ "$status" -eq 64 ]
+		[[ $stderr == *": option '$want' takes no value; usage: "* ]] || { echo "${cmd%:*}: $stderr"; false; }
+	done
+	# an unknown short option after a long one is still named as itself
+	run --separate-stderr jobreg-get --json -xq x
+	[[ $stderr == "jobreg-get: unknown option '-x'; usage: "* ]]
+	[ ! -e "$REG" ]
+}
+
 @test "a bad status list names the words a list may hold" {
 	local cmd
 	for cmd in "jobreg-get -s OKK -a" "jobreg-get --is OKK job" "jobreg-set --if OKK job DONE" \
