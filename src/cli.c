@@ -121,13 +121,26 @@ int bad_value(const char *what, const char *arg, const char *hint)
 			   hint ? ")" : "");
 }
 
-/* The long option that WORD gives a value it does not take ("--json=1"):
- * getopt_long reports that as '?' with optopt set to the option's letter
- * OPT; else NULL. */
-static const char *valued_flag(const char *word, int opt)
+/* The word where the last cli_next_option() call began. */
+static int option_word;
+
+int cli_next_option(int argc, char **argv, const char *shortopts)
 {
-	const char *eq = strchr(word, '=');
-	if (!opt || !eq || strncmp(word, "--", 2) != 0)
+	opterr = 0;
+	option_word = optind;
+	return getopt_long(argc, argv, shortopts, long_options, NULL);
+}
+
+/* The long option given a value it does not take ("--json=1"), which
+ * getopt_long reports as '?' with optopt set to the option's letter OPT;
+ * else NULL.  Only a long option's word was passed whole by the call:
+ * a letter inside a bundle ("-Fq") leaves optind where it was. */
+static const char *valued_flag(int opt)
+{
+	if (!opt || optind != option_word + 1)
+		return NULL;
+	const char *word = args[option_word], *eq = strchr(word, '=');
+	if (!eq || strncmp(word, "--", 2) != 0)
 		return NULL;
 	size_t len = (size_t)(eq - word - 2);
 	for (const struct option *o = long_options; o && o->name; o++)
@@ -166,7 +179,7 @@ int cli_common_option(int opt, const char *arg, struct common *c, const char *he
 		return usage_error("option '%s' needs an argument", args[optind - 1]);
 	case '?':
 	default:
-		if ((flag = valued_flag(args[optind - 1], optopt)) != NULL)
+		if ((flag = valued_flag(optopt)) != NULL)
 			return usage_error("option '--%s' takes no value", flag);
 		if (optopt)
 			return usage_error("unknown option '-%c'", optopt);

@@ -36,7 +36,11 @@ struct common {
 void cli_init(const char *name, char **argv, const char *usage,
 	      const struct option *longopts, struct common *c);
 
-/* Handle one getopt_long result that is common to all commands (or an
+/* getopt_long(3) over ARGV with SHORTOPTS and cli_init's LONGOPTS,
+ * opterr 0: the next option, or -1. */
+int cli_next_option(int argc, char **argv, const char *shortopts);
+
+/* Handle one cli_next_option() result that is common to all commands (or an
  * error).  Returns -1 when parsing goes on, else the status to exit with
  * (0 after --help/--version, 64 after a usage error). */
 int cli_common_option(int opt, const char *arg, struct common *c, const char *help);

@@ -405,8 +405,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 	long code;
 
 	cli_init("jobreg-dispatch", argv, usage, longopts, common);
-	opterr = 0;
-	while (rc < 0 && (opt = getopt_long(argc, argv, "+:E:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:E:m:" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
 		case 'O':
 			req->once = 1;

@@ -92,9 +92,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 	int opt, rc = -1;
 
 	cli_init("jobreg-get", argv, usage, longopts, common);
-	opterr = 0;
-	while (rc < 0 && (opt = getopt_long(argc, argv, "+:ljPs:o:a" COMMON_SHORTOPTS, longopts,
-					    NULL)) != -1) {
+	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:ljPs:o:a" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
 		case 'l':
 		case 'j':

@@ -157,8 +157,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 	int opt, rc = -1;
 
 	cli_init("jobreg-set", argv, usage, longopts, common);
-	opterr = 0;
-	while (rc < 0 && (opt = getopt_long(argc, argv, "+:m:" COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:m:" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
 		case 'I':
 			if (parse_status_list(optarg, &req->if_mask) < 0)

@@ -1136,9 +1136,12 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 		[ "$status" -eq 64 ]
 		[[ $stderr == *": option '$want' takes no value; usage: "* ]] || { echo "${cmd%:*}: $stderr"; false; }
 	done
-	# an unknown short option after a long one is still named as itself
+	# an unknown short option is still named as itself, also inside a
+	# bundle after a word that reads as such a long option
 	run --separate-stderr jobreg-get --json -xq x
 	[[ $stderr == "jobreg-get: unknown option '-x'; usage: "* ]]
+	run --separate-stderr jobreg-set -m --force=yes -Fq x DONE
+	[[ $stderr == "jobreg-set: unknown option '-F'; usage: "* ]]
 	[ ! -e "$REG" ]
 }
 
