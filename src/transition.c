@@ -162,14 +162,20 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 	count_up(r, "consecutive_failures");
 }
 
+/* No result over a DONE record (a note, a setting): the run's result
+ * stays, and nothing is counted, so that no such write turns a failed run
+ * into one whose result is not known, which dispatch --once would replay
+ * as done. */
+static int keeps_result(const struct record *r, const struct run_end *end)
+{
+	return record_get(r, "status") && record_status(r) == ST_DONE &&
+	       end->exit_status < 0 && !end->signal_name && !end->timed_out;
+}
+
 void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
 			    const char *note)
 {
-	/* No result over a DONE record (a note, a setting): the run's result
-	 * stays, so that no such write turns a failed run into one whose
-	 * result is not known, which dispatch --once would replay as done. */
-	int keep = record_get(r, "status") && record_status(r) == ST_DONE &&
-		   end->exit_status < 0 && !end->signal_name && !end->timed_out;
+	int keep = keeps_result(r, end);
 	begin(r, ST_DONE, now, note);
 	drop_keys(r, liveness_keys);
 	record_drop(r, "retry_at");
@@ -193,7 +199,10 @@ void record_to_done(struct record *r, time_t now, const struct run_end *end,
 	 * counted. */
 	int counted = (record_get(r, "status") && record_status(r) == ST_DONE &&
 		       record_outcome(r) == OUTCOME_FAILED) || record_get(r, "retry_at");
+	int keep = keeps_result(r, end);
 	record_to_done_counted(r, now, end, note);
+	if (keep)
+		return;
 	switch (record_outcome(r)) {
 	case OUTCOME_FAILED:
 		if (counted)

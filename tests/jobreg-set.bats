@@ -392,6 +392,11 @@ set_refuses_id() {
 	jobreg-set --exit 0 failed DONE
 	run jobreg-get --is OK failed
 	[ "$status" -eq 0 ]
+	# a DONE written by hand, OK but with no ended: kept as it is
+	write_record byhand version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
+	run --separate-stderr jobreg-set -m checked byhand DONE
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(keys byhand)" = "version status since exit note" ]
 }
 
 @test "set --exit accepts 0 to 255 and refuses anything else with 64" {
