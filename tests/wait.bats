@@ -413,11 +413,17 @@ polling_follow_case() {
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
 
-@test "dispatch --wait whose registry is replaced meanwhile runs in the new one" {
+# wait_behind_run: job runs (sleep 100); a dispatch --wait of it, in W,
+# notes the JOBREG_DIR its command ran with in $T/ran, its stderr in $T/err.
+wait_behind_run() {
 	dispatch_bg job sleep 100
 	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
 	w=$!
 	BG_PIDS+=("$w")
+}
+
+@test "dispatch --wait whose registry is replaced meanwhile runs in the new one" {
+	wait_behind_run
 	sleep 0.5
 	mv "$JOBREG_DIR" "$T/away"
 	mkdir -p "$JOBREG_DIR"   # or the dispatcher made it first
@@ -429,10 +435,7 @@ polling_follow_case() {
 }
 
 @test "dispatch --wait held by the old run's lock when its registry is removed runs in the new one within a second" {
-	dispatch_bg job sleep 100
-	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
-	w=$!
-	BG_PIDS+=("$w")
+	wait_behind_run
 	sleep 0.3
 	# The record goes first, as rm -rf may remove it: the waiter finds no
 	# run recorded and waits for the run lock that the old run still holds.
