@@ -172,15 +172,15 @@ static int keeps_result(const struct record *r, const struct run_end *end)
 	       end->exit_status < 0 && !end->signal_name && !end->timed_out;
 }
 
-void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
-			    const char *note)
+int record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
+			   const char *note)
 {
 	int keep = keeps_result(r, end);
 	begin(r, ST_DONE, now, note);
 	drop_keys(r, liveness_keys);
 	record_drop(r, "retry_at");
 	if (keep)
-		return;
+		return 1;
 	drop_keys(r, result_keys);
 	put_time(r, "ended", now);
 	if (end->signal_name)
@@ -189,6 +189,7 @@ void record_to_done_counted(struct record *r, time_t now, const struct run_end *
 		put_number(r, "exit", (unsigned long long)end->exit_status);
 	if (end->timed_out)
 		record_put(r, "timed_out", "1");
+	return 0;
 }
 
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
@@ -199,9 +200,7 @@ void record_to_done(struct record *r, time_t now, const struct run_end *end,
 	 * counted. */
 	int counted = (record_get(r, "status") && record_status(r) == ST_DONE &&
 		       record_outcome(r) == OUTCOME_FAILED) || record_get(r, "retry_at");
-	int keep = keeps_result(r, end);
-	record_to_done_counted(r, now, end, note);
-	if (keep)
+	if (record_to_done_counted(r, now, end, note))
 		return;
 	switch (record_outcome(r)) {
 	case OUTCOME_FAILED:

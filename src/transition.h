@@ -59,10 +59,10 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at);
 void record_to_done(struct record *r, time_t now, const struct run_end *end,
 		    const char *note);
 /* DONE with END, for the failed attempt whose failure record_to_retry()
- * counted already: no counter moves (and, as above, no result over a
- * DONE record keeps its result). */
-void record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
-			    const char *note);
+ * counted already: no counter moves.  Returns 1 when, as above, it kept
+ * the result of a DONE record (END has none), else 0. */
+int record_to_done_counted(struct record *r, time_t now, const struct run_end *end,
+			   const char *note);
 /* The run of a STALE record was lost (SPEC §2): failures, lost and
  * consecutive_failures + 1. */
 void record_count_lost(struct record *r);
