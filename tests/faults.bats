@@ -93,9 +93,9 @@ note_fail() {
 	FAILS+=("${m//$'\n'/\\n}")
 }
 
-# untraced FUNCTION ARGS...: run FUNCTION in a subshell without bats' DEBUG trap, which
-# runs for every command and would make these loops several times slower.  Failures
-# are noted with note_fail and reported at the end.
+# untraced FUNCTION ARGS...: run FUNCTION in a subshell where a failed command
+# does not end the test (no ERR trap, no errexit): failures are noted with
+# note_fail and reported at the end, all of them.
 untraced() {
 	(
 		trap - DEBUG ERR

@@ -549,7 +549,7 @@ many_records() {
 	dead=$(printf '%s\n' version=1 status=RUNNING since=2026-01-01T00:00:00Z owner=pid \
 		"host=$(hostname)" pid=999999999 pid_start=1 "boot_id=$(</proc/sys/kernel/random/boot_id)" \
 		$(ns_fields))
-	notrace write_many_records "$1" "$dead"
+	write_many_records "$1" "$dead"
 	rm "$REG/j10" && mkdir "$REG/j10"
 }
 
@@ -612,10 +612,9 @@ write_many_records() {
 done_records() {
 	local i note=${2:+note=$2$'\n'}
 	mkdir -p "$REG"
-	( trap - DEBUG   # (see notrace)
-	  for ((i = 0; i < $1; i++)); do
+	for ((i = 0; i < $1; i++)); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nexit=0\n%s' "$note" > "$REG/j$i"
-	  done )
+	done
 }
 
 @test "get -a held up by a reader that does not read keeps no record open" {
@@ -993,14 +992,14 @@ listings_partly_cleared() {
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\n' > "$stage/j$i"
 	done
 	# (a nap of 10 ms a round leaves the listings a share of the CPU)
-	( trap - DEBUG   # (see notrace)
+	(
 	  while [ ! -e "$stop" ]; do
 		ln "$stage"/j* "$REG"/ 2>/dev/null
 		jobreg-clear -q -a >/dev/null 2>&1
 		nap 0.01
 	done ) 3>&- &
 	BG+=("$!")
-	seen=$(notrace listings_partly_cleared "$BATS_TEST_TMPDIR/out") || { : > "$stop"; false; }
+	seen=$(listings_partly_cleared "$BATS_TEST_TMPDIR/out") || { : > "$stop"; false; }
 	: > "$stop"
 	echo "runs that saw a partly cleared registry: $seen" >&3
 	[ "$seen" -gt 0 ]

@@ -354,11 +354,10 @@ temps_in() {
 	mkdir -p "$REG"
 	local note
 	note=$(printf 'x%.0s' $(seq 40))
-	( trap - DEBUG   # (see notrace)
-	  for i in $(seq 3000); do
+	for i in $(seq 3000); do
 		printf 'version=1\nstatus=DONE\nsince=2026-01-01T00:00:00Z\nstarted=2026-01-01T00:00:00Z\nended=2026-01-01T00:00:01Z\nexit=0\nlast_success=2026-01-01T00:00:01Z\nnote=%s\n' \
 			"$note" > "$REG/job$i"
-	done )
+	done
 	local out="$BATS_TEST_TMPDIR/m/jobreg.prom" snap="$BATS_TEST_TMPDIR/snap" done="$BATS_TEST_TMPDIR/done"
 	mkdir "$BATS_TEST_TMPDIR/m"
 	jobreg-get -a -P -o "$out"

@@ -736,6 +736,7 @@ while not os.path.exists(stop):
 # replaced_while_listed MOUNTPOINT: 1000 records on a tmpfs, each with its
 # lock file, all replaced by rename again and again by one jobreg-set loop.
 replaced_while_listed() {
+	local i
 	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
 	mkdir "$T/mnt"
 	mount -t tmpfs -o size=64m tmpfs "$T/mnt" 2>/dev/null || skip "cannot mount a tmpfs on $T/mnt"
@@ -744,12 +745,11 @@ replaced_while_listed() {
 	mkdir "$REG"
 	# Records as jobreg-set writes them, so that every job gives each format
 	# the same number of lines before and after it is replaced.
-	( trap - DEBUG   # (see notrace)
-	  for i in $(seq -w 1000); do
+	for i in $(seq -w 1000); do
 		printf 'version=1\nstatus=DONE\nsince=%s\nended=%s\nexit=0\nlast_success=%s\n' \
 			2026-01-01T00:00:00Z 2026-01-01T00:00:00Z 2026-01-01T00:00:00Z > "$REG/j$i"
 		: > "$REG/.j$i.lock"
-	done )
+	done
 	# The lines of each format while nothing moves, for short_listings.
 	local format
 	declare -gA WHOLE=()
@@ -767,7 +767,7 @@ replaced_while_listed() {
 	# CPU.  It still renames over a record every 30 ms or so, and 0.2.0
 	# misses a job in about as many of the 1200 listings (1 to 7 here) as at
 	# the faster pace.
-	( trap - DEBUG   # (see notrace)
+	(
 	  while [ ! -e "$T/stop" ]; do
 		for i in $(seq -w 1 7 1000); do
 			jobreg-set --exit 0 "j$i" DONE || exit 1
@@ -801,7 +801,7 @@ short_listings() {
 	replaced_while_listed
 	local format out short=
 	for format in "" -l -j -P; do
-		out=$(notrace short_listings "$format")
+		out=$(short_listings "$format")
 		[ -z "$out" ] || short+=$out$'\n'
 	done
 	touch "$T/stop"
