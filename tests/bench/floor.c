@@ -16,6 +16,8 @@
  *                              what jobreg-dispatch -d DIR JOB CMD... does:
  *                              the same calls around a fork, exec and wait
  *                              of CMD
+ *   floor sweep DIR            what jobreg-clear -d DIR -a does to a
+ *                              registry of jobs that may all be cleared
  *
  * The sequences, learned with strace -f of the commands of 0.2.1 (a job
  * whose lock files exist, as in a registry in use):
@@ -33,8 +35,14 @@
  *             fstat and close the run lock; the leftover check: open
  *             .JOB.run, fstat, flock LOCK_EX|LOCK_NB, fstatat, close;
  *             close DIR
+ *   sweep     open DIR, fstat, list it; for each record: job lock; read
+ *             JOB; unlink JOB; if the listing has .JOB.run: open it,
+ *             fstat, flock LOCK_EX|LOCK_NB (no inode check: the job lock
+ *             is held), unlink it; unlink .JOB.lock; close the run lock
+ *             and the job lock; then fsync DIR, close DIR
  * Exit: 0; 64 usage; 74 a failed call (named on stderr). */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +209,66 @@ static int do_dispatch(const char *path, const char *job, char **cmd)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int listed(char **names, size_t n, const char *name)
+{
+	return bsearch(&name, names, n, sizeof *names, by_name) != NULL;
+}
+
+static int do_sweep(const char *path)
+{
+	char buf[4096], name[300];
+	struct stat st;
+	int dir = open_dir(path);
+	int list = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = list < 0 ? NULL : fdopendir(list);
+	if (!d)
+		fail("list dir");
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (n == cap && !(names = realloc(names, (cap = cap ? 2 * cap : 1024) * sizeof *names)))
+			fail("realloc");
+		if (!(names[n++] = strdup(e->d_name)))
+			fail("strdup");
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, by_name);
+	for (size_t i = 0; i < n; i++) {
+		const char *job = names[i];
+		if (job[0] == '.')
+			continue;
+		int lock = take_lock(dir, job, "lock"), run = -1;
+		read_record(dir, job, buf, sizeof buf);
+		if (unlinkat(dir, job, 0) < 0)
+			fail("unlink record");
+		name_of(name, sizeof name, job, "run");
+		if (listed(names, n, name)) {
+			run = openat(dir, name, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+			if (run < 0 || fstat(run, &st) < 0 || flock(run, LOCK_EX | LOCK_NB) < 0)
+				fail("run lock");
+			if (unlinkat(dir, name, 0) < 0)
+				fail("unlink run lock");
+		}
+		name_of(name, sizeof name, job, "lock");
+		if (unlinkat(dir, name, 0) < 0)
+			fail("unlink lock");
+		if (run >= 0)
+			close_fd(run);
+		close_fd(lock);
+	}
+	if (fsync(dir) < 0)
+		fail("fsync dir");
+	close_fd(dir);
+	return 0;
+}
+
 /* The durable update alone, COUNT times. */
 static int do_update(const char *path, const char *name, long count)
 {
@@ -236,7 +304,7 @@ static int do_update(const char *path, const char *name, long count)
 static int usage(void)
 {
 	fprintf(stderr, "usage: floor DIR NAME [COUNT] | floor get|set DIR JOB | "
-			"floor dispatch DIR JOB CMD [ARG...]\n");
+			"floor dispatch DIR JOB CMD [ARG...] | floor sweep DIR\n");
 	return 64;
 }
 
@@ -246,6 +314,8 @@ int main(int argc, char **argv)
 		return do_get(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "set") == 0)
 		return do_set(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "sweep") == 0)
+		return do_sweep(argv[2]);
 	if (argc >= 5 && strcmp(argv[1], "dispatch") == 0)
 		return do_dispatch(argv[2], argv[3], argv + 4);
 	if (argc < 3 || argc > 4)
