@@ -21,14 +21,28 @@ shopt -s extglob
 ERRNOS="ENOSPC EIO EDQUOT EMFILE EACCES"
 ABSENT=$'\1absent'      # what slurp says for a missing file
 
+# What strace can do here, asked once a file, not once a test (four traced
+# starts): why the tests must skip, if they must, in FAULTS_SKIP, and
+# FAULTS_SECCOMP=1 where seccomp-bpf makes strace faster (it says nothing
+# then); exported for local_setup.
+setup_file() {
+	FAULTS_SKIP= FAULTS_SECCOMP=
+	if ! command -v strace >/dev/null 2>&1; then
+		FAULTS_SKIP="strace not installed"
+	elif ! strace -o /dev/null true >/dev/null 2>&1; then
+		FAULTS_SKIP="strace cannot trace here (ptrace not permitted)"
+	elif ! strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1; then
+		FAULTS_SKIP="this strace cannot inject faults (strace >= 4.16 needed)"
+	elif [[ -z $(strace -f --seccomp-bpf -o /dev/null true 2>&1) ]]; then
+		FAULTS_SECCOMP=1
+	fi
+	export FAULTS_SKIP FAULTS_SECCOMP
+}
+
 local_setup() {
-	command -v strace >/dev/null 2>&1 || skip "strace not installed"
-	strace -o /dev/null true >/dev/null 2>&1 || skip "strace cannot trace here (ptrace not permitted)"
-	strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1 ||
-		skip "this strace cannot inject faults (strace >= 4.16 needed)"
-	# seccomp-bpf makes strace faster where the kernel has it (it says nothing then)
+	[ -z "$FAULTS_SKIP" ] || skip "$FAULTS_SKIP"
 	SECCOMP=()
-	[[ -z $(strace -f --seccomp-bpf -o /dev/null true 2>&1) ]] && SECCOMP=(-f --seccomp-bpf)
+	[ -z "$FAULTS_SECCOMP" ] || SECCOMP=(-f --seccomp-bpf)
 	# LeakSanitizer cannot work under ptrace: with SANITIZE=1 builds, leaks are for the
 	# other tests to find
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0

@@ -7,7 +7,9 @@ bats_require_minimum_version 1.5.0
 load helper
 load owners
 
-local_setup() {
+# The python that has prometheus_client, looked for once a file, not once a
+# test (a python start costs a tenth of a second or more): exported for them.
+setup_file() {
 	PROM_PY=
 	local py
 	for py in python3 /usr/bin/python3; do
@@ -16,6 +18,7 @@ local_setup() {
 			break
 		fi
 	done
+	export PROM_PY
 }
 
 need_parser() {
