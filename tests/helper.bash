@@ -7,6 +7,17 @@ case $BATS_TEST_DIRNAME in
 /*/tests) JOBREG_ROOT=${BATS_TEST_DIRNAME%/tests} ;;
 *) JOBREG_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)" ;;
 esac
+# python3, which some tests use as a tool (JSON, a pty, a socket, the
+# Prometheus parser), is the system's where there is one: the first python3
+# on PATH may be a version manager's shim (pyenv's is a shell script that
+# starts a dozen processes, 0.4 s of CPU here, before python).  The link is
+# made once a run, in the run's directory.
+if [ -x /usr/bin/python3 ]; then
+	if [ ! -e "$BATS_RUN_TMPDIR/python/python3" ]; then
+		mkdir -p "$BATS_RUN_TMPDIR/python" && ln -sf /usr/bin/python3 "$BATS_RUN_TMPDIR/python/python3"
+	fi
+	PATH="$BATS_RUN_TMPDIR/python:$PATH"
+fi
 export PATH="$JOBREG_ROOT/bin:$PATH"
 
 setup() {
