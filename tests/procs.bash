@@ -20,13 +20,16 @@ poll_until() {
 	until "$@"; do
 		i=$((i + 1))
 		[ "$i" -lt 400 ] || return 1
-		sleep 0.025
+		nap 0.025
 	done
 }
 
-# gone PID: the process no longer exists (or is a zombie).
+# gone PID: the process no longer exists (or is a zombie); no process started.
 gone() {
-	[ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]
+	local stat
+	{ read -r stat < "/proc/$1/stat"; } 2>/dev/null || return 0
+	stat=${stat##*) }
+	[ "${stat%% *}" = Z ]
 }
 
 # kill_tree PID SIG: signal PID and its descendants, by id.
@@ -53,7 +56,7 @@ wait_bg() {
 	while ! gone "$1"; do
 		i=$((i + 1))
 		if [ "$i" -ge 600 ]; then echo "process $1 did not end" >&2; return 1; fi
-		sleep 0.025
+		nap 0.025
 	done
 	BG_RC=0
 	wait "$1" || BG_RC=$?
