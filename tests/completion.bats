@@ -60,9 +60,11 @@ need_zsh() {
 
 # has WORD...: every WORD is a line of $output.
 has() {
-	local w
+	local w line
+	local -A lines=()   # (keys "x" + the line: a key cannot be empty)
+	while IFS= read -r line; do lines[x$line]=1; done <<<"$output"
 	for w in "$@"; do
-		grep -qxF -- "$w" <<<"$output" || { echo "missing '$w' in: $output"; return 1; }
+		[ -n "${lines[x$w]:-}" ] || { echo "missing '$w' in: $output"; return 1; }
 	done
 }
 
