@@ -413,7 +413,7 @@ polling_follow_case() {
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
 
-# wait_behind_run: job runs (sleep 100); a dispatch --wait of it, in W,
+# wait_behind_run: job runs (sleep 100); a dispatch --wait of it, its pid in w,
 # notes the JOBREG_DIR its command ran with in $T/ran, its stderr in $T/err.
 wait_behind_run() {
 	dispatch_bg job sleep 100
