@@ -11,11 +11,11 @@ esac
 # Prometheus parser), is the system's where there is one: the first python3
 # on PATH may be a version manager's shim (pyenv's is a shell script that
 # starts a dozen processes, 0.4 s of CPU here, before python).  The link is
-# made once a run, in the run's directory.
+# made once a bats run (tests/run starts one a file), in its directory.
 if [ -x /usr/bin/python3 ]; then
 	if [ ! -e "$BATS_RUN_TMPDIR/python/python3" ]; then
 		mkdir -p "$BATS_RUN_TMPDIR/python"
-		# (a test of another file, run at once, may make it first)
+		# (a test of another file of the same run may make it first)
 		ln -s /usr/bin/python3 "$BATS_RUN_TMPDIR/python/python3" 2>/dev/null || true
 	fi
 	PATH="$BATS_RUN_TMPDIR/python:$PATH"

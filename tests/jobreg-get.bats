@@ -977,20 +977,24 @@ get_sees_corrupt() {
 # listings_partly_cleared: 300 listings (get -a) of a registry whose 200
 # DONE records come and go; fails on a listing that fails or prints anything
 # but DONE; prints how many listed some of the jobs but not all.  (The loop
-# is sh's, each listing followed by a line "//", and one awk reads them: a
-# fork of the test's bash costs several of sh.)
+# is sh's, each listing followed by a line "// STATUS", and one awk reads
+# them: a fork of the test's bash costs several of sh.)
 listings_partly_cleared() {
 	sh -c 'i=0
 		while [ "$i" -lt 300 ]; do
-			jobreg-get -a 2>&1 || echo "!! exit $?"
-			echo //
+			jobreg-get -a 2>&1
+			echo "// $?"
 			i=$((i + 1))
 		done' |
 	awk '
-		$0 == "//" { if (n > 0 && n < 200) seen++; n = 0; next }
+		$0 == "// 0" { if (n > 0 && n < 200) seen++; n = 0; listings++; next }
 		/ DONE$/ { n++; next }
-		{ print > "/dev/stderr"; bad = 1; exit 1 }
-		END { if (bad) exit 1; print seen + 0 }'
+		{ print > "/dev/stderr"; failed = 1; exit 1 }
+		END {
+			if (failed) exit 1
+			if (listings != 300 || n != 0) { printf "%d listings, %d lines after the last\n", listings, n > "/dev/stderr"; exit 1 }
+			print seen + 0
+		}'
 }
 
 @test "get -a leaves out a record that is cleared between the listing and its read" {
