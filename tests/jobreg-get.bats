@@ -978,7 +978,7 @@ get_sees_corrupt() {
 # DONE records come and go; fails on a listing that fails or prints anything
 # but DONE; prints how many listed some of the jobs but not all.  (The loop
 # is sh's, each listing followed by a line "// STATUS", and one awk reads
-# them: a fork of the test's bash costs several of sh.)
+# them: a fork of the test's bash costs twice one of sh.)
 listings_partly_cleared() {
 	sh -c 'i=0
 		while [ "$i" -lt 300 ]; do

@@ -714,7 +714,7 @@ while not os.path.exists(stop):
 ' "$REG" "$T/stop" 3>&- &
 	echo "$!" >> "$T/pids"
 	# 300 listings in a loop of sh, each followed by a line "//"; one awk
-	# counts (a fork of the test's bash costs several of sh).  Every listing
+	# counts (a fork of the test's bash costs twice one of sh).  Every listing
 	# must hold a, b and c DONE, whole lines of eight fields.
 	local counts bad unreadable
 	# shellcheck disable=SC2016  # expanded by sh
@@ -777,7 +777,7 @@ replaced_while_listed() {
 	# still renames over a record every 30 ms or so, and 0.2.0 misses a job
 	# in some of the 1200 listings (8 and 13 in two runs here, all of the
 	# plain format).  (The loop is sh's: each fork of the test's bash costs
-	# several times one of sh on a virtual machine.)
+	# twice one of sh on a virtual machine.)
 	sh -c 'while [ ! -e "$1" ]; do
 		for i in $(seq -w 1 7 1000); do
 			jobreg-set --exit 0 "j$i" DONE || exit 1
@@ -849,7 +849,7 @@ short_listings() {
 
 @test "get --is DONE -a is true while another job is set DONE and cleared again and again" {
 	for j in a b c d e; do jobreg-set --exit 0 "$j" DONE; done
-	# (both loops in sh: a fork of the test's bash costs several of sh)
+	# (both loops in sh: a fork of the test's bash costs twice one of sh)
 	sh -c 'while [ ! -e "$1" ]; do
 		jobreg-set --exit 0 flicker DONE
 		jobreg-clear flicker
