@@ -126,6 +126,20 @@ nap() {
 	read -r -t "$1" -u "$NAP_FD" || true
 }
 
+# listings N ARG...: jobreg-get ARG... N times, each listing followed by a
+# line "// STATUS" (its exit status; no listing starts a line so), in a
+# loop of sh: a fork and exec from the test's bash costs about twice one
+# from sh.
+listings() {
+	# shellcheck disable=SC2016  # expanded by sh
+	sh -c 'n=$1; shift; i=0
+		while [ "$i" -lt "$n" ]; do
+			jobreg-get "$@"
+			echo "// $?"
+			i=$((i + 1))
+		done' sh "$@"
+}
+
 # flunk MESSAGE: fail the test, saying why.
 flunk() {
 	echo "$*" >&2

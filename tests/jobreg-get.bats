@@ -976,16 +976,10 @@ get_sees_corrupt() {
 
 # listings_partly_cleared: 300 listings (get -a) of a registry whose 200
 # DONE records come and go; fails on a listing that fails or prints anything
-# but DONE; prints how many listed some of the jobs but not all.  (The loop
-# is sh's, each listing followed by a line "// STATUS", and one awk reads
-# them: a fork of the test's bash costs twice one of sh.)
+# but DONE; prints how many listed some of the jobs but not all (one awk
+# reads them; see listings).
 listings_partly_cleared() {
-	sh -c 'i=0
-		while [ "$i" -lt 300 ]; do
-			jobreg-get -a 2>&1
-			echo "// $?"
-			i=$((i + 1))
-		done' |
+	listings 300 -a 2>&1 |
 	awk '
 		$0 == "// 0" { if (n > 0 && n < 200) seen++; n = 0; listings++; next }
 		/ DONE$/ { n++; next }

@@ -713,21 +713,14 @@ while not os.path.exists(stop):
     time.sleep(0.0005)
 ' "$REG" "$T/stop" 3>&- &
 	echo "$!" >> "$T/pids"
-	# 300 listings in a loop of sh, each followed by a line "//"; one awk
-	# counts (a fork of the test's bash costs twice one of sh).  Every listing
-	# must hold a, b and c DONE, whole lines of eight fields.
+	# 300 listings, one awk counting (see listings).  Every listing must
+	# hold a, b and c DONE, whole lines of eight fields.
 	local counts bad unreadable
-	# shellcheck disable=SC2016  # expanded by sh
-	counts=$(sh -c 'i=0
-		while [ "$i" -lt 300 ]; do
-			jobreg-get -l -a 2>/dev/null
-			echo //
-			i=$((i + 1))
-		done' |
+	counts=$(listings 300 -l -a 2>/dev/null |
 	awk -F '\t' '
 		function fail(why) { printf "%s%s", why, listing; failed = 1; exit 1 }
-		$0 == "//" { if (abc != 3) fail("a listing without a, b and c DONE:\n"); n++; abc = 0; listing = ""; next }
-		/\/\/$/ { listing = listing $0 "\n"; fail("a listing cut short:\n") }
+		/^\/\/ [0-9]+$/ { if (abc != 3) fail("a listing without a, b and c DONE:\n"); n++; abc = 0; listing = ""; next }
+		/\/\/ [0-9]+$/ { listing = listing $0 "\n"; fail("a listing cut short:\n") }
 		{ listing = listing $0 "\n" }
 		$1 == "zzz" && $2 == "RUNNING" { bad++ }
 		$1 == "zzz" && $2 == "UNREADABLE" { unreadable++ }
@@ -798,17 +791,11 @@ listed_lines() {
 
 # short_listings FORMAT: 300 listings get FORMAT -a of replaced_while_listed's
 # registry; a line for each that did not list its 1000 jobs (each job has as
-# many lines in every listing: a missing one makes it shorter) or failed.
-# The listings run in a loop of sh, each followed by a line "// STATUS" (no
-# format starts a line so), and one awk counts the lines between.
+# many lines in every listing: a missing one makes it shorter) or failed,
+# counted by one awk (see listings).
 short_listings() {
-	# shellcheck disable=SC2016  # expanded by sh
-	sh -c 'i=0
-		while [ "$i" -lt 300 ]; do
-			jobreg-get $1 -a
-			echo "// $?"
-			i=$((i + 1))
-		done' sh "$1" |
+	# shellcheck disable=SC2086  # no word for the plain format
+	listings 300 $1 -a |
 	awk -v format="$1" -v want="${WHOLE[x$1]}" '
 		/^\/\/ [0-9]+$/ {
 			if ($2 != 0) printf "get %s -a: exit %d\n", format, $2
