@@ -1,5 +1,4 @@
-# jobreg — POSIX-ish Makefile (GNU make for the pattern rules is fine too).
-.POSIX:
+# jobreg — a Makefile for GNU make (pattern rules build each object in .build/).
 
 VERSION   = 0.3.0
 PREFIX    = /usr/local
@@ -10,7 +9,7 @@ ZSHCOMPDIR  = $(PREFIX)/share/zsh/site-functions
 CC        = cc
 CFLAGS    = -O2 -g
 WARNFLAGS = -std=c11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes -Wvla
-CPPFLAGS  = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DJOBREG_VERSION=\"$(VERSION)\"
+CPPFLAGS  = -Isrc -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DJOBREG_VERSION=\"$(VERSION)\"
 LDFLAGS   =
 SANITIZE  =
 # Static by default: a static binary starts faster than /bin/true, since no
@@ -18,16 +17,20 @@ SANITIZE  =
 STATIC    = 1
 
 PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
-LIBOBJ = src/msg.o src/sys.o src/status.o src/utf8.o src/rfc3339.o src/signame.o \
-	 src/record.o src/transition.o src/entry.o src/atomic.o src/registry.o src/lock.o src/listing.o src/proc.o \
-	 src/probe.o src/liveness.o src/state.o src/tidy.o src/leftover.o src/wait.o \
-	 src/supervise.o src/output.o src/outfile.o src/cli.o src/history.o src/commit.o \
-	 src/run.o src/logrelay.o src/logview.o src/prom.o
-HDRS = src/msg.h src/sys.h src/status.h src/utf8.h src/rfc3339.h src/signame.h src/transition.h \
-	 src/record.h src/entry.h src/atomic.h src/registry.h src/lock.h src/listing.h src/proc.h \
-	 src/probe.h src/liveness.h src/state.h src/tidy.h src/leftover.h src/wait.h \
-	 src/supervise.h src/output.h src/outfile.h src/cli.h src/history.h src/commit.h \
-	 src/run.h src/logrelay.h src/logview.h src/prom.h
+# The library, folder by folder, each layer using only those above it in
+# this list (src/README gives the plan).  Objects go to .build/, so that
+# src/ holds sources only.
+LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/util/signame.c \
+	 src/record/status.c src/record/record.c src/record/transition.c \
+	 src/registry/openat.c src/registry/atomic.c src/registry/registry.c src/registry/lock.c \
+	 src/registry/listing.c src/registry/history.c src/registry/write.c src/registry/sweep.c \
+	 src/liveness/proc.c src/liveness/facts.c src/liveness/liveness.c src/liveness/jobstate.c \
+	 src/liveness/wait.c \
+	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c \
+	 src/report/format.c src/report/outfile.c src/report/prom.c \
+	 src/cmd/cli.c
+LIBOBJ = $(LIBSRC:src/%.c=.build/%.o)
+HDRS = $(LIBSRC:.c=.h)
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
 MAN7 = man/jobreg.7
 
@@ -39,29 +42,23 @@ ALLLDFLAGS = $(LDFLAGS) $(STATICFLAGS_$(STATIC)$(SANITIZE)) $(SANFLAGS_$(SANITIZ
 
 all: $(PROGS)
 
-.SUFFIXES: .c .o
-.c.o:
+# (GNU make's pattern rules: one object a source, in .build/'s own copy
+# of src/'s folders)
+.build/%.o: src/%.c $(HDRS) .build/flags
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
 
-$(LIBOBJ) src/jobreg-get.o src/jobreg-set.o src/jobreg-clear.o src/jobreg-dispatch.o: $(HDRS) .build-flags
-
 # Rebuild everything when the flags change (plain <-> SANITIZE=1).
-.build-flags: FORCE
-	@echo '$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS)' > .build-flags.new; \
-	if cmp -s .build-flags.new .build-flags; then rm -f .build-flags.new; else mv .build-flags.new .build-flags; fi
+.build/flags: FORCE
+	@mkdir -p .build; echo '$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS)' > .build/flags.new; \
+	if cmp -s .build/flags.new .build/flags; then rm -f .build/flags.new; else mv .build/flags.new .build/flags; fi
 
-src/libjobreg.a: $(LIBOBJ)
+.build/libjobreg.a: $(LIBOBJ)
 	rm -f $@
 	ar rcs $@ $(LIBOBJ)
 
-bin/jobreg-get: src/jobreg-get.o src/libjobreg.a
-	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-get.o src/libjobreg.a
-bin/jobreg-set: src/jobreg-set.o src/libjobreg.a
-	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-set.o src/libjobreg.a
-bin/jobreg-clear: src/jobreg-clear.o src/libjobreg.a
-	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-clear.o src/libjobreg.a
-bin/jobreg-dispatch: src/jobreg-dispatch.o src/libjobreg.a
-	$(CC) $(ALLLDFLAGS) -o $@ src/jobreg-dispatch.o src/libjobreg.a
+bin/%: .build/cmd/%.o .build/libjobreg.a
+	$(CC) $(ALLLDFLAGS) -o $@ $< .build/libjobreg.a
 
 check: all
 	tests/run
@@ -96,7 +93,7 @@ lint:
 	tests/lint $(LINT)
 
 clean:
-	rm -f $(PROGS) src/*.o src/libjobreg.a .build-flags .build-flags.new
+	rm -rf $(PROGS) .build .build-flags
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
@@ -120,5 +117,7 @@ uninstall:
 	done
 	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
+# The mains' objects are kept, so that a second make does nothing.
+.SECONDARY:
 FORCE:
 .PHONY: all check check-sharedfs stress fuzz bench lint clean install uninstall FORCE

@@ -79,9 +79,9 @@ help_options() {
 		tr -d ' ,' | LC_ALL=C sort -u
 }
 
-# signame_names: the names of src/signame.c's table, one a line.
+# signame_names: the names of src/util/signame.c's table, one a line.
 signame_names() {
-	grep -oE '\{ *SIG[A-Z0-9]+, *"[A-Z0-9]+" *\}' "$JOBREG_ROOT/src/signame.c" | sed 's/.*"\(.*\)".*/\1/'
+	grep -oE '\{ *SIG[A-Z0-9]+, *"[A-Z0-9]+" *\}' "$JOBREG_ROOT/src/util/signame.c" | sed 's/.*"\(.*\)".*/\1/'
 }
 
 # all_accepted WORD...: jobreg-dispatch --signal takes every WORD (a run
@@ -231,7 +231,7 @@ two_registries() {
 		offered=$output
 		# not bash's EXIT, DEBUG, ERR, RETURN, nor its JUNK(32) for an unnamed number
 		[ -z "$(grep -E '^(EXIT|DEBUG|ERR|RETURN)$|JUNK|[()]' <<<"$offered")" ]
-		# every name of src/signame.c, and the real-time ones as kill -l names them
+		# every name of src/util/signame.c, and the real-time ones as kill -l names them
 		for name in $(signame_names) RTMIN RTMIN+1 RTMIN+15 RTMAX-14 RTMAX-1 RTMAX; do has "$name"; done
 		# with SIG once SI is typed, in any case
 		bcomp "$mode" jobreg-dispatch --signal Si
@@ -412,7 +412,7 @@ two_registries() {
 	mkdir -p "$src"
 	# The build as it is (objects, binaries and flags, times kept), so that
 	# install installs it rather than build it again.
-	cp -pR "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/.build-flags" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" \
+	cp -pR "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/.build" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" \
 		"$JOBREG_ROOT/bin" "$src/"
 	run make -C "$src" install DESTDIR="$T/dest" PREFIX=/usr
 	[ "$status" -eq 0 ]

@@ -97,7 +97,7 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 	mkdir -p "$src"
 	# The build as it is (objects, binaries and flags, times kept), so that
 	# install installs it rather than build it again.
-	cp -pR "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/.build-flags" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" \
+	cp -pR "$JOBREG_ROOT/Makefile" "$JOBREG_ROOT/.build" "$JOBREG_ROOT/src" "$JOBREG_ROOT/man" \
 		"$JOBREG_ROOT/bin" "$src/"
 	run make -C "$src" install DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/opt/jr
 	[ "$status" -eq 0 ]

@@ -2,7 +2,7 @@
  * liveness"), checked against liveness_judge() as state.c drives it (the
  * probes answered from the row).  Prints one line per row; exits 1 if a
  * row reads otherwise.  Built and run by tests/namespaces.bats. */
-#include "liveness.h"
+#include "liveness/liveness.h"
 
 #include <stdio.h>
 

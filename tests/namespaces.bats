@@ -239,9 +239,9 @@ as_user_hidepid() {
 	local cc=${CC:-cc}
 	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/liveness_table.c"
 	local src lib=()
-	# The library: every src/*.c but the commands' mains.
-	for src in "$JOBREG_ROOT"/src/*.c; do
-		case $src in */jobreg-*.c) ;; *) lib+=("$src") ;; esac
+	# The library: every src/*/*.c but the commands' mains.
+	for src in "$JOBREG_ROOT"/src/*/*.c; do
+		case $src in */cmd/jobreg-*.c) ;; *) lib+=("$src") ;; esac
 	done
 	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/liveness_table" \

@@ -1,5 +1,5 @@
 /* liveness_fuzz: a libFuzzer harness for the owner-liveness decision of
- * src/liveness.c (SPEC §2), a pure function of a record's owner fields,
+ * src/liveness/liveness.c (SPEC §2), a pure function of a record's owner fields,
  * the reader's identity and the probed facts.
  *
  * The input picks the record's fields (owner kind, host, pid, pid_start,
@@ -28,9 +28,9 @@
  *     unless expired; the pid is never probed.
  *
  * Any violated property calls abort().  Built by tests/fuzz/run, or alone
- * with the library (every src/ .c file but the jobreg-*.c mains):
+ * with the library (every src/*/*.c file but the src/cmd/jobreg-*.c mains):
  *   clang -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/liveness_fuzz.c LIB.c... */
-#include "../../src/liveness.h"
+#include "../../src/liveness/liveness.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* record_fuzz: a libFuzzer harness for the record parser, formatter, JSON
- * writer and time functions of src/record.c (SPEC §3).
+ * writer and time functions of src/record/record.c (SPEC §3).
  *
  * Every input is fed to record_parse.  The harness then checks:
  *
@@ -9,7 +9,7 @@
  *   - on success: record_format's text parses again and re-formats to the
  *     identical bytes (round trip), and is a permutation of the input's lines
  *     in canonical key order;
- *   - output_json (src/output.c), for every status (and with no record), writes exactly one
+ *   - format_json (src/report/format.c), for every status (and with no record), writes exactly one
  *     line holding one well-formed JSON object: a small validating scanner
  *     of our own (balanced strings, legal escapes only, no raw control bytes,
  *     valid UTF-8, numbers per RFC 8259, unique member names) that also
@@ -47,11 +47,11 @@
  * Speed matters (a fuzzer finds what it executes): allocations under ASan
  * are much of the cost, so the harness keeps its own few (record copies in
  * one block, one arena for the JSON scanner's members). */
-#include "../../src/output.h"
-#include "../../src/record.h"
-#include "../../src/transition.h"
-#include "../../src/signame.h"
-#include "../../src/utf8.h"
+#include "../../src/report/format.h"
+#include "../../src/record/record.h"
+#include "../../src/record/transition.h"
+#include "../../src/util/signame.h"
+#include "../../src/util/utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -866,11 +866,11 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Check output_json(JOB, R, ST, LATE) (R may be NULL). */
+/* Check format_json(JOB, R, ST, LATE) (R may be NULL). */
 static void check_json(const char *job, const struct record *r, enum status st, int late)
 {
 	struct buf out = {0};
-	output_json(&out, job, r, st, late);
+	format_json(&out, job, r, st, late);
 	CHECK(out.data != NULL && out.len > 0);
 	CHECK(strlen(out.data) == out.len);
 	/* JSON Lines: one line, ending in its only newline. */
@@ -882,7 +882,7 @@ static void check_json(const char *job, const struct record *r, enum status st, 
 	if (js_object(&s) < 0) {
 		fprintf(stderr, "record_fuzz: malformed JSON near byte %zu: %s",
 			(size_t)(s.p - out.data), out.data);
-		FAIL("output_json wrote malformed JSON");
+		FAIL("format_json wrote malformed JSON");
 	}
 	js_ws(&s);
 	CHECK(s.p == s.end);           /* nothing after the object */
@@ -899,7 +899,7 @@ static void check_json(const char *job, const struct record *r, enum status st, 
 			if (strcmp(names[i - 1], names[i]) == 0) {
 				fprintf(stderr, "record_fuzz: duplicate member \"%s\": %.2000s",
 					names[i], out.data);
-				FAIL("output_json wrote a duplicate member name");
+				FAIL("format_json wrote a duplicate member name");
 			}
 		free(names);
 	}
@@ -939,7 +939,7 @@ static void check_json(const char *job, const struct record *r, enum status st, 
 		const char *v = index_get(&ix, mm->name);
 		if (!v) {
 			fprintf(stderr, "record_fuzz: JSON member \"%s\" is not a field\n", mm->name);
-			FAIL("output_json wrote a member the record has not");
+			FAIL("format_json wrote a member the record has not");
 		}
 		size_t rk = rank(mm->name);
 		CHECK(rk >= last_rank);

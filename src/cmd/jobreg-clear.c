@@ -1,0 +1,285 @@
+/* jobreg-clear: remove job records (see jobreg-clear(1)). */
+#include "cmd/cli.h"
+#include "registry/listing.h"
+#include "record/record.h"
+#include "registry/lock.h"
+#include "registry/registry.h"
+#include "liveness/jobstate.h"
+#include "registry/sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+	"jobreg-clear [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--stale]"
+	" [--older-than DURATION] [--force] [-n] [-v] [-a | JOB...]";
+static const char help[] =
+	"Remove the records of jobs: they read PENDING again.\n"
+	"      --if S[,S]    only records whose status is one of S (PENDING RUNNING\n"
+	"                    STALE DONE, OK FAILED for DONE, LATE)\n"
+	"      --stale       only STALE records\n"
+	"      --older-than DURATION  only records whose since is older (units s m h d)\n"
+	"      --force       also clear a live run, or a corrupt record\n"
+	"  -n, --dry-run     print the jobs that would be cleared; change nothing\n"
+	"  -v, --verbose     print each job as it is cleared\n"
+	"  -a, --all         every job (a sweep: records that do not match are left alone)\n"
+	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
+	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
+	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
+	"  -q, --quiet       no informational messages\n"
+	"  -h, --help        this help;  -V, --version  the version\n"
+	"Exit: 0; 1 a named job did not match, or is running; 64 usage; 65 corrupt\n"
+	"record; 74 I/O error; 75 lock busy; 77 permission or not a regular file.\n";
+
+struct filter {
+	unsigned if_mask;     /* 0: any status */
+	int stale;
+	int older;            /* --older-than given */
+	double older_than;
+	int force;
+	double lock_wait;
+	int dry_run;          /* -n: decide and print, remove nothing */
+	int verbose;          /* -v: print each job removed */
+};
+
+/* Does the record pass the filters? */
+static int matches(const struct filter *f, const struct job_state *st, time_t now)
+{
+	/* A corrupt record has no status or age to filter on: only a plain
+	 * --force removes it. */
+	if (st->status == ST_CORRUPT)
+		return f->force && !f->stale && !f->if_mask && !f->older;
+	if (f->stale && st->status != ST_STALE)
+		return 0;
+	if (f->if_mask && !jobstate_in(st, f->if_mask))
+		return 0;
+	if (f->older) {
+		const char *since = record_get(&st->rec, "since");
+		time_t t;
+		if (!since || time_parse(since, &t) < 0 || (double)(now - t) <= f->older_than)
+			return 0;
+	}
+	return 1;
+}
+
+/* A RUNNING record with an owner that is alive: clearing it would let a
+ * second run start. */
+static int live_owned(const struct job_state *st)
+{
+	return st->status == ST_RUNNING && record_get(&st->rec, "owner");
+}
+
+static void print_job(const char *job)
+{
+	out_adds(job);
+	out_adds("\n");
+}
+
+static int clear_locked(const struct registry *reg, const char *job, const struct filter *f,
+			int named, const struct listing *l)
+{
+	struct job_state st;
+	int rc = jobstate_load(reg, job, &st);
+
+	if (rc == EXIT_CORRUPT && !f->force) {
+		rc = jobstate_corrupt(reg, job, &st);
+		goto out;
+	}
+	if (rc && rc != EXIT_CORRUPT)
+		goto out;
+	rc = 0;
+	if (!st.found) {
+		/* Gone since the listing, or never there: its files go. */
+		if (!f->dry_run) {
+			sweep_run_files(reg, job, l);
+			sweep_locks(reg, job, l);
+		}
+		goto out;
+	}
+	if (!matches(f, &st, now_seconds())) {
+		if (named) {
+			info(job, "status is %s, not cleared", status_word(st.status));
+			rc = EXIT_FALSE;
+		}
+		goto out;
+	}
+	if (live_owned(&st) && !f->force) {
+		struct buf who = {0};
+		jobstate_describe(&st.rec, &who);
+		rc = fail(EXIT_FALSE, job, "running (%s); not cleared without --force",
+			  who.data ? who.data : "");
+		buf_free(&who);
+		goto out;
+	}
+	if (f->dry_run) {
+		print_job(job);
+		goto out;
+	}
+	/* A sweep (-a) syncs the directory once, after all its removals. */
+	if ((rc = reg_remove(reg, job, l == NULL)) != 0)
+		goto out;
+	if (f->verbose)
+		print_job(job);
+	if (!l)
+		sweep_temps(reg, job, NULL);   /* a sweep did, whatever matched */
+	sweep_run_files(reg, job, l);
+	sweep_locks(reg, job, l);
+out:
+	jobstate_free(&st);
+	return rc;
+}
+
+static int clear_one(const struct registry *reg, const char *job, const struct filter *f,
+		     int named, const struct listing *l)
+{
+	struct stat sb;
+	int lock = -1, rc;
+
+	/* No record: nothing to clear and no lock file to create, but lock
+	 * files left behind go.  A sweep need not ask when its listing saw a
+	 * regular file: if it has gone since, clear_locked() finds none and
+	 * removes the lock files. */
+	if ((!l || !sweep_listed_regular(l, job)) &&
+	    fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return f->dry_run || l ? 0 : sweep_orphan(reg, job, NULL);
+	/* A dry run takes the lock as the real call would (so it is busy,
+	 * or refused, exactly when that call would be), but creates no
+	 * lock file: a missing one is held by nobody. */
+	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait,
+		      f->dry_run ? 0 : LOCK_CREATE, &lock);
+	/* A sweep removes the job's leftover temp files whenever it holds
+	 * the lock, whether the record matches or not: they are garbage. */
+	if (!rc && l && !f->dry_run)
+		sweep_temps(reg, job, l);
+	if (!rc)
+		rc = clear_locked(reg, job, f, named, l);
+	reg_unlock(&lock);
+	return rc;
+}
+
+/* Options and operands: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct filter *f,
+			 int *all, char ***jobs, size_t *njobs, int *go)
+{
+	static const struct option longopts[] = {
+		{ "if", required_argument, 0, 'I' },
+		{ "stale", no_argument, 0, 'S' },
+		{ "older-than", required_argument, 0, 'O' },
+		{ "force", no_argument, 0, 'F' },
+		{ "all", no_argument, 0, 'a' },
+		{ "dry-run", no_argument, 0, 'n' },
+		{ "verbose", no_argument, 0, 'v' },
+		COMMON_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	int opt, rc = -1;
+
+	cli_init("jobreg-clear", argv, usage, longopts, common);
+	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:anv" COMMON_SHORTOPTS)) != -1) {
+		switch (opt) {
+		case 'I':
+			if (parse_status_list(optarg, &f->if_mask) < 0)
+				return bad_value("status list", optarg, status_list_words);
+			break;
+		case 'S':
+			f->stale = 1;
+			break;
+		case 'O':
+			if (parse_duration(optarg, &f->older_than) < 0)
+				return bad_value("duration", optarg, "e.g. 30s, 15m, 12h, 7d");
+			f->older = 1;
+			break;
+		case 'F':
+			f->force = 1;
+			break;
+		case 'a':
+			*all = 1;
+			break;
+		case 'n':
+			f->dry_run = 1;
+			break;
+		case 'v':
+			f->verbose = 1;
+			break;
+		default:
+			rc = cli_common_option(opt, optarg, common, help);
+		}
+	}
+	if (rc >= 0)
+		return rc;
+	*jobs = argv + optind;
+	*njobs = (size_t)(argc - optind);
+	if (*all && *njobs)
+		return usage_error("-a takes no JOB");
+	if (!*all && !*njobs)
+		return usage_error("no JOB given");
+	if ((rc = check_job_ids(*jobs, (int)*njobs)) != 0)
+		return rc;
+	f->lock_wait = common->lock_wait;
+	*go = 1;
+	return 0;
+}
+
+/* clear -a: every listed job, then the lock files of jobs that have no
+ * record, then one fsync of the directory for all the removals. */
+static int sweep(const struct registry *reg, const struct filter *f)
+{
+	struct listing l;
+	int status = reg_list(reg, LIST_ALL, &l);
+	if (status)
+		return status;
+	for (size_t i = 0; i < l.njobs; i++)
+		keep_first(&status, clear_one(reg, l.jobs[i], f, 0, &l));
+	/* Lock files of jobs with no record: a job lock, or a run lock alone. */
+	char **lists[] = { l.locks, l.runs };
+	const size_t counts[] = { l.nlocks, l.nruns }, suffix[] = { 5, 4 };
+	for (int k = 0; k < 2 && !f->dry_run; k++)
+		for (size_t i = 0; i < counts[k]; i++) {
+			char *job = xstrndup(lists[k][i] + 1, strlen(lists[k][i]) - 1 - suffix[k]);
+			char *lock = reg_lock_name(job, JOB_LOCK);
+			if (valid_job_id(job) && !listing_has(l.jobs, l.njobs, job) &&
+			    (k == 0 || !listing_has(l.locks, l.nlocks, lock)))
+				keep_first(&status, sweep_orphan(reg, job, &l));
+			free(lock);
+			free(job);
+		}
+	if (!f->dry_run && (l.njobs || l.nlocks))
+		keep_first(&status, reg_sync(reg, NULL));
+	listing_free(&l);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct filter f = {0};
+	struct registry reg;
+	char **jobs = NULL;
+	size_t njobs = 0;
+	int all = 0, status = 0;
+
+	int go = 0, rc = parse_options(argc, argv, &common, &f, &all, &jobs, &njobs, &go);
+	if (!go)
+		return rc;
+	char *path = registry_path(common.dir);
+	if (!path)
+		return EXIT_USAGE;
+	rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
+	free(path);
+	if (rc || reg.fd < 0) {
+		reg_close(&reg);
+		return rc;
+	}
+	if (all)
+		status = sweep(&reg, &f);
+	for (size_t i = 0; !all && i < njobs; i++)
+		keep_first(&status, clear_one(&reg, jobs[i], &f, 1, NULL));
+	keep_first(&status, out_flush() ? EXIT_IO : 0);
+	reg_close(&reg);
+	return status;
+}

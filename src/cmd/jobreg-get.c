@@ -1,0 +1,378 @@
+/* jobreg-get: print the status of jobs (see jobreg-get(1)). */
+#include "cmd/cli.h"
+#include "registry/listing.h"
+#include "registry/history.h"
+#include "run/logview.h"
+#include "report/outfile.h"
+#include "report/format.h"
+#include "report/prom.h"
+#include "registry/registry.h"
+#include "liveness/jobstate.h"
+#include "liveness/wait.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P] [-s S[,S]] [-o FILE] [-a | JOB...]"
+	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
+	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
+	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB";
+static const char help[] =
+	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
+	"  -l, --long        one tab-separated line per job:\n"
+	"                    job status since owner host pid exit note\n"
+	"  -j, --json        one JSON object per job (JSON Lines)\n"
+	"  -P, --prometheus  metrics in the Prometheus text format\n"
+	"  -s, --status S[,S]  print only the jobs whose status is one of S\n"
+	"                    (PENDING RUNNING STALE DONE, OK FAILED for DONE, LATE)\n"
+	"  -o, --output FILE write the output to FILE atomically\n"
+	"  -a, --all         every job with a record, sorted by id\n"
+	"      --is S[,S]    print nothing; exit 0 if every job's status is one of S, else 1\n"
+	"      --wait D      with --is: wait until it holds, at most D (inf: no limit)\n"
+	"      --history     each job's last runs, oldest first (with -l or -j)\n"
+	"      --log         the output of the job's latest run (dispatch --log)\n"
+	"      --follow      with --log: and what it prints next, until the run ends\n"
+	"      --faillog     the output of the job's last run that failed or was lost\n"
+	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
+	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
+	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
+	"  -q, --quiet       no informational messages\n"
+	"  -h, --help        this help;  -V, --version  the version\n"
+	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
+	"74 I/O; 75 --wait limit reached; 77 permission.\n";
+
+enum format { PLAIN, LONG, JSON, PROMETHEUS };
+enum mode { STATUS, HISTORY, LOG, FAILLOG };
+
+struct request {
+	enum format format;
+	int all;                /* -a */
+	const char *show_arg;   /* -s S, as given; its mask: */
+	unsigned show_mask;
+	const char *is_arg;     /* --is S */
+	unsigned is_mask;
+	const char *wait_arg;   /* --wait D */
+	double wait_limit;      /* < 0: no limit */
+	const char *out_file;   /* -o FILE */
+	enum mode mode;         /* --history, --log, --faillog */
+	int follow;             /* --follow */
+	char **jobs;            /* the operands, or the listing's jobs */
+	size_t njobs;
+};
+
+static int status_list(const char *arg, unsigned *mask)
+{
+	return parse_status_list(arg, mask) < 0 ? bad_value("status list", arg, status_list_words)
+						: -1;
+}
+
+/* Options and operands into REQ: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct request *req,
+			 int *go)
+{
+	static const struct option longopts[] = {
+		{ "long", no_argument, 0, 'l' },
+		{ "json", no_argument, 0, 'j' },
+		{ "prometheus", no_argument, 0, 'P' },
+		{ "status", required_argument, 0, 's' },
+		{ "output", required_argument, 0, 'o' },
+		{ "all", no_argument, 0, 'a' },
+		{ "is", required_argument, 0, 'I' },
+		{ "wait", required_argument, 0, 'W' },
+		{ "history", no_argument, 0, 'H' },
+		{ "log", no_argument, 0, 'G' },
+		{ "follow", no_argument, 0, 'F' },
+		{ "faillog", no_argument, 0, 'X' },
+		COMMON_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	int opt, rc = -1;
+
+	cli_init("jobreg-get", argv, usage, longopts, common);
+	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:ljPs:o:a" COMMON_SHORTOPTS)) != -1) {
+		switch (opt) {
+		case 'l':
+		case 'j':
+		case 'P': {
+			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : PROMETHEUS;
+			if (req->format != PLAIN && req->format != f)
+				return usage_error("-l, -j and -P exclude each other");
+			req->format = f;
+			break;
+		}
+		case 's':
+			req->show_arg = optarg;
+			rc = status_list(optarg, &req->show_mask);
+			break;
+		case 'o':
+			req->out_file = optarg;
+			rc = lookalike_value(optarg);
+			break;
+		case 'a':
+			req->all = 1;
+			break;
+		case 'I':
+			req->is_arg = optarg;
+			rc = status_list(optarg, &req->is_mask);
+			break;
+		case 'W':
+			req->wait_arg = optarg;
+			if (parse_limit(optarg, &req->wait_limit) < 0)
+				return bad_value("--wait duration", optarg, NULL);
+			break;
+		case 'H':
+		case 'G':
+		case 'X': {
+			enum mode m = opt == 'H' ? HISTORY : opt == 'G' ? LOG : FAILLOG;
+			if (req->mode != STATUS && req->mode != m)
+				return usage_error("--history, --log and --faillog exclude each other");
+			req->mode = m;
+			break;
+		}
+		case 'F':
+			req->follow = 1;
+			break;
+		default:
+			rc = cli_common_option(opt, optarg, common, help);
+		}
+	}
+	if (rc >= 0)
+		return rc;
+	req->jobs = argv + optind;
+	req->njobs = (size_t)(argc - optind);
+	if ((rc = check_job_ids(req->jobs, (int)req->njobs)) != 0)
+		return rc;
+	if (req->all && req->njobs)
+		return usage_error("-a takes no JOB");
+	if (!req->all && !req->njobs)
+		return usage_error("no JOB given");
+	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
+		return usage_error("--is prints nothing; it takes no -l, -j, -P, -s or -o");
+	if (req->wait_arg && (!req->is_arg || req->all))
+		return usage_error("--wait needs --is and JOB ids (not -a)");
+	if (req->out_file && !*req->out_file)
+		return usage_error("-o needs a file name");
+	if (req->follow && req->mode != LOG)
+		return usage_error("--follow needs --log");
+	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
+				    req->format == PROMETHEUS))
+		return usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o or -P");
+	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
+		return usage_error("--log and --faillog take one JOB, and no -l or -j");
+	*go = 1;
+	return 0;
+}
+
+/* --is S --wait D: the condition and what it last saw of each job. */
+struct is_wait {
+	unsigned mask;
+	enum status *seen;
+	unsigned char *met;
+};
+
+static int job_is(void *ctx, size_t index, const struct job_state *st)
+{
+	struct is_wait *w = ctx;
+	w->seen[index] = st->status;
+	w->met[index] = jobstate_in(st, w->mask) != 0;
+	return w->met[index];
+}
+
+static int wait_is(struct registry *reg, const struct request *req)
+{
+	struct is_wait w = { req->is_mask, xmalloc(req->njobs * sizeof *w.seen),
+			     xmalloc(req->njobs) };
+	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
+	int rc = wait_until(reg, req->jobs, req->njobs, job_is, &w, deadline);
+	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
+		if (!w.met[i]) {
+			fail(rc, req->jobs[i], "still %s after --wait %s", status_word(w.seen[i]),
+			     req->wait_arg);
+			break;
+		}
+	free(w.seen);
+	free(w.met);
+	return rc;
+}
+
+/* Append one job in the request's format (Prometheus collects it for the
+ * end). */
+static void format_job(const struct request *req, struct buf *out, struct prom *prom,
+		       const char *job, const struct job_state *st)
+{
+	const struct record *r = st->found ? &st->rec : NULL;
+	switch (req->format) {
+	case PLAIN: format_plain(out, job, st->status, req->all); break;
+	case LONG: format_long(out, job, r, st->status); break;
+	case JSON: format_json(out, job, r, st->status, st->late); break;
+	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
+	}
+}
+
+/* TEXT to -o's FILE, else to standard output; then empty it. */
+static void put_text(struct outfile *file, struct buf *text)
+{
+	if (file)
+		outfile_add(file, text->data ? text->data : "", text->len);
+	else
+		out_add(text->data ? text->data : "", text->len);
+	buf_reset(text);
+}
+
+/* Does the job count?  -a leaves out a record that vanished after the
+ * listing (also for --is); -s only the statuses asked, though -P counts
+ * every corrupt or unreadable record in jobreg_corrupt_records. */
+static int shown(const struct request *req, const struct job_state *st)
+{
+	int unusable = st->status == ST_CORRUPT || st->status == ST_UNREADABLE;
+	if (req->all && !unusable && !st->found)
+		return 0;
+	if (!req->show_arg || (req->format == PROMETHEUS && unusable))
+		return 1;
+	return jobstate_in(st, req->show_mask);
+}
+
+/* Read every job of REQ and append what is printed of it to TEXT (-P:
+ * to PROM); returns the exit status of SPEC §7.  With -P a record that
+ * cannot be used is data (jobreg_corrupt_records), not a failure, and its
+ * message is informational. */
+static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
+		     struct prom *prom, struct outfile *file)
+{
+	int status = 0;
+	errors_informational(req->format == PROMETHEUS);
+	for (size_t i = 0; i < req->njobs; i++) {
+		struct job_state st;
+		int rc = jobstate_load(reg, req->jobs[i], &st);
+		if (rc == EXIT_CORRUPT)
+			jobstate_corrupt(reg, req->jobs[i], &st);
+		if (req->format != PROMETHEUS)
+			keep_first(&status, rc);
+		if (shown(req, &st)) {
+			if (req->is_arg && !rc && !jobstate_in(&st, req->is_mask))
+				keep_first(&status, EXIT_FALSE);
+			else if (!req->is_arg)
+				format_job(req, text, prom, req->jobs[i], &st);
+		}
+		jobstate_free(&st);
+		/* The text goes out as it grows, so memory follows the number
+		 * of jobs, not the records' size (-P keeps its samples); no
+		 * record stays open while a slow reader holds the write up. */
+		if (text->len >= 65536) {
+			reg_close_pending(reg);
+			put_text(file, text);
+		}
+	}
+	errors_informational(0);
+	reg_close_pending(reg);
+	return status;
+}
+
+/* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
+ * UP: REG exists and could be listed (-P's jobreg_registry_up). */
+static int report(const struct registry *reg, const char *path, const struct request *req,
+		  int up)
+{
+	struct buf text = {0};
+	struct prom prom = {0};
+	struct outfile file = {0}, *to = req->out_file ? &file : NULL;
+	int status = 0;
+
+	if (req->format == PROMETHEUS) {
+		/* The registry label: DIR made absolute. */
+		char *label = path_absolute(path);
+		if (!label)
+			return fail_errno(errno, NULL, "cannot find the working directory");
+		prom_init(&prom, label);
+		free(label);
+	}
+	if (to && (status = outfile_open(to, req->out_file)) != 0) {
+		outfile_close(to, 1);
+		prom_free(&prom);
+		buf_free(&text);
+		return status;
+	}
+	status = read_jobs(reg, req, &text, &prom, to);
+	/* -P: the families, grouped, once every job is read */
+	while (req->format == PROMETHEUS && prom_more(&prom, up, &text))
+		put_text(to, &text);
+	put_text(to, &text);
+	if (to)
+		keep_first(&status, outfile_close(to, 0));
+	else if (out_flush())
+		keep_first(&status, EXIT_IO);
+	buf_free(&text);
+	return status;
+}
+
+/* --history: every run of every job asked, oldest first. */
+static int print_history(const struct registry *reg, const struct request *req)
+{
+	struct buf data = {0}, text = {0};
+	int status = 0;
+	for (size_t i = 0; i < req->njobs; i++) {
+		const char *line;
+		size_t pos = 0, len;
+		int found, rc = history_read(reg, req->jobs[i], &data, &found);
+		keep_first(&status, rc);
+		while (!rc && found && history_next(&data, &pos, &line, &len))
+			format_history(&text, req->format == JSON, req->jobs[i], line, len);
+		out_add(text.data ? text.data : "", text.len);
+		buf_reset(&text);
+	}
+	buf_free(&data);
+	buf_free(&text);
+	return out_flush() ? EXIT_IO : status;
+}
+
+/* --log [--follow], --faillog. */
+static int print_log(const struct registry *reg, const struct request *req)
+{
+	if (req->follow)
+		return logview_follow(reg, req->jobs[0]);
+	return req->mode == LOG ? logview_print(reg, req->jobs[0])
+				: logview_faillog(reg, req->jobs[0]);
+}
+
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct request req = { .format = PLAIN, .wait_limit = -1 };
+	struct registry reg;
+	struct listing listing = {0};
+	struct close_batch closes = {0};
+
+	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
+	if (!go)
+		return rc;
+	char *path = registry_path(common.dir);
+	if (!path)
+		return EXIT_USAGE;
+	rc = reg_open(&reg, path, 0);
+	if (!rc && req.mode == HISTORY)
+		rc = print_history(&reg, &req);
+	else if (!rc && req.mode != STATUS)
+		rc = print_log(&reg, &req);
+	else if (!rc && req.wait_arg)
+		rc = wait_is(&reg, &req);
+	else if (!rc && req.all && (rc = reg_list(&reg, LIST_JOBS, &listing)) == 0) {
+		req.jobs = listing.jobs;
+		req.njobs = listing.njobs;
+	}
+	if (!rc && !req.wait_arg && req.mode == STATUS) {
+		reg.later = &closes;   /* the records are read one after another */
+		rc = report(&reg, path, &req, reg.fd >= 0);
+	} else if (rc && req.format == PROMETHEUS) {
+		/* DIR could not be read: the metrics say so (up 0, no job), and
+		 * the error stands. */
+		req.njobs = 0;
+		report(&reg, path, &req, 0);
+	}
+	free(path);
+	listing_free(&listing);
+	reg_close(&reg);
+	return rc;
+}

@@ -1,0 +1,270 @@
+/* jobreg-set: write a job's status (see jobreg-set(1)). */
+#include "cmd/cli.h"
+#include "registry/write.h"
+#include "util/utf8.h"
+#include "liveness/liveness.h"
+#include "run/logrelay.h"
+#include "util/msg.h"
+#include "liveness/facts.h"
+#include "record/record.h"
+#include "registry/lock.h"
+#include "registry/registry.h"
+#include "liveness/jobstate.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
+	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS";
+static const char help[] =
+	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
+	"      --if S[,S]    only if the current status is one of S (else exit 1)\n"
+	"      --owner PID   RUNNING only: tie the record to the live process PID\n"
+	"      --ttl SECONDS RUNNING only: the record reads STALE after SECONDS\n"
+	"  -m, --note NOTE   replace the note\n"
+	"      --exit N      DONE only: record the run's exit status (0-255)\n"
+	"      --late-after D  the job is late D after its last success (inf: never)\n"
+	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
+	"      --force       replace a corrupt record\n"
+	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
+	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
+	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
+	"  -q, --quiet       no informational messages\n"
+	"  -h, --help        this help;  -V, --version  the version\n"
+	"Exit: 0; 1 --if mismatch; 64 usage; 65 corrupt record; 73 cannot create the\n"
+	"registry; 74 I/O error; 75 lock busy; 77 permission or not a regular file.\n";
+
+struct set_request {
+	const char *job;
+	enum status status;
+	unsigned if_mask;      /* 0: unconditional */
+	long owner_pid;        /* 0: none */
+	unsigned long long owner_start;   /* its start time, read once */
+	double ttl;            /* 0: none */
+	const char *note;
+	long exit_status;      /* -1: none */
+	int force;
+	double late_after;     /* --late-after: seconds; -1: inf (remove) */
+	long keep_runs;        /* --keep-runs; -1: not given */
+};
+
+#define LATE_NOT_GIVEN (-2.0)
+
+/* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
+static int running_owner(const struct set_request *req, struct owner *o, time_t *expires)
+{
+	*o = (struct owner){ .kind = OWNER_NONE };
+	*expires = 0;
+	if (req->owner_pid) {
+		/* The writer's identity: readers check the pid only where it
+		 * means the same process (SPEC §2). */
+		struct reader me;
+		if (probe_reader(&me) < 0)
+			return fail_errno(errno, req->job, "cannot read this process's identity from /proc");
+		*o = (struct owner){ .kind = OWNER_PID, .host = me.host ? me.host : "",
+				     .pid = req->owner_pid, .pid_start = req->owner_start,
+				     .boot_id = me.boot_id, .pid_ns = me.pid_ns, .time_ns = me.time_ns };
+	}
+	if (req->ttl > 0) {
+		/* Rounded up, so the record never expires early. */
+		double until = now_real() + req->ttl;
+		*expires = (time_t)until;
+		if ((double)*expires < until)
+			(*expires)++;
+	}
+	return 0;
+}
+
+/* Apply REQ to the record under the job lock. */
+static int set_locked(const struct registry *reg, const struct set_request *req)
+{
+	struct job_state st;
+	struct record rec;
+	int rc = jobstate_load(reg, req->job, &st);
+
+	record_init(&rec);
+	if (rc == EXIT_CORRUPT && !req->force) {
+		rc = jobstate_corrupt(reg, req->job, &st);
+		goto out;
+	}
+	if (rc && rc != EXIT_CORRUPT)
+		goto out;
+	if (req->if_mask && !jobstate_in(&st, req->if_mask)) {
+		info(req->job, "status is %s", status_word(st.status));
+		rc = EXIT_FALSE;
+		goto out;
+	}
+	if (rc == EXIT_CORRUPT)
+		info(req->job, "replacing corrupt record %s", reg_path(reg, req->job));
+	else
+		record_copy(&rec, &st.rec);
+	rc = 0;
+
+	time_t now = now_seconds();
+	struct run_result end = { .exit_status = (int)req->exit_status };
+	struct owner o;
+	struct run_start how = { .owner = &o };
+	if (req->status == ST_PENDING)
+		record_to_pending(&rec, now, req->note);
+	else if (req->status == ST_DONE)
+		record_to_done(&rec, now, &end, req->note);
+	else if ((rc = running_owner(req, &o, &how.expires)) == 0)
+		record_to_running(&rec, now, &how, req->note);
+	if (rc)
+		goto out;
+	if (req->late_after != LATE_NOT_GIVEN)
+		record_set_late(&rec, req->late_after, now);
+	if (req->keep_runs >= 0)
+		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	/* A DONE with a result (--exit) ends the run it names (the record
+	 * has its start): its history line. */
+	int ends = req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
+	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, ends ? &rec : NULL);
+	/* A new run by hand: the last run's log is no longer the latest's. */
+	if (!rc && record_count(&rec, "runs") > record_count(&st.rec, "runs")) {
+		message_context("the record is in place");
+		rc = logrelay_turn_over(reg, req->job, jobstate_last_run_failed(&st));
+		message_context(NULL);
+	}
+out:
+	record_free(&rec);
+	jobstate_free(&st);
+	return rc;
+}
+
+/* Options and operands into REQ: *GO set when the command goes on; else the
+ * exit status. */
+static int parse_options(int argc, char **argv, struct common *common, struct set_request *req,
+			 int *go)
+{
+	static const struct option longopts[] = {
+		{ "if", required_argument, 0, 'I' },
+		{ "owner", required_argument, 0, 'O' },
+		{ "ttl", required_argument, 0, 'T' },
+		{ "note", required_argument, 0, 'm' },
+		{ "exit", required_argument, 0, 'X' },
+		{ "force", no_argument, 0, 'F' },
+		{ "late-after", required_argument, 0, 'L' },
+		{ "keep-runs", required_argument, 0, 'K' },
+		COMMON_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	int opt, rc = -1;
+
+	cli_init("jobreg-set", argv, usage, longopts, common);
+	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:m:" COMMON_SHORTOPTS)) != -1) {
+		switch (opt) {
+		case 'I':
+			if (parse_status_list(optarg, &req->if_mask) < 0)
+				return bad_value("status list", optarg, status_list_words);
+			break;
+		case 'O':
+			if (parse_uint(optarg, INT_MAX, &req->owner_pid) < 0 || req->owner_pid == 0)
+				return bad_value("pid", optarg, NULL);
+			break;
+		case 'T':
+			if (parse_duration(optarg, &req->ttl) < 0 || req->ttl <= 0)
+				return bad_value("ttl", optarg, NULL);
+			break;
+		case 'm':
+			if (!note_valid(optarg))
+				return fail(EXIT_USAGE, NULL,
+					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
+					    NOTE_MAX);
+			req->note = optarg;
+			rc = lookalike_value(optarg);
+			break;
+		case 'X':
+			if (parse_uint(optarg, 255, &req->exit_status) < 0)
+				return bad_value("exit status", optarg, "0-255");
+			break;
+		case 'F':
+			req->force = 1;
+			break;
+		case 'L':
+			rc = parse_late_after(optarg, &req->late_after);
+			break;
+		case 'K':
+			rc = parse_keep_runs(optarg, &req->keep_runs);
+			break;
+		default:
+			rc = cli_common_option(opt, optarg, common, help);
+		}
+	}
+	if (rc >= 0)
+		return rc;
+	for (int i = optind; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return misplaced_option(argv[i]);
+	if (argc - optind != 2)
+		return usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
+	req->job = argv[optind];
+	if ((rc = check_job_ids(argv + optind, 1)) != 0)
+		return rc;
+	const char *word = argv[optind + 1];
+	int st = status_from_word(word, strlen(word), 1);
+	if (st == ST_STALE)
+		return fail(EXIT_USAGE, req->job, "STALE is derived by readers and cannot be set");
+	if (st < 0)
+		return fail(EXIT_USAGE, req->job, "bad status '%s' (PENDING, RUNNING or DONE)", word);
+	req->status = (enum status)st;
+	if (req->owner_pid && req->status != ST_RUNNING)
+		return fail(EXIT_USAGE, req->job, "--owner is for RUNNING only");
+	if (req->ttl > 0 && req->status != ST_RUNNING)
+		return fail(EXIT_USAGE, req->job, "--ttl is for RUNNING only");
+	if (req->exit_status >= 0 && req->status != ST_DONE)
+		return fail(EXIT_USAGE, req->job, "--exit is for DONE only");
+	*go = 1;
+	return 0;
+}
+
+/* --owner PID: the pid must be a live process; its start time is read
+ * once, here. */
+static int check_owner(struct set_request *req)
+{
+	struct probes p = { .pid = PID_UNPROBED };
+	if (probe_pid(req->owner_pid, &p) < 0)
+		return fail_errno(errno, req->job, "read /proc/%ld/stat", req->owner_pid);
+	if (p.pid == PID_GONE || p.pid == PID_ZOMBIE)
+		return fail(EXIT_USAGE, req->job, "no such process: %ld", req->owner_pid);
+	/* kill(2) sees it but /proc hides it (hidepid=): the record gets no
+	 * pid_start, and a reused pid would pass for it. */
+	if (p.pid == PID_HIDDEN)
+		info(req->job, "pid %ld: start time hidden by /proc; recorded without pid_start",
+		     req->owner_pid);
+	req->owner_start = p.pid == PID_STARTED ? p.pid_start : 0;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct common common;
+	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
+				   .keep_runs = -1 };
+	struct registry reg;
+	int lock = -1;
+
+	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
+	if (!go)
+		return rc;
+	if (req.owner_pid && (rc = check_owner(&req)) != 0)
+		return rc;
+	char *path = registry_path(common.dir);
+	if (!path)
+		return EXIT_USAGE;
+	rc = reg_open(&reg, path, 1);
+	free(path);
+	if (rc)
+		return rc;
+	rc = reg_lock(&reg, req.job, JOB_LOCK, LOCK_EX, common.lock_wait, LOCK_CREATE, &lock);
+	if (!rc)
+		rc = set_locked(&reg, &req);
+	reg_unlock(&lock);
+	reg_close(&reg);
+	return rc;
+}

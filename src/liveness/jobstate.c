@@ -1,0 +1,219 @@
+#include "liveness/jobstate.h"
+#include "registry/lock.h"
+#include "util/msg.h"
+#include "registry/openat.h"
+#include "liveness/liveness.h"
+#include "liveness/facts.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+static int same_value(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The run a record names: its owner, start and limits.  A dead verdict
+ * stands when the record read again still names the same run. */
+static int same_run(const struct record *a, const struct record *b)
+{
+	static const char *const keys[] = {
+		"owner", "host", "pid", "pid_start", "started", "run_lock", "expires",
+	};
+	if (record_status(a) != ST_RUNNING || record_status(b) != ST_RUNNING)
+		return 0;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (!same_value(record_get(a, keys[i]), record_get(b, keys[i])))
+			return 0;
+	return 1;
+}
+
+/* The run-lock probe (reg_probe_run_lock()): a free lock is kept in
+ * *probe for the read that confirms the verdict.  Its verdict is for the
+ * inode opened, which liveness compares with the record's run_lock, so the
+ * name is not looked up again: a free lock on the run's inode is a dead
+ * run whatever the name says now, and a run that started meanwhile shows
+ * in the confirming read. */
+static int probe_lock(const struct registry *reg, const char *job, int *probe,
+		      struct probes *p)
+{
+	int busy, rc = reg_probe_run_lock(reg, job, probe, &p->lock_ino, &busy);
+	if (rc)
+		return rc;
+	p->lock = busy ? LOCK_HELD : *probe < 0 ? LOCK_MISSING : LOCK_FREE;
+	return 0;
+}
+
+/* Ask liveness_judge(), making the probes it asks for. */
+static int judge(const struct registry *reg, const char *job, const struct record *r,
+		 int *probe, enum liveness *verdict, int *by_lock)
+{
+	struct ownership c;
+	struct reader me;
+	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
+	int rc = 0;
+
+	static int identity_read;
+
+	liveness_ownership(r, &c);
+	/* The probes open descriptors of their own (the run lock, /proc; for
+	 * this process's identity, the first time): none may be short of one
+	 * that reg_read keeps to close later. */
+	if (c.owner.kind != OWNER_NONE || !identity_read)
+		reg_close_pending(reg);
+	if (probe_reader(&me) < 0)
+		return fail_errno(errno, job, "cannot read this process's identity from /proc");
+	identity_read = 1;
+	for (;;) {
+		*verdict = liveness_judge(&c, &me, &p);
+		if (*verdict == LIVE_PROBE_LOCK)
+			rc = probe_lock(reg, job, probe, &p);
+		else if (*verdict == LIVE_PROBE_PID && probe_pid(c.owner.pid, &p) < 0)
+			rc = fail_errno(errno, job, "read /proc/%ld/stat", c.owner.pid);
+		else if (*verdict != LIVE_PROBE_PID)
+			break;
+		if (rc)
+			return rc;
+	}
+	*by_lock = liveness_lock_trusted(&c, &p);
+	return 0;
+}
+
+/* Read and parse JOB into ST. */
+static int read_record(const struct registry *reg, const char *job, struct job_state *st)
+{
+	static struct buf data;
+	const char *why;
+
+	record_free(&st->rec);
+	st->status = ST_PENDING;
+	int rc = reg_read(reg, job, job, RECORD_MAX, &data, &st->found);
+	if (rc)
+		return rc;
+	if (!st->found)
+		return 0;
+	if (record_parse(&st->rec, data.data, data.len, &why) < 0) {
+		st->status = ST_CORRUPT;
+		st->why = why;
+		return EXIT_CORRUPT;
+	}
+	st->status = record_status(&st->rec);
+	return 0;
+}
+
+int jobstate_load(const struct registry *reg, const char *job, struct job_state *st)
+{
+	struct record dead;     /* a RUNNING record judged dead, to confirm */
+	int probe = -1, rc, have_dead = 0;
+
+	record_init(&st->rec);
+	record_init(&dead);
+	st->why = NULL;
+	st->by_lock = 0;
+	st->late = 0;
+	st->late_at = -1;
+	for (int attempt = 0;; attempt++) {
+		if (attempt == 1000) {
+			/* Each read a new dead run: someone rewrites it as fast as
+			 * we read; say so rather than guess. */
+			rc = fail(EXIT_IO, job, "the record of %s keeps changing", reg_path(reg, job));
+			break;
+		}
+		rc = read_record(reg, job, st);
+		if (rc || st->status != ST_RUNNING)
+			break;
+		if (have_dead && same_run(&dead, &st->rec)) {
+			st->status = ST_STALE;
+			break;
+		}
+		reg_unlock(&probe);
+		enum liveness verdict = LIVE_ALIVE;
+		rc = judge(reg, job, &st->rec, &probe, &verdict, &st->by_lock);
+		if (rc || verdict == LIVE_ALIVE)
+			break;
+		/* Dead: read again (under a free lock's probe, so no new run
+		 * starts meanwhile) before saying so, so that a run which has
+		 * just ended and written DONE is not called STALE. */
+		record_free(&dead);
+		dead = st->rec;
+		have_dead = 1;
+		record_init(&st->rec);
+	}
+	reg_unlock(&probe);
+	record_free(&dead);
+	if (rc && rc != EXIT_CORRUPT)
+		st->status = ST_UNREADABLE;
+	st->late_at = rc || !st->found ? -1 : jobstate_late_at(&st->rec);
+	st->late = st->late_at >= 0 && now_real() > st->late_at;
+	return rc;
+}
+
+double jobstate_late_at(const struct record *r)
+{
+	const char *after = record_get(r, "late_after");
+	const char *since = record_get(r, "last_success");
+	time_t base;
+	if (!after)
+		return -1;
+	if (!since)
+		since = record_get(r, "late_from");
+	if (!since || time_parse(since, &base) < 0)
+		return -1;
+	return (double)base + strtod(after, NULL);
+}
+
+int jobstate_in(const struct job_state *st, unsigned mask)
+{
+	return status_in(mask, st->status,
+			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN, st->late);
+}
+
+int jobstate_last_run_failed(const struct job_state *st)
+{
+	switch (st->status) {
+	case ST_STALE:
+		return 1;
+	case ST_RUNNING:
+		return record_get(&st->rec, "retry_at") != NULL;
+	case ST_PENDING:
+	case ST_DONE:
+		return record_count(&st->rec, "consecutive_failures") > 0;
+	default:
+		return 0;
+	}
+}
+
+int jobstate_corrupt(const struct registry *reg, const char *job, const struct job_state *st)
+{
+	return fail(EXIT_CORRUPT, job, "corrupt record %s: %s", reg_path(reg, job), st->why);
+}
+
+void jobstate_free(struct job_state *st)
+{
+	record_free(&st->rec);
+}
+
+void jobstate_describe(const struct record *r, struct buf *out)
+{
+	const char *pid = record_get(r, "pid"), *host = record_get(r, "host");
+	const char *since = record_get(r, "since");
+	const char *sep = "";
+	if (pid) {
+		buf_addf(out, "pid %s", pid);
+		sep = " ";
+	}
+	if (host) {
+		buf_addf(out, "%son %s", sep, host);
+		sep = " ";
+	}
+	if (since)
+		buf_addf(out, "%ssince %s", sep, since);
+}
+
+const struct record *jobstate_record(const struct job_state *st)
+{
+	return st->found ? &st->rec : NULL;
+}

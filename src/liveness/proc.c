@@ -1,0 +1,231 @@
+#include "liveness/proc.h"
+#include "util/sys.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Read a small /proc file whole; returns its length or -1. */
+static ssize_t read_proc(const char *path, char *data, size_t size)
+{
+	int fd;
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read_full(fd, data, size - 1);
+	int err = errno;
+	close_fd(fd);
+	if (n < 0) {
+		errno = err;
+		return -1;
+	}
+	data[n] = '\0';
+	return n;
+}
+
+/* A /proc file or namespace that does not exist: the kernel has none. */
+static int absent(int err)
+{
+	return err == ENOENT || err == ENOTDIR;
+}
+
+int boot_id(const char **id)
+{
+	static char text[64];
+	static int done;
+	if (!done) {
+		ssize_t n = read_proc("/proc/sys/kernel/random/boot_id", text, sizeof text);
+		if (n < 0 && !absent(errno))
+			return -1;   /* tried again next time */
+		if (n <= 0)
+			text[0] = '\0';
+		else
+			text[strcspn(text, "\n")] = '\0';
+		done = 1;
+	}
+	*id = text[0] ? text : NULL;
+	return 0;
+}
+
+int pid_start_time(long pid, unsigned long long *start)
+{
+	char path[64], stat[1024];
+	if (pid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	/* The command name in field 2 may hold anything, even ") ", so the
+	 * fields are counted from the last ')'; the 1 KiB read covers the
+	 * 16-byte name and the 20 fields after it. */
+	ssize_t n = read_proc(path, stat, sizeof stat);
+	/* ENOENT is no proof of death: hidepid=2 hides live processes. */
+	if (n < 0)
+		return -1;
+	char *p = strrchr(stat, ')');
+	if (!p) {
+		errno = EIO;
+		return -1;
+	}
+	p++;
+	/* Field 3 is the state; field 22 the start time. */
+	int field = 2;
+	char state = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(p, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		field++;
+		if (field == 3)
+			state = tok[0];
+		if (field == 22) {
+			if (state == 'Z' || state == 'X')
+				return 0;
+			*start = strtoull(tok, NULL, 10);
+			return 1;
+		}
+	}
+	errno = EIO;
+	return -1;
+}
+
+int ns_inode(const char *kind, unsigned long long *ino)
+{
+	static unsigned long long pid_ns, time_ns;
+	static int pid_done, time_done;
+	int is_time = strcmp(kind, "time") == 0;
+	unsigned long long *value = is_time ? &time_ns : &pid_ns;
+	int *done = is_time ? &time_done : &pid_done;
+	if (!*done) {
+		struct stat sb;
+		if (stat(is_time ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
+			*value = (unsigned long long)sb.st_ino;
+		else if (!absent(errno))
+			return -1;
+		*done = 1;
+	}
+	*ino = *value;
+	return 0;
+}
+
+static int cmp_pids(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+/* The pid in a fdinfo lock line after "lock:" — "\t1: FLOCK  ADVISORY
+ * WRITE 4242 fe:00:123 0 EOF", the fifth field; -1 if none. */
+static long lock_pid(const char *p)
+{
+	for (int field = 0; field < 4; field++) {
+		p += strspn(p, " \t");
+		p += strcspn(p, " \t\n");
+	}
+	p += strspn(p, " \t");
+	char *end;
+	long pid = strtol(p, &end, 10);
+	return end > p && (*end == ' ' || *end == '\t') ? pid : -1;
+}
+
+/* Does the descriptor FD of PID hold a lock, taken by process LOCKER
+ * unless that is 0?  Its fdinfo lists the locks held through it, with the
+ * pid that took each ("lock:\t1: FLOCK  ADVISORY  WRITE 4242 ...", Linux
+ * 3.8+); a descriptor merely open, like a waiter's, has none.  Where
+ * fdinfo cannot be read, an open descriptor is all we can tell: 1. */
+static int fd_locks(const char *pid, const char *fd, long locker)
+{
+	struct buf path = {0};
+	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
+	int in = open(path.data, O_RDONLY | O_CLOEXEC);
+	buf_free(&path);
+	if (in < 0)
+		return 1;
+	char text[4096];   /* the lock lines follow four short ones */
+	ssize_t n = read_full(in, text, sizeof text - 1);
+	close_fd(in);
+	if (n <= 0)
+		return 1;
+	text[n] = '\0';
+	for (char *line = text; line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (strncmp(line, "lock:", 5) == 0 && (!locker || lock_pid(line + 5) == locker))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does process PID (a /proc entry) hold a lock on DEV, INO (taken by
+ * LOCKER, unless 0) through a descriptor it has open? */
+static int holds(const char *pid, dev_t dev, ino_t ino, long locker)
+{
+	struct buf path = {0};
+	buf_addf(&path, "/proc/%s/fd", pid);
+	DIR *fds = opendir(path.data);
+	int found = 0;
+	if (!fds) {
+		buf_free(&path);
+		return 0;   /* gone, or not ours to look into */
+	}
+	size_t base = path.len;
+	struct dirent *e;
+	while (!found && (e = readdir(fds)) != NULL) {
+		struct stat sb;
+		if (e->d_name[0] == '.')
+			continue;
+		path.len = base;
+		buf_addf(&path, "/%s", e->d_name);
+		/* stat follows the magic link to the open file itself. */
+		found = stat(path.data, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino &&
+			fd_locks(pid, e->d_name, locker);
+	}
+	closedir(fds);
+	buf_free(&path);
+	return found;
+}
+
+int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count)
+{
+	DIR *proc = opendir("/proc");
+	*pids = NULL;
+	*count = 0;
+	if (!proc)
+		return -1;
+	size_t cap = 0;
+	for (;;) {
+		errno = 0;
+		const struct dirent *e = readdir(proc);
+		if (!e)
+			break;
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    strspn(e->d_name, "0123456789") != strlen(e->d_name))
+			continue;
+		if (!holds(e->d_name, dev, ino, locker))
+			continue;
+		if (*count == cap) {
+			cap = cap ? cap * 2 : 8;
+			*pids = xrealloc(*pids, cap * sizeof **pids);
+		}
+		(*pids)[(*count)++] = strtol(e->d_name, NULL, 10);
+	}
+	int err = errno;
+	closedir(proc);
+	if (err) {
+		free(*pids);
+		*pids = NULL;
+		*count = 0;
+		errno = err;
+		return -1;
+	}
+	if (*count > 1)
+		qsort(*pids, *count, sizeof **pids, cmp_pids);
+	if (*count > max)
+		*count = max;
+	return 0;
+}

@@ -1,0 +1,463 @@
+/* The wait of wait.h.  One file although it is near 460 lines: the loop,
+ * its checks and the inotify events that wake it share the struct waiter,
+ * and split apart they would only pass it to and fro. */
+#include "liveness/wait.h"
+#include "util/msg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#endif
+
+#define POLL_EVERY 0.1   /* seconds: the slowest notice SPEC §5 allows */
+#define FOLLOW_EVERY 1.0 /* seconds: how soon a wait notices that DIR names
+			  * another directory, or that the clock has jumped */
+
+/* What the last check found out about one job. */
+struct wjob {
+	int unmet;          /* the condition did not hold */
+	int lock_run;       /* unmet, RUNNING, judged by its run lock */
+	int pidfd;          /* watches PID's exit, or -1 */
+	long pid;
+	long exited;        /* a pid whose pidfd fired: not watched again */
+	char *run_name;     /* ".JOB.run" */
+};
+
+struct waiter {
+	struct registry *reg;  /* the caller's, kept naming what DIR names */
+	int ino;               /* inotify descriptor, or -1 */
+	int dir_wd, parent_wd; /* watches of DIR and of its parent, or -1 */
+	int polling;           /* DIR cannot be watched: poll it */
+	char *parent, *base;   /* DIR split for the parent watch (NULL: none) */
+	char *const *jobs;
+	size_t njobs;
+	struct wjob *w;
+	double check_at;       /* when to check next (-1: on an event) */
+	double last_check;
+	double followup;       /* a check after a run lock's close, or -1 */
+};
+
+static void want(struct waiter *w, double when)
+{
+	if (w->check_at < 0 || when < w->check_at)
+		w->check_at = when;
+}
+
+/* ---- The Linux facilities, each with its portable absence. ---- */
+
+#ifdef __linux__
+#define DIR_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | \
+		    IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+#define PARENT_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+/* A record's own events; a reader's open and close of it are not. */
+#define RECORD_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_ATTRIB)
+
+static int notify_open(void)
+{
+	return inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+}
+
+static int notify_add(int ino, const char *path, unsigned mask)
+{
+	return inotify_add_watch(ino, path, mask);
+}
+
+static void notify_rm(int ino, int wd)
+{
+	inotify_rm_watch(ino, wd);
+}
+
+static int pid_watch(long pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);   /* always close-on-exec */
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+/* A filesystem whose changes made on other hosts inotify never sees. */
+static int remote_fs(int fd)
+{
+	static const unsigned long magic[] = {
+		0x6969,       /* NFS */       0x517B,       /* SMB */
+		0xFF534D42,   /* CIFS */      0xFE534D42,   /* SMB2 */
+		0x00C36400,   /* Ceph */      0x65735546,   /* FUSE: GlusterFS, sshfs */
+		0x5346414F,   /* AFS */       0x01021997,   /* 9P */
+		0x7461636F,   /* OCFS2 */     0x01161970,   /* GFS2 */
+		0x0BD00BD0,   /* Lustre */    0x73757245,   /* Coda */
+	};
+	struct statfs s;
+	if (fstatfs(fd, &s) < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+		if (((unsigned long)s.f_type & 0xFFFFFFFFul) == magic[i])
+			return 1;
+	return 0;
+}
+#else
+static int notify_open(void) { errno = ENOSYS; return -1; }
+static int notify_add(int ino, const char *path, unsigned mask)
+{
+	(void)ino, (void)path, (void)mask;
+	return -1;
+}
+static void notify_rm(int ino, int wd) { (void)ino, (void)wd; }
+static int pid_watch(long pid) { (void)pid; return -1; }
+static int remote_fs(int fd) { (void)fd; return 0; }
+#define DIR_EVENTS 0u
+#define PARENT_EVENTS 0u
+#endif
+
+/* ---- The registry directory: open it, watch it, or its parent. ---- */
+
+/* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
+static void split_path(struct waiter *w)
+{
+	char *copy = xstrdup(w->reg->path);
+	size_t len = strlen(copy);
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	char *slash = strrchr(copy, '/');
+	const char *base = slash ? slash + 1 : copy;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		free(copy);
+		return;
+	}
+	w->base = xstrdup(base);
+	if (!slash)
+		w->parent = xstrdup(".");
+	else if (slash == copy)
+		w->parent = xstrdup("/");
+	else
+		w->parent = xstrndup(copy, (size_t)(slash - copy));
+	free(copy);
+}
+
+/* Follow DIR by name (SPEC §5): if it now names another directory, or
+ * none, or one again, forget the old one's watch and open what it names.
+ * Then watch DIR if it exists (else its parent, to see it made), before
+ * any check reads it. */
+static int attach(struct waiter *w)
+{
+	if (!reg_same(w->reg)) {
+		if (w->dir_wd >= 0)
+			notify_rm(w->ino, w->dir_wd);
+		w->dir_wd = -1;
+		w->polling = w->ino < 0;
+		int rc = reg_follow(w->reg, 0);
+		if (rc)
+			return rc;
+	}
+	if (w->reg->fd < 0 && w->ino >= 0 && w->parent_wd < 0 && w->parent)
+		w->parent_wd = notify_add(w->ino, w->parent, PARENT_EVENTS);
+	if (w->reg->fd < 0 || w->dir_wd >= 0 || w->polling)
+		return 0;
+	if (w->ino < 0 || remote_fs(w->reg->fd) ||
+	    (w->dir_wd = notify_add(w->ino, w->reg->path, DIR_EVENTS)) < 0)
+		w->polling = 1;
+	if (w->parent_wd >= 0)
+		notify_rm(w->ino, w->parent_wd);
+	w->parent_wd = -1;
+	return 0;
+}
+
+/* ---- One check: every job's state, and what to watch for each. ---- */
+
+static void unwatch_pid(struct wjob *j)
+{
+	if (j->pidfd >= 0)
+		close_fd(j->pidfd);
+	j->pidfd = -1;
+	j->pid = 0;
+}
+
+/* Arm what tells of a change of an unmet job; returns 1 when something
+ * new was armed (so the caller checks once more: no lost wake-up). */
+static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, double now)
+{
+	const struct record *r = &st->rec;
+	const char *owner = record_get(r, "owner");
+	const char *pid_field = record_get(r, "pid");
+	const char *expires = record_get(r, "expires");
+	long pid = pid_field ? strtol(pid_field, NULL, 10) : 0;
+	time_t until;
+
+	if (st->late_at >= 0 && !st->late) {
+		/* LATE is a time, not a file change (SPEC §2). */
+		double at = now + (st->late_at - now_real()) + 0.01;
+		want(w, at < now + FOLLOW_EVERY ? at : now + FOLLOW_EVERY);
+	}
+	if (st->status != ST_RUNNING) {
+		unwatch_pid(j);   /* only a file change can change it */
+		return 0;
+	}
+	j->lock_run = owner && strcmp(owner, "lock") == 0;
+	if (!j->lock_run && expires && time_parse(expires, &until) == 0) {
+		/* STALE once the clock is past it (a lock-owned record is judged
+		 * by its lock alone); if not yet, look again no sooner than a
+		 * poll would, and no later than a second from now: the
+		 * realtime clock may be stepped, or the machine suspended. */
+		double at = now + ((double)until - now_real()) + 0.01;
+		if (at > now + FOLLOW_EVERY)
+			at = now + FOLLOW_EVERY;
+		want(w, at > now ? at : now + POLL_EVERY);
+	}
+	if (!owner) {
+		unwatch_pid(j);
+		return 0;
+	}
+	if (j->lock_run && st->by_lock) {
+		/* The run lock decides (not removed or replaced, SPEC §2):
+		 * its close tells. */
+		unwatch_pid(j);
+		return 0;
+	}
+	if (j->pidfd >= 0 && j->pid == pid)
+		return 0;
+	unwatch_pid(j);
+	if (pid > 0 && pid != j->exited && (j->pidfd = pid_watch(pid)) >= 0) {
+		j->pid = pid;
+		return 1;
+	}
+	want(w, now + POLL_EVERY);   /* nothing tells of this pid's death */
+	return 0;
+}
+
+/* Returns an exit status; *met when COND held for every job. */
+static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
+{
+	double now = now_mono();
+	int armed = 0;
+
+	*met = 1;
+	for (size_t i = 0; i < w->njobs; i++) {
+		struct job_state st;
+		struct wjob *j = &w->w[i];
+		int rc = jobstate_load(w->reg, w->jobs[i], &st);
+		if (rc == EXIT_CORRUPT)
+			jobstate_corrupt(w->reg, w->jobs[i], &st);
+		if (rc) {
+			jobstate_free(&st);
+			return rc;
+		}
+		j->unmet = !cond(ctx, i, &st);
+		j->lock_run = 0;
+		if (j->unmet) {
+			*met = 0;
+			armed |= arm(w, j, &st, now);
+		} else {
+			unwatch_pid(j);
+		}
+		jobstate_free(&st);
+	}
+	if (armed)
+		want(w, now);
+	if (w->polling || (w->reg->fd < 0 && w->parent_wd < 0))
+		want(w, now + POLL_EVERY);
+	/* A symlink DIR re-pointed tells inotify nothing. */
+	want(w, now + FOLLOW_EVERY);
+	return 0;
+}
+
+/* ---- Events. ---- */
+
+#ifdef __linux__
+static void on_event(struct waiter *w, const struct inotify_event *e, int ours, double now)
+{
+	if (e->mask & IN_Q_OVERFLOW) {
+		want(w, now);
+		return;
+	}
+	if (e->wd == w->parent_wd) {
+		if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+			w->parent_wd = -1;   /* then poll */
+			want(w, now);
+		} else if (e->len && strcmp(e->name, w->base) == 0) {
+			want(w, now);   /* DIR made */
+		}
+		return;
+	}
+	if (e->wd != w->dir_wd)
+		return;
+	if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)) {
+		want(w, now);   /* attach() follows the name */
+		return;
+	}
+	if (!e->len)
+		return;
+	for (size_t i = 0; i < w->njobs; i++) {
+		struct wjob *j = &w->w[i];
+		if (strcmp(e->name, w->jobs[i]) == 0) {
+			if (e->mask & RECORD_EVENTS)
+				want(w, now);
+		} else if (j->lock_run && strcmp(e->name, j->run_name) == 0) {
+			if (e->mask & ~(unsigned)(IN_CLOSE_NOWRITE | IN_ISDIR)) {
+				/* A read-write holder's last close (a run's end, or its
+				 * death), or the lock file replaced.  The kernel queues the
+				 * close just before it drops the lock: look again soon. */
+				want(w, now);
+				w->followup = now + POLL_EVERY;
+			} else if (!ours) {
+				/* A read-only holder's last close, or a reader's probe:
+				 * no more often than a poll would, and soon again. */
+				double at = w->last_check + POLL_EVERY;
+				want(w, at > now ? at : now);
+				w->followup = (at > now ? at : now) + POLL_EVERY;
+			}
+		}
+	}
+}
+#endif
+
+/* Take every queued event.  OURS: they came while we checked, so a
+ * read-only close of a run lock is our own probe's. */
+static void read_events(struct waiter *w, int ours)
+{
+#ifdef __linux__
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	double now = now_mono();
+	for (;;) {
+		ssize_t n = read(w->ino, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || errno != EAGAIN) {
+				/* Cannot happen; if it does, polling still works. */
+				close_fd(w->ino);
+				w->ino = w->dir_wd = w->parent_wd = -1;
+				w->polling = 1;
+				want(w, now);
+			}
+			return;
+		}
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)(void *)p;
+			on_event(w, e, ours, now);
+			p += sizeof *e + e->len;
+		}
+	}
+#else
+	(void)w, (void)ours;
+#endif
+}
+
+/* ---- The loop. ---- */
+
+static int timeout_ms(double next, double now)
+{
+	if (next < 0)
+		return -1;
+	double ms = (next - now) * 1000.0;
+	if (ms <= 0)
+		return 0;
+	if (ms > 3600e3)
+		return 3600 * 1000;   /* wake up now and then; nothing to do */
+	return (int)ms + 1;
+}
+
+static double earliest(double a, double b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
+	       wait_cond cond, void *ctx, double deadline)
+{
+	struct waiter w = {
+		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
+		.njobs = njobs, .check_at = -1, .followup = -1,
+	};
+	struct pollfd *fds = xmalloc((njobs + 1) * sizeof *fds);
+	size_t *owner = xmalloc((njobs + 1) * sizeof *owner);
+	int rc = 0, met;
+
+	w.w = xmalloc((njobs ? njobs : 1) * sizeof *w.w);
+	for (size_t i = 0; i < njobs; i++) {
+		w.w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
+	}
+	split_path(&w);
+	w.ino = notify_open();
+	if (w.ino < 0)
+		w.polling = 1;
+	want(&w, now_mono());
+	for (;;) {
+		double now = now_mono();
+		if (w.followup >= 0 && now >= w.followup) {
+			w.followup = -1;
+			want(&w, now);
+		}
+		if (w.check_at >= 0 && now >= w.check_at) {
+			w.check_at = -1;
+			if ((rc = attach(&w)) != 0 || (rc = check(&w, cond, ctx, &met)) != 0 || met)
+				break;
+			w.last_check = now_mono();
+			if (w.ino >= 0)
+				read_events(&w, 1);
+			continue;
+		}
+		if (deadline >= 0 && now >= deadline) {
+			rc = EXIT_BUSY;
+			break;
+		}
+
+		size_t nfds = 0;
+		if (w.ino >= 0) {
+			fds[nfds] = (struct pollfd){ .fd = w.ino, .events = POLLIN };
+			owner[nfds++] = njobs;
+		}
+		for (size_t i = 0; i < njobs; i++)
+			if (w.w[i].pidfd >= 0) {
+				fds[nfds] = (struct pollfd){ .fd = w.w[i].pidfd, .events = POLLIN };
+				owner[nfds++] = i;
+			}
+		double next = earliest(earliest(w.check_at, w.followup), deadline);
+		int n = poll(fds, (nfds_t)nfds, timeout_ms(next, now));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = fail_errno(errno, NULL, "poll");
+			break;
+		}
+		for (size_t k = 0; k < nfds && n > 0; k++) {
+			if (!fds[k].revents)
+				continue;
+			if (owner[k] == njobs) {
+				read_events(&w, 0);
+			} else {
+				/* The pid ended (or the pidfd failed): look, once. */
+				struct wjob *j = &w.w[owner[k]];
+				j->exited = j->pid;
+				unwatch_pid(j);
+				want(&w, now_mono());
+			}
+		}
+	}
+
+	for (size_t i = 0; i < njobs; i++) {
+		unwatch_pid(&w.w[i]);
+		free(w.w[i].run_name);
+	}
+	if (w.ino >= 0)
+		close_fd(w.ino);
+	free(w.w);
+	free(w.parent);
+	free(w.base);
+	free(fds);
+	free(owner);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/* wait: the one wait of jobreg (SPEC §5: get --wait, dispatch --wait and
+ * --once) — until a condition holds for every job of a list, or a
+ * deadline passes.  The caller holds no job lock while it waits.
+ *
+ * It notices a change within 100 ms and does not spin.  It sleeps in
+ * poll(2) on:
+ * - inotify of the registry directory: a record replaced (rename),
+ *   created, removed (clear), rewritten in place or chmod'ed; and the close
+ *   of the last descriptor of a run lock DIR/.JOB.run, which the kernel
+ *   reports also when its holders were killed with kill -9 (IN_CLOSE_WRITE
+ *   for a holder that opened it read-write, as jobreg-dispatch does;
+ *   IN_CLOSE_NOWRITE for a read-only holder — but also for every reader's
+ *   probe, ours included, so that one re-checks at most every 100 ms and
+ *   ignores the closes that come while it checks, its own probes among
+ *   them — a read-only holder dying in those microseconds is missed);
+ * - a pidfd of a RUNNING record's pid, where pidfd_open(2) works;
+ * - timers: the deadline, a record's `expires` (judged again at least once
+ *   a second, for a stepped clock), one a second to follow DIR by name, a
+ *   follow-up 100 ms after a
+ *   run lock's close (__fput() queues the event just before it drops the
+ *   lock), and 100 ms polls where nothing else will do: a pid owner with no
+ *   pidfd, a registry that does not exist yet and whose parent cannot be
+ *   watched, no inotify (ENOSYS, EMFILE, ENOSPC), or a network filesystem
+ *   (NFS, SMB, Ceph, FUSE, ...) whose changes on other hosts inotify never
+ *   sees.
+ * Every wake-up is only a hint: the states always come from jobstate_load(),
+ * and the condition is checked again after each source is armed, so no
+ * wake-up is lost.  All descriptors are close-on-exec and closed on return. */
+#ifndef JOBREG_WAIT_H
+#define JOBREG_WAIT_H
+
+#include <stddef.h>
+
+#include "registry/registry.h"
+#include "liveness/jobstate.h"
+
+/* Is job JOBS[INDEX], in state ST, where the caller wants it?  Called for
+ * every job at each check, in order. */
+typedef int (*wait_cond)(void *ctx, size_t index, const struct job_state *st);
+
+/* Wait until COND holds for every job at one check.  DEADLINE is a
+ * now_mono() time (< 0: none).  REG follows DIR by name: if DIR is
+ * removed, renamed, replaced or (as a symlink) re-pointed, the wait goes
+ * on in what DIR names now, noticed within a second, and REG is left
+ * open on that (fd -1 when there is none).  Returns 0, EXIT_BUSY (75, silently) when
+ * the deadline passes first, or the status of an error (printed; a
+ * corrupt record is reported as jobstate_corrupt() does). */
+int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
+	       wait_cond cond, void *ctx, double deadline);
+
+#endif

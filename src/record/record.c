@@ -1,0 +1,339 @@
+#include "record/record.h"
+#include "util/signame.h"
+#include "util/utf8.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* SPEC §3 key order; unknown keys follow, in the order they came. */
+enum known_key {
+	K_VERSION, K_STATUS, K_SINCE, K_OWNER, K_HOST, K_PID, K_PID_START,
+	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
+	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT,
+	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
+	K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
+};
+static const char *const known_keys[KNOWN_COUNT] = {
+	"version", "status", "since", "owner", "host", "pid", "pid_start",
+	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
+	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
+	"runs", "failures", "lost", "consecutive_failures", "last_success",
+	"late_after", "late_from", "keep_runs", "note",
+};
+
+void record_init(struct record *r)
+{
+	r->fields = NULL;
+	r->count = r->cap = 0;
+	r->text = NULL;
+}
+
+static void free_field(struct field *f)
+{
+	if (f->owned & OWN_KEY)
+		free(f->key);
+	if (f->owned & OWN_VALUE)
+		free(f->value);
+}
+
+void record_free(struct record *r)
+{
+	for (size_t i = 0; i < r->count; i++)
+		free_field(&r->fields[i]);
+	free(r->fields);
+	free(r->text);
+	record_init(r);
+}
+
+/* The rank of a LEN-byte key among known_keys; KNOWN_COUNT if unknown.
+ * The first byte first: a listing ranks a dozen keys of every record. */
+static int key_rank_len(const char *key, size_t len)
+{
+	for (int i = 0; i < KNOWN_COUNT; i++)
+		if (known_keys[i][0] == key[0] && strncmp(known_keys[i], key, len) == 0 &&
+		    known_keys[i][len] == '\0')
+			return i;
+	return KNOWN_COUNT;
+}
+
+static int key_rank(const char *key)
+{
+	return key_rank_len(key, strlen(key));
+}
+
+static struct field *find(const struct record *r, const char *key)
+{
+	/* The first byte first: listings look up several keys per record. */
+	for (size_t i = 0; i < r->count; i++)
+		if (r->fields[i].key[0] == key[0] && strcmp(r->fields[i].key, key) == 0)
+			return &r->fields[i];
+	return NULL;
+}
+
+const char *record_get(const struct record *r, const char *key)
+{
+	struct field *f = find(r, key);
+	return f ? f->value : NULL;
+}
+
+static void append(struct record *r, char *key, char *value, unsigned char owned, int rank)
+{
+	if (r->count == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->fields = xrealloc(r->fields, r->cap * sizeof *r->fields);
+	}
+	r->fields[r->count].key = key;
+	r->fields[r->count].value = value;
+	r->fields[r->count].owned = owned;
+	r->fields[r->count].rank = (unsigned char)rank;
+	r->count++;
+}
+
+void record_copy(struct record *dst, const struct record *src)
+{
+	record_init(dst);
+	for (size_t i = 0; i < src->count; i++)
+		append(dst, xstrdup(src->fields[i].key), xstrdup(src->fields[i].value),
+		       OWN_KEY | OWN_VALUE, src->fields[i].rank);
+}
+
+void record_put(struct record *r, const char *key, const char *value)
+{
+	struct field *f = find(r, key);
+	if (f) {
+		char *copy = xstrdup(value);
+		if (f->owned & OWN_VALUE)
+			free(f->value);
+		f->value = copy;
+		f->owned |= OWN_VALUE;
+		return;
+	}
+	append(r, xstrdup(key), xstrdup(value), OWN_KEY | OWN_VALUE, key_rank(key));
+}
+
+void record_drop(struct record *r, const char *key)
+{
+	struct field *f = find(r, key);
+	if (!f)
+		return;
+	free_field(f);
+	size_t i = (size_t)(f - r->fields);
+	memmove(f, f + 1, (r->count - i - 1) * sizeof *f);
+	r->count--;
+}
+
+enum status record_status(const struct record *r)
+{
+	const char *s = record_get(r, "status");
+	return (enum status)status_from_word(s, strlen(s), 0);
+}
+
+static int is_decimal(const char *s, size_t maxlen)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > maxlen)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* A non-negative decimal number, a fraction allowed ("90", "0.5"). */
+static int is_number(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 12)
+		return 0;
+	if (s[n] == '.') {
+		size_t f = strspn(s + n + 1, "0123456789");
+		if (f == 0 || f > 9)
+			return 0;
+		n += 1 + f;
+	}
+	return s[n] == '\0';
+}
+
+static int key_valid(const char *k, size_t len)
+{
+	if (len == 0)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = k[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+	const char *const *ka = a, *const *kb = b;
+	return strcmp(*ka, *kb);
+}
+
+/* Do N unknown keys repeat?  (The known ones are checked by rank.) */
+static int has_duplicate(const char **keys, size_t n)
+{
+	/* Pairs for a few; a sort for a record made of unknown keys. */
+	if (n <= 32) {
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(keys[i], keys[j]) == 0)
+					return 1;
+		return 0;
+	}
+	qsort(keys, n, sizeof *keys, cmp_keys);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(keys[i - 1], keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The values jobreg itself interprets must be well-formed, or liveness and
+ * the JSON numbers could not be trusted.  VAL: the value of each known key,
+ * by rank (NULL: absent); FIRST: the rank of the first key. */
+static const char *check_values(const char *const *val, int first)
+{
+	const char *v;
+	time_t t;
+	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
+						K_RETRY_AT, K_LAST_SUCCESS, K_LATE_FROM };
+	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
+						 K_FAILURES, K_TIMED_OUT, K_ATTEMPT, K_LOST,
+						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS };
+
+	if (first != K_VERSION)
+		return "first line is not version=";
+	if (strcmp(val[K_VERSION], "1") != 0)
+		return "unknown version";
+	if (!(v = val[K_STATUS]))
+		return "no status";
+	if (status_from_word(v, strlen(v), 0) < 0)
+		return "bad status";
+	v = val[K_OWNER];
+	if (v && strcmp(v, "lock") != 0 && strcmp(v, "pid") != 0)
+		return "bad owner";
+	if ((v = val[K_PID]) && !is_decimal(v, 10))
+		return "bad pid";
+	if ((v = val[K_PID_START]) && !is_decimal(v, 20))
+		return "bad pid_start";
+	if ((v = val[K_EXIT]) && !is_decimal(v, 10))
+		return "bad exit";
+	if ((v = val[K_OWNER]) && strcmp(v, "pid") == 0 && !val[K_PID])
+		return "owner=pid without pid";
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		if ((v = val[counts[i]]) && !is_decimal(v, 20))
+			return "bad number";
+	if ((v = val[K_TIMEOUT]) && !is_number(v))
+		return "bad timeout";
+	if ((v = val[K_LATE_AFTER]) && !is_number(v))
+		return "bad late_after";
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+		if ((v = val[times[i]]) && time_parse(v, &t) < 0)
+			return "bad time";
+	return NULL;
+}
+
+int record_parse(struct record *r, const char *data, size_t len, const char **why)
+{
+	record_init(r);
+	/* One copy of the text, split in place: keys and values point into
+	 * it ('=' and '\n' become NULs). */
+	r->text = xstrndup(data, len);
+	char *p = r->text, *end = r->text + len;
+	const char *val[KNOWN_COUNT] = {0};   /* by rank */
+	const char **unknown = NULL;          /* the other keys */
+	size_t nunknown = 0;
+	int first = KNOWN_COUNT, dup = 0;
+
+	*why = NULL;
+	if (len > RECORD_MAX)
+		*why = "larger than 64 KiB";
+	else if (len == 0)
+		*why = "empty";
+	else if (memchr(data, '\0', len))
+		*why = "NUL byte";
+	else if (!utf8_valid(data, len))
+		*why = "invalid UTF-8";
+	while (!*why && p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *eol = nl ? nl : end;
+		char *eq = memchr(p, '=', (size_t)(eol - p));
+		if (!eq) {
+			*why = "line without '='";
+			break;
+		}
+		if (!key_valid(p, (size_t)(eq - p))) {
+			*why = "bad key";
+			break;
+		}
+		for (const char *c = eq + 1; c < eol; c++)
+			if ((unsigned char)*c < 0x20 && *c != '\t') {
+				*why = "control byte in a value";
+				break;
+			}
+		if (*why)
+			break;
+		*eq = '\0';
+		*eol = '\0';
+		int rank = key_rank_len(p, (size_t)(eq - p));
+		if (r->count == 0)
+			first = rank;
+		if (rank == KNOWN_COUNT) {
+			if ((nunknown & (nunknown - 1)) == 0)
+				unknown = xrealloc(unknown, (nunknown ? nunknown * 2 : 1) *
+						   sizeof *unknown);
+			unknown[nunknown++] = p;
+		} else if (val[rank]) {
+			dup = 1;   /* reported after the lines' own faults */
+		} else {
+			val[rank] = eq + 1;
+		}
+		append(r, p, eq + 1, 0, rank);
+		p = nl ? nl + 1 : end;
+	}
+	if (!*why && (dup || has_duplicate(unknown, nunknown)))
+		*why = "duplicate key";
+	free(unknown);
+	if (!*why)
+		*why = check_values(val, first);
+	if (*why) {
+		record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+/* A counting sort by rank, which keeps the unknown keys in the order they
+ * came.  (Looking for each rank in turn costs keys x fields x keys
+ * compares, most of a fuzzer's time; this is two rankings of each field.) */
+void record_order(const struct record *r, size_t *idx)
+{
+	size_t next[KNOWN_COUNT + 2] = {0};
+	for (size_t i = 0; i < r->count; i++)
+		next[r->fields[i].rank + 1]++;
+	for (size_t k = 1; k <= KNOWN_COUNT; k++)
+		next[k] += next[k - 1];
+	for (size_t i = 0; i < r->count; i++)
+		idx[next[r->fields[i].rank]++] = i;
+}
+
+int record_format(const struct record *r, struct buf *out)
+{
+	size_t start = out->len;
+	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
+	record_order(r, idx);
+	for (size_t i = 0; i < r->count; i++) {
+		buf_adds(out, r->fields[idx[i]].key);
+		buf_addc(out, '=');
+		buf_adds(out, r->fields[idx[i]].value);
+		buf_addc(out, '\n');
+	}
+	free(idx);
+	return out->len - start > RECORD_MAX ? -1 : 0;
+}

@@ -1,0 +1,54 @@
+/* record: the on-disk record of one job (SPEC §3) — parsing, the
+ * transitions and formatting.  Memory only, no I/O; the output formats
+ * of jobreg-get are in format.h. */
+#ifndef JOBREG_RECORD_H
+#define JOBREG_RECORD_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "util/rfc3339.h"
+#include "record/status.h"
+#include "util/sys.h"
+
+#define RECORD_MAX 65536   /* a larger file is corrupt */
+
+struct field {
+	char *key;
+	char *value;
+	unsigned char owned;    /* OWN_KEY | OWN_VALUE: malloc'd, not in text */
+	unsigned char rank;     /* place in the SPEC §3 key order (record.c) */
+};
+enum { OWN_KEY = 1, OWN_VALUE = 2 };
+
+struct record {
+	struct field *fields;
+	size_t count;
+	size_t cap;
+	char *text;             /* the parsed bytes, split in place */
+};
+
+void record_init(struct record *r);
+void record_free(struct record *r);
+
+/* Parse LEN bytes.  Returns 0, or -1 with *why set to a static reason
+ * (the record is then corrupt and R holds nothing). */
+int record_parse(struct record *r, const char *data, size_t len, const char **why);
+
+const char *record_get(const struct record *r, const char *key);
+/* A copy of SRC that owns all its strings. */
+void record_copy(struct record *dst, const struct record *src);
+void record_put(struct record *r, const char *key, const char *value);
+void record_drop(struct record *r, const char *key);
+
+/* The written status (PENDING, RUNNING or DONE) of a parsed record. */
+enum status record_status(const struct record *r);
+
+/* The canonical text: keys in SPEC order, unknown keys after them.
+ * Returns -1 when it is larger than RECORD_MAX (it would read back as
+ * corrupt, so it must not be written), else 0. */
+int record_format(const struct record *r, struct buf *out);
+/* That order as indices into r->fields, into IDX (r->count entries). */
+void record_order(const struct record *r, size_t *idx);
+
+#endif

@@ -1,0 +1,293 @@
+#include "record/transition.h"
+#include "util/signame.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void drop_keys(struct record *r, const char *const *keys)
+{
+	for (; *keys; keys++)
+		record_drop(r, *keys);
+}
+
+static const char *const owner_keys[] = {
+	"owner", "host", "pid", "pid_start", "boot_id", "pid_ns", "time_ns",
+	"run_lock", "expires", NULL,
+};
+/* What DONE drops of the owner: who ran it (host, pid) is kept. */
+static const char *const liveness_keys[] = {
+	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
+};
+static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", NULL };
+/* What only a run has; PENDING drops them with the owner and the result. */
+static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_at", NULL };
+
+static void put_time(struct record *r, const char *key, time_t t)
+{
+	char when[21];
+	time_format(t, when);
+	record_put(r, key, when);
+}
+
+static void put_number(struct record *r, const char *key, unsigned long long v)
+{
+	struct buf b = {0};
+	buf_addf(&b, "%llu", v);
+	record_put(r, key, b.data);
+	buf_free(&b);
+}
+
+static void put_if(struct record *r, const char *key, unsigned long long v)
+{
+	if (v)
+		put_number(r, key, v);
+}
+
+/* Seconds as plain decimals, as the parser wants them (%g would write
+ * 3.2e+09 for a century); trailing zeros of the fraction go. */
+static void put_seconds(struct record *r, const char *key, double seconds)
+{
+	struct buf b = {0};
+	buf_addf(&b, "%.9f", seconds);
+	while (b.len > 1 && b.data[b.len - 1] == '0')
+		b.data[--b.len] = '\0';
+	if (b.data[b.len - 1] == '.')
+		b.data[--b.len] = '\0';
+	record_put(r, key, b.data);
+	buf_free(&b);
+}
+
+/* A history counter + 1 (a malformed one cannot reach here: the parser
+ * checked it).  One at its maximum, or past it (20 digits parse), stays:
+ * a counter must never wrap to 0. */
+static void count_up(struct record *r, const char *key)
+{
+	unsigned long long n = record_count(r, key);
+	if (n != ULLONG_MAX)
+		put_number(r, key, n + 1);
+}
+
+static void begin(struct record *r, enum status st, time_t now, const char *note)
+{
+	if (!record_get(r, "version"))
+		record_put(r, "version", "1");
+	record_put(r, "status", status_word(st));
+	put_time(r, "since", now);
+	if (note)
+		record_put(r, "note", note);
+}
+
+void record_to_pending(struct record *r, time_t now, const char *note)
+{
+	begin(r, ST_PENDING, now, note);
+	drop_keys(r, owner_keys);
+	drop_keys(r, result_keys);
+	drop_keys(r, run_keys);
+}
+
+int record_owned_by(const struct record *r, const struct owner *o)
+{
+	const char *owner = record_get(r, "owner");
+	const char *st = record_get(r, "status");
+	if (!st || status_from_word(st, strlen(st), 0) != ST_RUNNING)
+		return 0;
+	if (o->kind == OWNER_NONE)
+		return owner == NULL;
+	if (!owner || strcmp(owner, o->kind == OWNER_LOCK ? "lock" : "pid") != 0)
+		return 0;
+	const char *host = record_get(r, "host"), *pid = record_get(r, "pid");
+	if (!host || !pid || strcmp(host, o->host) != 0 || strtol(pid, NULL, 10) != o->pid)
+		return 0;
+	if (o->kind == OWNER_PID) {
+		const char *start = record_get(r, "pid_start"), *boot = record_get(r, "boot_id");
+		/* No pid_start when /proc hid it from the writer. */
+		if ((start ? strtoull(start, NULL, 10) : 0) != o->pid_start)
+			return 0;
+		if (!boot || !o->boot_id || strcmp(boot, o->boot_id) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+void record_to_running(struct record *r, time_t now, const struct run_start *how,
+		       const char *note)
+{
+	const struct owner *o = how->owner;
+	/* A dispatch always begins a new run, even over a dead dispatcher's
+	 * record that names the same host and pid (a reused pid, as pid 1 in
+	 * containers): only jobreg-set renews. */
+	int renewal = o->kind != OWNER_LOCK && r->count > 0 && record_owned_by(r, o);
+	char since[21] = "";
+	const char *old = record_get(r, "since");
+	if (renewal && old)
+		memcpy(since, old, strlen(old) + 1);
+	begin(r, ST_RUNNING, now, note);
+	if (renewal && since[0])
+		record_put(r, "since", since);
+	if (!renewal || !record_get(r, "started"))
+		put_time(r, "started", now);
+	if (!renewal)
+		count_up(r, "runs");
+	drop_keys(r, owner_keys);
+	drop_keys(r, result_keys);
+	record_drop(r, "timeout");
+	record_drop(r, "retry_at");
+	if (!renewal)
+		record_drop(r, "attempt");
+	put_if(r, "attempt", how->attempt);
+	if (o->kind != OWNER_NONE) {
+		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
+		record_put(r, "host", o->host);
+		put_number(r, "pid", (unsigned long long)o->pid);
+		put_if(r, "pid_start", o->pid_start);
+		if (o->boot_id)
+			record_put(r, "boot_id", o->boot_id);
+		put_if(r, "pid_ns", o->pid_ns);
+		put_if(r, "time_ns", o->time_ns);
+		if (o->kind == OWNER_LOCK)
+			put_if(r, "run_lock", o->run_lock);
+	}
+	if (how->expires)
+		put_time(r, "expires", how->expires);
+	if (how->timeout > 0)
+		put_seconds(r, "timeout", how->timeout);
+}
+
+void record_to_retry(struct record *r, time_t now, time_t retry_at)
+{
+	put_time(r, "since", now);
+	put_time(r, "retry_at", retry_at);
+	count_up(r, "failures");
+	count_up(r, "consecutive_failures");
+}
+
+/* No result over a DONE record (a note, a setting): the run's result
+ * stays, and nothing is counted, so that no such write turns a failed run
+ * into one whose result is not known, which dispatch --once would replay
+ * as done. */
+static int keeps_result(const struct record *r, const struct run_result *end)
+{
+	return record_get(r, "status") && record_status(r) == ST_DONE &&
+	       end->exit_status < 0 && !end->signal_name && !end->timed_out;
+}
+
+int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
+			   const char *note)
+{
+	int keep = keeps_result(r, end);
+	begin(r, ST_DONE, now, note);
+	drop_keys(r, liveness_keys);
+	record_drop(r, "retry_at");
+	if (keep)
+		return 1;
+	drop_keys(r, result_keys);
+	put_time(r, "ended", now);
+	if (end->signal_name)
+		record_put(r, "signal", end->signal_name);
+	else if (end->exit_status >= 0)
+		put_number(r, "exit", (unsigned long long)end->exit_status);
+	if (end->timed_out)
+		record_put(r, "timed_out", "1");
+	return 0;
+}
+
+void record_to_done(struct record *r, time_t now, const struct run_result *end,
+		    const char *note)
+{
+	/* A run's failure is counted once: not again when a FAILED record is
+	 * given another result, nor after the attempt record_to_retry()
+	 * counted. */
+	int counted = (record_get(r, "status") && record_status(r) == ST_DONE &&
+		       record_outcome(r) == OUTCOME_FAILED) || record_get(r, "retry_at");
+	if (record_to_done_counted(r, now, end, note))
+		return;
+	switch (record_outcome(r)) {
+	case OUTCOME_FAILED:
+		if (counted)
+			break;
+		count_up(r, "failures");
+		count_up(r, "consecutive_failures");
+		break;
+	case OUTCOME_OK:
+		record_put(r, "last_success", record_get(r, "ended"));
+		record_drop(r, "consecutive_failures");
+		break;
+	case OUTCOME_UNKNOWN:
+		break;
+	}
+}
+
+void record_count_lost(struct record *r)
+{
+	count_up(r, "failures");
+	count_up(r, "lost");
+	count_up(r, "consecutive_failures");
+}
+
+void record_set_late(struct record *r, double late_after, time_t now)
+{
+	if (late_after < 0) {
+		record_drop(r, "late_after");
+		record_drop(r, "late_from");
+		return;
+	}
+	put_seconds(r, "late_after", late_after);
+	if (!record_get(r, "late_from"))
+		put_time(r, "late_from", now);
+}
+
+void record_set_keep_runs(struct record *r, unsigned long keep)
+{
+	if (keep == KEEP_RUNS_DEFAULT)
+		record_drop(r, "keep_runs");
+	else
+		put_number(r, "keep_runs", keep);
+}
+
+unsigned long record_keep_runs(const struct record *r)
+{
+	const char *v = record_get(r, "keep_runs");
+	return v ? strtoul(v, NULL, 10) : KEEP_RUNS_DEFAULT;
+}
+
+unsigned long long record_count(const struct record *r, const char *key)
+{
+	const char *v = record_get(r, key);
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+enum outcome record_outcome(const struct record *r)
+{
+	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
+	if (record_get(r, "signal") || (timed_out && strtoull(timed_out, NULL, 10) != 0))
+		return OUTCOME_FAILED;
+	if (!exit_status)
+		return OUTCOME_UNKNOWN;
+	return strtoul(exit_status, NULL, 10) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+}
+
+struct run_result record_run_result(const struct record *r)
+{
+	struct run_result end = { .exit_status = -1 };
+	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
+	if (exit_status) {
+		unsigned long n = strtoul(exit_status, NULL, 10);
+		/* Beyond what exit(3) can return: a failure all the same. */
+		end.exit_status = n <= 255 ? (int)n : 1;
+	}
+	end.signal_name = record_get(r, "signal");
+	end.timed_out = timed_out && strtoull(timed_out, NULL, 10) != 0;
+	return end;
+}
+
+int run_result_status(const struct run_result *e)
+{
+	if (e->timed_out)
+		return 124;
+	if (e->signal_name) {
+		int sig = signal_number(e->signal_name);
+		return sig > 0 ? 128 + sig : 1;
+	}
+	return e->exit_status > 0 ? e->exit_status : 0;
+}

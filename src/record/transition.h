@@ -1,0 +1,92 @@
+/* transition: what each write does to a record (SPEC §3 transitions) —
+ * PENDING, RUNNING for an owner, between two attempts, DONE with how the
+ * run ended, a lost run counted — and what a record says of its run and
+ * the job's history (counters, outcome, settings).  Memory only, no I/O;
+ * the bytes of a record are record.h's. */
+#ifndef JOBREG_TRANSITION_H
+#define JOBREG_TRANSITION_H
+
+#include <time.h>
+
+#include "record/record.h"
+
+/* The owner a RUNNING record is given.  0 or NULL: absent, not written.
+ * OWNER_LOCK records carry the dispatcher's pid fields too, and the inode
+ * of the run lock it holds (SPEC §2). */
+struct owner {
+	enum { OWNER_NONE, OWNER_LOCK, OWNER_PID } kind;
+	const char *host;
+	long pid;
+	unsigned long long pid_start;
+	const char *boot_id;
+	unsigned long long pid_ns, time_ns;   /* inodes of /proc/self/ns/{pid,time} */
+	unsigned long long run_lock;          /* OWNER_LOCK: inode of .JOB.run */
+};
+
+/* How a run ended. */
+struct run_result {
+	int exit_status;           /* -1: not known */
+	const char *signal_name;   /* "TERM", "RTMIN+3"; NULL: not killed */
+	int timed_out;             /* the time limit ended it */
+};
+
+/* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  The
+ * job's history and settings (runs, failures, lost, consecutive_failures,
+ * last_success, late_after, late_from, keep_runs) are kept by every
+ * transition. */
+void record_to_pending(struct record *r, time_t now, const char *note);
+/* How a run begins: its owner, EXPIRES (0: none), TIMEOUT (<= 0: none)
+ * and ATTEMPT (0: none; dispatch --retries). */
+struct run_start {
+	const struct owner *owner;
+	time_t expires;
+	double timeout;
+	unsigned long attempt;
+};
+/* The same owner as now recorded: a renewal (since, started, runs and
+ * attempt kept); otherwise runs + 1. */
+void record_to_running(struct record *r, time_t now, const struct run_start *how,
+		       const char *note);
+/* A failed attempt whose next one starts at RETRY_AT: the record stays
+ * RUNNING, with failures and consecutive_failures + 1. */
+void record_to_retry(struct record *r, time_t now, time_t retry_at);
+/* Failures and consecutive_failures + 1 for a FAILED end (not over a
+ * FAILED record, whose result this corrects, nor over an attempt waiting
+ * for its retry: counted already); last_success = ended and
+ * consecutive_failures dropped for an OK one.  An END with no result
+ * (exit_status -1, no signal, not timed out) over a DONE record keeps the
+ * result the record has. */
+void record_to_done(struct record *r, time_t now, const struct run_result *end,
+		    const char *note);
+/* DONE with END, for the failed attempt whose failure record_to_retry()
+ * counted already: no counter moves.  Returns 1 when, as above, it kept
+ * the result of a DONE record (END has none), else 0. */
+int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
+			   const char *note);
+/* The run of a STALE record was lost (SPEC §2): failures, lost and
+ * consecutive_failures + 1. */
+void record_count_lost(struct record *r);
+/* late_after = LATE_AFTER seconds (< 0: remove it and late_from);
+ * late_from = NOW the first time (SPEC §2 Late jobs). */
+void record_set_late(struct record *r, double late_after, time_t now);
+/* The history length (SPEC §3a); the default is not written. */
+#define KEEP_RUNS_DEFAULT 20
+#define KEEP_RUNS_MAX 10000
+void record_set_keep_runs(struct record *r, unsigned long keep);
+unsigned long record_keep_runs(const struct record *r);
+/* A number of the record, as the parser checked it (runs, failures, pid,
+ * ...); 0 when absent. */
+unsigned long long record_count(const struct record *r, const char *key);
+
+/* The outcome of a DONE record (status.h). */
+enum outcome record_outcome(const struct record *r);
+/* How a DONE record says its run ended. */
+struct run_result record_run_result(const struct record *r);
+/* The exit status of a run that ended so: 124 for a time limit, 128+N for
+ * signal N, else its exit status (0 when unknown). */
+int run_result_status(const struct run_result *e);
+
+/* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */
+int record_owned_by(const struct record *r, const struct owner *o);
+
+#endif

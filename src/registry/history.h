@@ -1,0 +1,45 @@
+/* history: a job's run history, DIR/.JOB.history (SPEC §3a) — the job's
+ * last keep_runs ended runs, oldest first, one line each of
+ * space-separated key=value pairs ("run=12 outcome=OK started=... ended=...
+ * duration=185 exit=0 host=build01 pid=41213").  Written under the job
+ * lock, the file replaced through .JOB.tmp as a record is (registry.h);
+ * which write adds which line is write.c's.  A line's run is its key; a
+ * run is in the file at most once. */
+#ifndef JOBREG_HISTORY_H
+#define JOBREG_HISTORY_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "record/record.h"
+#include "registry/registry.h"
+
+/* ".history", the suffix of JOB's file. */
+#define HISTORY_SUFFIX ".history"
+/* The largest history file read (KEEP_RUNS_MAX lines, with room). */
+#define HISTORY_MAX (8u << 20)
+
+/* The line of the run R ends, R being its record once ended (DONE, for OK
+ * and FAILED) or its record when found lost (RUNNING, for LOST: ENDED is
+ * then when the loss was found); without "\n". */
+void history_line(struct buf *out, const struct record *r, const char *outcome, time_t ended);
+
+/* Put LINE, of run RUN, into JOB's history: it replaces the line of that
+ * run, else it is added last; then only the last KEEP lines stay (KEEP 0:
+ * no history, the file is removed).  With ONLY_IF_ABSENT, a line of that
+ * run already there is left as it is.  Job lock held; an exit status. */
+int history_put(const struct registry *reg, const char *job, unsigned long long run,
+		const char *line, unsigned long keep, int only_if_absent);
+
+/* JOB's history into DATA (*found 0: none); an exit status. */
+int history_read(const struct registry *reg, const char *job, struct buf *data, int *found);
+
+/* The next line of DATA from *POS (advanced past it) into *LINE and *LEN;
+ * 0 at the end. */
+int history_next(const struct buf *data, size_t *pos, const char **line, size_t *len);
+/* The value of KEY in the line (LEN bytes) into *VALUE and *VLEN; 0 when
+ * the line has no such key. */
+int history_get(const char *line, size_t len, const char *key, const char **value,
+		size_t *vlen);
+
+#endif

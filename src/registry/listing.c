@@ -1,0 +1,173 @@
+#include "registry/listing.h"
+#include "util/msg.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef DT_REG
+#define ENTRY_IS_REG(e) ((e)->d_type == DT_REG)
+#else
+#define ENTRY_IS_REG(e) 0   /* not told */
+#endif
+
+static void push(char ***list, size_t *count, const char *name, size_t len)
+{
+	/* Grow in powers of two. */
+	if ((*count & (*count - 1)) == 0)
+		*list = xrealloc(*list, (*count ? *count * 2 : 1) * sizeof **list);
+	(*list)[(*count)++] = xstrndup(name, len);
+}
+
+static void push_job(struct listing *l, const char *name, int regular)
+{
+	push(&l->jobs, &l->njobs, name, strlen(name));
+	if ((l->njobs & (l->njobs - 1)) == 0)
+		l->regular = xrealloc(l->regular, l->njobs * 2);
+	l->regular[l->njobs - 1] = (unsigned char)regular;
+}
+
+static int ends_with(const char *name, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n > k + 1 && memcmp(name + n - k, suffix, k) == 0;
+}
+
+static void add_entry(struct listing *l, const struct dirent *e)
+{
+	const char *name = e->d_name;
+	size_t n = strlen(name);
+	/* The suffixes first: a job id may hold ".tmp." itself. */
+	if (name[0] != '.') {
+		if (valid_job_id(name))
+			push_job(l, name, ENTRY_IS_REG(e));
+	} else if (ends_with(name, n, ".lock")) {
+		push(&l->locks, &l->nlocks, name, n);
+	} else if (l->jobs_only) {
+		return;   /* get -a looks at nothing else */
+	} else if (ends_with(name, n, ".run")) {
+		push(&l->runs, &l->nruns, name, n);
+	} else if (ends_with(name, n, ".history") || ends_with(name, n, ".log") ||
+		   ends_with(name, n, ".faillog")) {
+		push(&l->runfiles, &l->nrunfiles, name, n);
+	} else if (ends_with(name, n, ".tmp") ||
+		   (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {
+		push(&l->temps, &l->ntemps, name, n);   /* and 0.1's ".X.tmp.XXXXXX" */
+	}
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sort_names(char **names, size_t n)
+{
+	if (n > 1)   /* an empty list is NULL, which qsort must not get */
+		qsort(names, n, sizeof *names, cmp_names);
+}
+
+size_t listing_lower_bound(char *const *names, size_t n, const char *key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(names[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int listing_has(char *const *names, size_t n, const char *name)
+{
+	size_t i = listing_lower_bound(names, n, name);
+	return i < n && strcmp(names[i], name) == 0;
+}
+
+/* Sort the jobs by id, REGULAR beside them. */
+static void sort_jobs(struct listing *l)
+{
+	struct pair { char *name; unsigned char regular; } *v;
+	if (l->njobs < 2)
+		return;
+	v = xmalloc(l->njobs * sizeof *v);
+	for (size_t i = 0; i < l->njobs; i++)
+		v[i] = (struct pair){ l->jobs[i], l->regular[i] };
+	qsort(v, l->njobs, sizeof *v, cmp_names);
+	for (size_t i = 0; i < l->njobs; i++) {
+		l->jobs[i] = v[i].name;
+		l->regular[i] = v[i].regular;
+	}
+	free(v);
+}
+
+/* The jobs whose lock was listed but whose record was not, although it
+ * exists: replaced by rename while the directory was read. */
+static void add_missed(const struct registry *reg, struct listing *l)
+{
+	size_t listed = l->njobs;
+	for (size_t i = 0; i < l->nlocks; i++) {
+		char *job = xstrndup(l->locks[i] + 1, strlen(l->locks[i]) - 6);
+		struct stat st;
+		if (valid_job_id(job) && !listing_has(l->jobs, listed, job) &&
+		    fstatat(reg->fd, job, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			push_job(l, job, S_ISREG(st.st_mode));
+		free(job);
+	}
+	if (l->njobs > listed)
+		sort_jobs(l);
+}
+
+int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
+{
+	memset(l, 0, sizeof *l);
+	l->jobs_only = what == LIST_JOBS;
+	if (reg->fd < 0)
+		return 0;
+	/* readdir needs a descriptor of its own. */
+	int fd = openat(reg->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		int err = errno;
+		if (fd >= 0)
+			close_fd(fd);
+		return fail_errno(err, NULL, "read registry %s", reg->path);
+	}
+	for (;;) {
+		errno = 0;
+		struct dirent *e = readdir(dir);
+		if (!e)
+			break;
+		add_entry(l, e);
+	}
+	int err = errno;
+	closedir(dir);
+	if (err)
+		return fail_errno(err, NULL, "read registry %s", reg->path);
+	sort_jobs(l);
+	sort_names(l->locks, l->nlocks);
+	add_missed(reg, l);
+	sort_names(l->temps, l->ntemps);
+	sort_names(l->runs, l->nruns);
+	sort_names(l->runfiles, l->nrunfiles);
+	return 0;
+}
+
+void listing_free(struct listing *l)
+{
+	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles };
+	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles };
+	for (int k = 0; k < 5; k++) {
+		for (size_t i = 0; i < counts[k]; i++)
+			free(lists[k][i]);
+		free(lists[k]);
+	}
+	free(l->regular);
+	memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,47 @@
+/* listing: the entries of the registry directory (SPEC §4), for get -a and
+ * the sweeps of clear -a — names only, one readdir(3) pass, sorted.
+ *
+ * A job is listed when its record is, and also when its job lock is
+ * (".JOB.lock") and DIR/JOB exists: a record replaced by rename while the
+ * directory is read can be missed by readdir (tmpfs does, `ls -f` too),
+ * but lock files are never renamed over, so a job whose record exists for
+ * the whole listing is never left out. */
+#ifndef JOBREG_LISTING_H
+#define JOBREG_LISTING_H
+
+#include <stddef.h>
+
+#include "registry/registry.h"
+
+struct listing {
+	char **jobs;              /* jobs with a record, sorted by id */
+	size_t njobs;
+	unsigned char *regular;   /* regular[i]: the entry of jobs[i] said it is
+				   * a regular file (0: not, or not told) */
+	char **temps;             /* ".X.tmp", and 0.1's ".X.tmp.XXXXXX" */
+	size_t ntemps;
+	char **runs;              /* ".X.run" */
+	size_t nruns;
+	char **locks;             /* ".X.lock" */
+	size_t nlocks;
+	char **runfiles;          /* ".X.history", ".X.log", ".X.faillog" */
+	size_t nrunfiles;
+	int jobs_only;            /* LIST_JOBS: temps, runs and runfiles not listed */
+};
+
+/* What reg_list() lists: every kind of entry (a sweep), or only the jobs
+ * and the locks that find the jobs readdir missed (get -a), so that a
+ * listing costs no more for the histories and logs beside the records. */
+enum list_what { LIST_ALL, LIST_JOBS };
+
+/* Read REG's directory into L (every list sorted), WHAT it asks for.  A
+ * registry that does not exist lists nothing.  Returns an exit status. */
+int reg_list(const struct registry *reg, enum list_what what, struct listing *l);
+void listing_free(struct listing *l);
+
+/* Is NAME among the N sorted NAMES? */
+int listing_has(char *const *names, size_t n, const char *name);
+/* The first of the N sorted NAMES not below KEY. */
+size_t listing_lower_bound(char *const *names, size_t n, const char *key);
+
+#endif

@@ -1,0 +1,39 @@
+/* lock: a job's locks (SPEC §4, §6) — the job lock every writer takes
+ * and the run lock a dispatch holds for the life of its run — taken with
+ * a bounded wait (a one-shot SIGALRM, as flock(1) does), their names
+ * re-checked once held, and a reader's probe of the run lock.  Lock files
+ * that exist are opened without O_CREAT (fs.protected_regular), exclusive
+ * locks on read-write descriptors where allowed (NFS). */
+#ifndef JOBREG_LOCK_H
+#define JOBREG_LOCK_H
+
+#include "registry/registry.h"
+
+/* Flags of reg_lock(). */
+enum {
+	LOCK_CREATE = 1,      /* create the lock file if missing */
+	LOCK_QUIET_BUSY = 2,  /* a busy lock returns 75 without a message */
+	LOCK_NO_RECHECK = 4   /* no re-check of the name: the run lock taken
+			       * holding the job lock by a clear (see sweep.c) */
+};
+
+/* Lock JOB's job or run lock with OP (LOCK_EX or LOCK_SH), waiting at most
+ * WAIT seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when
+ * the file does not exist and LOCK_CREATE was not given.  A lock file is
+ * not created for a record that is not a regular file (77).  Once locked,
+ * the path is re-checked to name the inode held; a lock on a removed file
+ * is dropped and taken again. */
+int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
+	     int op, double wait, int flags, int *fd);
+void reg_unlock(int *fd);
+
+/* A reader's probe of JOB's run lock (SPEC §2): LOCK_SH|LOCK_NB on the
+ * file opened, no re-check of its name (liveness compares the inode with
+ * the record's run_lock).  *busy: someone holds it; else *fd holds the
+ * probe (-1: there is no run lock), for the caller to re-read the record
+ * under it and release.  *ino: the inode opened (0: none).  Returns an
+ * exit status. */
+int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
+		       unsigned long long *ino, int *busy);
+
+#endif

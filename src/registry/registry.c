@@ -1,0 +1,368 @@
+#include "registry/registry.h"
+#include "registry/atomic.h"
+#include "registry/openat.h"
+#include "util/msg.h"
+#include "record/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int valid_job_id(const char *id)
+{
+	size_t n = 0;
+	if (id[0] == '.' || id[0] == '-' || id[0] == '\0')
+		return 0;
+	for (; id[n]; n++) {
+		unsigned char ch = (unsigned char)id[n];
+		if (n >= JOB_ID_MAX)
+			return 0;
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+		      ch == '@' || ch == '+' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+const char *reg_path(const struct registry *reg, const char *name)
+{
+	static struct buf path;
+	buf_reset(&path);
+	buf_adds(&path, reg->path);
+	if (name) {
+		buf_addc(&path, '/');
+		buf_adds(&path, name);
+	}
+	return path.data;
+}
+
+char *reg_dot_name(const char *job, const char *suffix)
+{
+	struct buf name = {0};
+	buf_addc(&name, '.');
+	buf_adds(&name, job);
+	buf_adds(&name, suffix);
+	return name.data;
+}
+
+char *reg_lock_name(const char *job, enum lock_kind kind)
+{
+	return reg_dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+}
+
+static int open_dir(const char *path)
+{
+	int fd, tries = 0;
+	do
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd < 0 && (errno == EINTR || estale_again(&tries)));
+	return fd;
+}
+
+/* mkdir -p: make PATH and any missing parents. */
+static int make_dirs(char *path)
+{
+	if (mkdir(path, 0777) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	char *slash = strrchr(path, '/');
+	while (slash && slash > path && slash[-1] == '/')
+		slash--;
+	if (!slash || slash == path)
+		return -1;
+	*slash = '\0';
+	int rc = make_dirs(path);
+	*slash = '/';
+	if (rc < 0)
+		return -1;
+	if (mkdir(path, 0777) == 0 || errno == EEXIST)
+		return 0;
+	return -1;
+}
+
+/* In a group-writable registry the files we create are made group-readable
+ * and -writable as well (SPEC §1). */
+static int note_sharing(struct registry *reg)
+{
+	struct stat st;
+	if (fstat(reg->fd, &st) < 0)
+		return fail_errno(errno, NULL, "stat registry %s", reg->path);
+	reg->share_mode = entry_share_mode(st.st_mode);
+	reg->dev = st.st_dev;
+	reg->ino = st.st_ino;
+	return 0;
+}
+
+/* Why a writer could not make or open the registry PATH: exit 73 when the
+ * path cannot name a directory we could create (a missing parent that
+ * cannot be made, a file or dangling symlink in the way, a name too long),
+ * 77 for permission, 74 for the rest. */
+static int cannot_create(const char *path, int err)
+{
+	struct stat st;
+	if (err == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return fail(EXIT_CANTCREAT, NULL,
+			    "cannot create registry %s: it is a symbolic link to a missing directory",
+			    path);
+	if (exit_for_create(err) == EXIT_CANTCREAT)
+		return fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s", path, strerror(err));
+	return fail_errno(err, NULL, "open registry %s", path);
+}
+
+int reg_open(struct registry *reg, const char *path, int create)
+{
+	int rc;
+	reg->path = xstrdup(path);
+	reg->share_mode = 0;
+	reg->later = NULL;
+	reg->fd = open_dir(path);
+	if (reg->fd < 0 && errno == ENOENT && create) {
+		char *copy = xstrdup(path);
+		int made = make_dirs(copy);
+		free(copy);
+		if (made < 0) {
+			rc = fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
+				  path, strerror(errno));
+			goto failed;
+		}
+		reg->fd = open_dir(path);
+	}
+	if (reg->fd >= 0) {
+		if ((rc = note_sharing(reg)) == 0)
+			return 0;
+		close_fd(reg->fd);
+		reg->fd = -1;
+		goto failed;
+	}
+	if (errno == ENOENT && !create)
+		return 0;
+	rc = create ? cannot_create(path, errno) : fail_errno(errno, NULL, "open registry %s", path);
+failed:
+	free(reg->path);
+	reg->path = NULL;
+	return rc;
+}
+
+void reg_close(struct registry *reg)
+{
+	reg_close_pending(reg);
+	if (reg->fd >= 0)
+		close_fd(reg->fd);
+	reg->fd = -1;
+	free(reg->path);
+	reg->path = NULL;
+}
+
+int reg_same(const struct registry *reg)
+{
+	struct stat st;
+	if (stat(reg->path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? reg->fd < 0 : 1;
+	return reg->fd >= 0 && st.st_dev == reg->dev && st.st_ino == reg->ino;
+}
+
+int reg_follow(struct registry *reg, int create)
+{
+	/* A writer makes the registry that is missing now. */
+	if (reg_same(reg) && (reg->fd >= 0 || !create))
+		return 0;
+	char *path = xstrdup(reg->path);
+	reg_close(reg);
+	int rc = reg_open(reg, path, create);
+	free(path);
+	return rc;
+}
+
+int reg_not_regular(const struct registry *reg, const char *job, const char *name)
+{
+	return fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
+}
+
+/* entry_open() that reports: 0 with *fd, or -1 in *fd when there is none;
+ * else the exit status after the message. */
+static int open_entry(const struct registry *reg, const char *job, const char *name,
+		      int flags, int *fd, off_t *size)
+{
+	struct stat st;
+	int rc = entry_open(reg->fd, name, flags, fd, &st);
+	/* Out of descriptors while a batch still holds some: close those. */
+	if (rc == -1 && (errno == EMFILE || errno == ENFILE) && reg->later &&
+	    close_batch_flush(reg->later) > 0)
+		rc = entry_open(reg->fd, name, flags, fd, &st);
+	if (rc == ENTRY_NOT_REGULAR)
+		return reg_not_regular(reg, job, name);
+	if (rc < 0)
+		return errno == ENOENT ? 0 : fail_errno(errno, job, "open %s", reg_path(reg, name));
+	if (size)
+		*size = st.st_size;
+	return 0;
+}
+
+/* Read the file on FD, SIZE bytes by fstat, into DATA: at most MAX + 1
+ * bytes, one past the limit being enough to tell it is too big.  Asked
+ * for one byte more than fstat saw, a regular file that returns less is
+ * at its end, so one read(2) usually does.  -1 with errno on failure. */
+static int read_entry(int fd, off_t size, size_t max, struct buf *data)
+{
+	size_t want = (size_t)size < max ? (size_t)size + 1 : max + 1;
+	data->len = 0;
+	for (;;) {
+		if (data->cap < data->len + want + 1) {
+			data->data = xrealloc(data->data, data->len + want + 1);
+			data->cap = data->len + want + 1;
+		}
+		ssize_t n;
+		do
+			n = read(fd, data->data + data->len, want);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -1;
+		data->len += (size_t)n;
+		if ((size_t)n < want || data->len > max)
+			break;
+		/* It grew since fstat: read on, a little more each time. */
+		want = data->len < max ? (max + 1 - data->len < 65536 ? max + 1 - data->len : 65536) : 1;
+	}
+	data->data[data->len] = '\0';
+	return 0;
+}
+
+int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
+	     struct buf *data, int *found)
+{
+	int fd = -1, tries = 0;
+	*found = 0;
+	buf_reset(data);
+	if (reg->fd < 0)
+		return 0;
+	for (;;) {
+		off_t size = 0;
+		int rc = open_entry(reg, job, name, O_RDONLY, &fd, &size);
+		if (rc || fd < 0)
+			return rc;
+		rc = read_entry(fd, size, max, data);
+		int err = errno;
+		if (rc == 0 && reg->later) {
+			close_batch_add(reg->later, fd);
+			break;
+		}
+		close_fd(fd);
+		if (rc == 0)
+			break;
+		errno = err;
+		if (!estale_again(&tries))
+			return fail_errno(err, job, "read %s", reg_path(reg, name));
+	}
+	*found = 1;
+	return 0;
+}
+
+void reg_close_pending(const struct registry *reg)
+{
+	if (reg->later)
+		close_batch_flush(reg->later);
+}
+
+void reg_remove_leftover(const struct registry *reg, const char *job, const char *name)
+{
+	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
+}
+
+static int sync_dir(const struct registry *reg, const char *job, const char *after)
+{
+	if (fsync_retry(reg->fd) == 0)
+		return 0;
+	int err = errno;
+	return fail(EXIT_IO, job, "fsync %s: %s (%s)", reg->path, strerror(err), after);
+}
+
+/* Create JOB's temp file TMP afresh into *fd.  Every writer of JOB holds
+ * its job lock, so an existing TMP is a crashed writer's leftover: it is
+ * unlinked (never opened or followed) and the create tried again. */
+static int create_temp(const struct registry *reg, const char *job, const char *tmp, int *fd)
+{
+	struct stat st;
+	for (int round = 0; round < 2; round++) {
+		/* An ESTALE create is tried again already, as every open. */
+		int rc = entry_open(reg->fd, tmp, O_WRONLY | O_CREAT | O_EXCL, fd, &st);
+		if (rc == ENTRY_NOT_REGULAR)
+			return reg_not_regular(reg, job, tmp);
+		if (rc == 0)
+			return 0;
+		if (errno != EEXIST)
+			return fail_errno(errno, job, "create %s", reg_path(reg, tmp));
+		if (unlinkat(reg->fd, tmp, 0) < 0 && errno != ENOENT)
+			return errno == EISDIR ? reg_not_regular(reg, job, tmp)
+					       : fail_errno(errno, job, "remove leftover %s", reg_path(reg, tmp));
+	}
+	/* EEXIST again: someone writes without the lock. */
+	return fail_errno(EEXIST, job, "create %s", reg_path(reg, tmp));
+}
+
+int reg_replace(const struct registry *reg, const char *job, const char *name,
+		const char *data, size_t len)
+{
+	char *tmp = reg_dot_name(job, ".tmp");
+	int is_record = strcmp(name, job) == 0, rc, fd, tries = 0;
+
+	if (is_record && len > RECORD_MAX) {
+		rc = fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
+			  len, RECORD_MAX, strerror(EFBIG));
+		goto out;
+	}
+	for (;;) {
+		if ((rc = create_temp(reg, job, tmp, &fd)) != 0)
+			break;
+		if (entry_share(fd, reg->share_mode) < 0) {
+			int err = errno;
+			close_fd(fd);
+			rc = fail_errno(err, job, "chmod %s", reg_path(reg, tmp));
+			reg_remove_leftover(reg, job, tmp);
+			break;
+		}
+		struct atomic_failure f;
+		if (atomic_replace(reg->fd, fd, tmp, name, data, len, &f) == 0)
+			break;
+		errno = f.err;
+		if (strcmp(f.step, "fsync directory") == 0)
+			rc = fail(EXIT_IO, job, "fsync %s: %s (%s is in place but may not be durable)",
+				  reg->path, strerror(f.err),
+				  is_record ? "the new record" : reg_path(reg, name));
+		else if (!f.tmp_err && estale_again(&tries))
+			continue;
+		else
+			rc = fail_errno(f.err, job, "%s %s", f.step, reg_path(reg, tmp));
+		if (f.tmp_err)
+			warn(job, "cannot remove leftover %s: %s", reg_path(reg, tmp),
+			     strerror(f.tmp_err));
+		break;
+	}
+out:
+	free(tmp);
+	return rc;
+}
+
+int reg_remove(const struct registry *reg, const char *job, int sync)
+{
+	int tries = 0;
+	while (unlinkat(reg->fd, job, 0) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (!estale_again(&tries))
+			return fail_errno(errno, job, "remove %s", reg_path(reg, job));
+	}
+	return sync ? reg_sync(reg, job) : 0;
+}
+
+int reg_sync(const struct registry *reg, const char *job)
+{
+	return sync_dir(reg, job, "the record is removed but that may not be durable");
+}

@@ -1,0 +1,86 @@
+/* registry: the directory of records (SPEC §1, §4, §6) — opening it,
+ * names, reading a record, and replacing or removing one.  Every entry is opened relative to the directory with
+ * O_NOFOLLOW and must be a regular file (else 77).  In a group-writable
+ * directory every file created is made group-readable and -writable;
+ * existing lock files are opened without O_CREAT (fs.protected_regular);
+ * exclusive locks are taken on read-write descriptors where allowed (NFS).
+ * Operations that meet ESTALE are tried again a few times.  Functions
+ * return an exit status (0 on success) after printing any error.
+ * Opening one entry safely lives in openat.c, reading the directory in
+ * listing.c, the atomic replace in atomic.c, the locks in lock.c. */
+#ifndef JOBREG_REGISTRY_H
+#define JOBREG_REGISTRY_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/sys.h"
+
+struct registry {
+	int fd;             /* -1: it does not exist (read-only use) */
+	char *path;
+	dev_t dev;          /* of the directory fd is open on */
+	ino_t ino;
+	mode_t share_mode;  /* mode of the files we create in a group-writable
+			     * registry, or 0: as created (0666 & ~umask) */
+	struct close_batch *later;  /* set (a listing): reg_read's descriptors
+				     * are closed in batches; reg_open makes
+				     * it NULL */
+};
+
+/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], not starting with
+ * '.' or '-'. */
+#define JOB_ID_MAX 128
+int valid_job_id(const char *id);
+
+enum lock_kind { JOB_LOCK, RUN_LOCK };
+
+/* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
+ * A writer that cannot make it exits 73; permission is 77. */
+int reg_open(struct registry *reg, const char *path, int create);
+void reg_close(struct registry *reg);
+/* Does REG's path still name the directory REG has open (or, for a
+ * registry that did not exist, still none)?  1 yes, 0 no. */
+int reg_same(const struct registry *reg);
+/* Follow the name (SPEC §5, "every wait follows DIR by name"): when the
+ * path names another directory now, or none, open what it names (with
+ * CREATE as reg_open).  Returns an exit status. */
+int reg_follow(struct registry *reg, int create);
+
+/* ".JOB.lock", ".JOB.run", ".JOB.tmp": JOB's file SUFFIX, malloc'd. */
+char *reg_dot_name(const char *job, const char *suffix);
+char *reg_lock_name(const char *job, enum lock_kind kind);
+
+/* "not a regular file: DIR/NAME" for JOB; returns 77. */
+int reg_not_regular(const struct registry *reg, const char *job, const char *name);
+
+/* "DIR/NAME" for messages (static storage, valid until the next call). */
+const char *reg_path(const struct registry *reg, const char *name);
+
+/* Read JOB's file NAME (the record: JOB) into DATA, at most MAX + 1
+ * bytes (so a file over MAX shows as longer than MAX).  *found is 0 when
+ * there is none.  An entry that is not a regular file is refused (77),
+ * whatever a listing said of it. */
+int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
+	     struct buf *data, int *found);
+/* Close the descriptors reg_read keeps in REG's batch now: before a
+ * probe opens descriptors of its own, none may be short of one. */
+void reg_close_pending(const struct registry *reg);
+
+/* Replace JOB's file NAME (the record: NAME is JOB) with DATA, through
+ * DIR/.JOB.tmp (made with O_CREAT|O_EXCL; a leftover of a crashed writer
+ * is unlinked and the create tried again), fsync, renameat, fsync of the
+ * directory (atomic.h).  Call with the job lock held.  A record over
+ * RECORD_MAX is refused (74, EFBIG): it would read back as corrupt. */
+int reg_replace(const struct registry *reg, const char *job, const char *name,
+		const char *data, size_t len);
+/* Remove JOB's record and, with SYNC, fsync the directory.  Job lock
+ * held.  A sweep of many records removes them all, then calls reg_sync()
+ * once. */
+int reg_remove(const struct registry *reg, const char *job, int sync);
+int reg_sync(const struct registry *reg, const char *job);
+/* Unlink NAME, a leftover of JOB (never opened or followed).  Job lock
+ * held.  A failure is only warned of. */
+void reg_remove_leftover(const struct registry *reg, const char *job, const char *name);
+
+#endif

@@ -1,0 +1,70 @@
+#include "registry/write.h"
+#include "record/transition.h"
+#include "registry/history.h"
+#include "util/msg.h"
+
+#include <string.h>
+
+/* The outcome word of a DONE record's run. */
+static const char *outcome_word(const struct record *r)
+{
+	return record_outcome(r) == OUTCOME_OK ? "OK" : "FAILED";
+}
+
+/* When the DONE record R's run ended. */
+static time_t ended_at(const struct record *r)
+{
+	const char *e = record_get(r, "ended");
+	time_t t;
+	return e && time_parse(e, &t) == 0 ? t : now_seconds();
+}
+
+/* Put R's line (OUTCOME, ended at ENDED) into JOB's history, bounded by
+ * KEEP. */
+static int put_line(const struct registry *reg, const char *job, const struct record *r,
+		    const char *outcome, time_t ended, unsigned long keep, int only_if_absent)
+{
+	struct buf line = {0};
+	history_line(&line, r, outcome, ended);
+	int rc = history_put(reg, job, record_count(r, "runs"), line.data, keep, only_if_absent);
+	buf_free(&line);
+	return rc;
+}
+
+int commit_record(const struct registry *reg, const char *job, const struct record *was,
+		  enum status was_status, struct record *rec, const struct record *ended)
+{
+	unsigned long keep = record_keep_runs(rec);
+	unsigned long long was_run = was ? record_count(was, "runs") : 0;
+	int ends_was = ended && record_count(ended, "runs") == was_run;
+	struct buf text = {0};
+	int rc = 0;
+
+	/* Not lost: a run whose owner renews it (a heartbeat after its TTL,
+	 * the same run going on), and a dispatcher killed while it waited to
+	 * retry (the failed attempt is counted; no run was going). */
+	int renewed = record_status(rec) == ST_RUNNING && record_count(rec, "runs") == was_run;
+	int between_attempts = was && record_get(was, "retry_at");
+	if (was_status == ST_STALE && !ends_was && !renewed && !between_attempts) {
+		/* The run was lost: its line first (see write.h). */
+		record_count_lost(rec);
+		rc = put_line(reg, job, was, "LOST", now_seconds(), keep, 0);
+	} else if (was_status == ST_DONE && !ends_was && record_get(was, "started") &&
+		   record_outcome(was) != OUTCOME_UNKNOWN) {
+		/* Leaving a DONE record: its run's line, if a crash lost it. */
+		rc = put_line(reg, job, was, outcome_word(was), ended_at(was),
+			      keep, 1);
+	}
+	if (rc)
+		return rc;
+	record_format(rec, &text);   /* too large: reg_replace refuses it */
+	rc = reg_replace(reg, job, job, text.data, text.len);
+	buf_free(&text);
+	if (!rc && ended) {
+		const char *was_context = message_context("the record is in place, not its history line");
+		rc = put_line(reg, job, ended, outcome_word(ended), ended_at(ended),
+			      record_keep_runs(ended), 0);
+		message_context(was_context);
+	}
+	return rc;
+}

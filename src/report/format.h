@@ -1,0 +1,44 @@
+/* format: every format of jobreg-get (see jobreg-get(1)), as pure
+ * functions from a job id, its parsed record (NULL when there is none or
+ * it could not be used) and its derived status to text appended to OUT.
+ * Memory only, no I/O: the caller decides where the text goes.
+ *
+ * Plain:  "STATUS\n", or "JOB STATUS\n" WITH_ID (for -a).
+ * Long:   job status since owner host pid exit note, tab-separated,
+ *         "-" for an empty field, "SIG"+name for a signal.
+ * JSON:   one object per line: "job", the record's fields in SPEC order
+ *         (status the derived one; version, pid, pid_start, exit, runs,
+ *         failures, pid_ns, time_ns, run_lock, timeout as numbers,
+ *         timed_out as a boolean),
+ *         "duration" (ended - started) for a DONE run, "stale": true for
+ *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
+ *         Unknown keys named like a member the writer adds are left out,
+ *         so a record cannot pass for another job.
+ *         "late": true for a late job.
+ * The Prometheus format is prom.h's. */
+#ifndef JOBREG_FORMAT_H
+#define JOBREG_FORMAT_H
+
+#include "record/record.h"
+#include "util/sys.h"
+
+void format_plain(struct buf *out, const char *job, enum status status, int with_id);
+void format_long(struct buf *out, const char *job, const struct record *r,
+		 enum status status);
+/* LATE: the job is late ("late": true). */
+void format_json(struct buf *out, const char *job, const struct record *r,
+		 enum status status, int late);
+/* A JSON string literal of S (UTF-8 passed through, controls escaped). */
+void json_string(struct buf *out, const char *s);
+/* A checked decimal ("007", "1.50") as a valid JSON (and Prometheus)
+ * number: no leading zeros, a digit on both sides of a point. */
+void json_number(struct buf *out, const char *v);
+
+/* get --history: one ended run, a LINE of LEN bytes of the history
+ * (history.h) of JOB: tab-separated "job run outcome started ended
+ * duration exit host pid" ("-" for an empty field, SIG+name for a signal),
+ * or with JSON one object of "job" and the line's fields (numbers as
+ * numbers, flags as true). */
+void format_history(struct buf *out, int json, const char *job, const char *line, size_t len);
+
+#endif

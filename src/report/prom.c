@@ -1,0 +1,228 @@
+/* prom: jobreg-get -P, the jobs as metrics (see prom.h). */
+#include "report/prom.h"
+#include "record/transition.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The status a DONE record's run ended with, as dispatch --once replays
+ * it (one rule, in record.c): 124 if a time limit ended it, 128+N for
+ * signal N, else its exit status; -1 if unknown. */
+static int exit_code(const struct record *r)
+{
+	if (record_outcome(r) == OUTCOME_UNKNOWN)
+		return -1;
+	struct run_result end = record_run_result(r);
+	return run_result_status(&end);
+}
+
+/* ---- Prometheus text exposition format ------------------------------- */
+
+static const struct {
+	const char *name, *type, *help;
+} families[PROM_FAMILIES] = {
+	[PROM_STATUS] = { "jobreg_job_status", "gauge",
+		"Status of the job: 1 for its status (pending, running, stale or done), 0 for the other three." },
+	[PROM_EXIT] = { "jobreg_job_exit_code", "gauge",
+		"Exit status of the job's last run (DONE): 128+N for signal N, 124 when its time limit ended it." },
+	[PROM_START] = { "jobreg_job_start_time_seconds", "gauge",
+		"Start of the job's current or last run, in seconds since the epoch." },
+	[PROM_END] = { "jobreg_job_end_time_seconds", "gauge",
+		"End of the job's last run, in seconds since the epoch." },
+	[PROM_SUCCESS] = { "jobreg_job_last_success_time_seconds", "gauge",
+		"End of the job's last run that exited 0, in seconds since the epoch." },
+	[PROM_RUNS] = { "jobreg_job_runs_total", "counter",
+		"Runs of the job started since its record was created." },
+	[PROM_FAILURES] = { "jobreg_job_failures_total", "counter",
+		"Runs of the job that ended FAILED (exit status not 0, a signal, or a time limit) or were lost." },
+	[PROM_LOST] = { "jobreg_job_lost_runs_total", "counter",
+		"Runs of the job that were lost: their owner died before it recorded a result." },
+	[PROM_CONSECUTIVE] = { "jobreg_job_consecutive_failures", "gauge",
+		"Runs of the job that failed or were lost since its last OK one." },
+	[PROM_DURATION] = { "jobreg_job_duration_seconds", "gauge",
+		"Duration of the job's last run (DONE), in seconds." },
+	[PROM_LATE] = { "jobreg_job_late", "gauge",
+		"1 when the job is late: its late_after has passed since its last success (or since late_after was given), else 0." },
+	[PROM_LATE_AFTER] = { "jobreg_job_late_after_seconds", "gauge",
+		"How long after its last success the job is late, in seconds." },
+};
+static const char corrupt_name[] = "jobreg_corrupt_records";
+static const char corrupt_help[] =
+	"Records of the registry that are corrupt or cannot be read (they have no jobreg_job_ series).";
+static const char up_name[] = "jobreg_registry_up";
+static const char up_help[] =
+	"1 when the registry directory exists and could be listed, else 0.";
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label_value(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			buf_adds(out, "\\\\");
+		else if (*s == '"')
+			buf_adds(out, "\\\"");
+		else if (*s == '\n')
+			buf_adds(out, "\\n");
+		else
+			buf_addc(out, *s);
+	}
+}
+
+void prom_init(struct prom *p, const char *registry)
+{
+	struct buf label = {0};
+	memset(p, 0, sizeof *p);
+	label_value(&label, registry);
+	p->registry = label.data ? label.data : xstrdup("");
+}
+
+/* ---- prom_add: each job's values, one string a family --------------- */
+
+/* The end of one family's value; an empty value is no sample. */
+static void end_value(struct buf *values)
+{
+	buf_addc(values, '\0');
+}
+
+static void time_value(struct buf *values, const struct record *r, const char *key)
+{
+	const char *v = r ? record_get(r, key) : NULL;
+	time_t t;
+	if (v && time_parse(v, &t) == 0)
+		buf_addf(values, "%lld", (long long)t);
+	end_value(values);
+}
+
+/* The number KEY of R (a plain or fractional decimal), or DEFAULT_VALUE
+ * when it has none (NULL: no sample). */
+static void count_value(struct buf *values, const struct record *r, const char *key,
+			const char *default_value)
+{
+	const char *v = r ? record_get(r, key) : NULL;
+	if (v || default_value)
+		json_number(values, v ? v : default_value);
+	end_value(values);
+}
+
+static const enum status shown[] = { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE };
+static const char *const shown_names[] = { "pending", "running", "stale", "done" };
+#define NSHOWN (sizeof shown / sizeof shown[0])
+
+void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
+	      int late)
+{
+	struct buf *v = &p->values;
+	if (status == ST_CORRUPT || status == ST_UNREADABLE) {
+		p->unusable++;
+		return;
+	}
+	if (r && r->count == 0)
+		r = NULL;
+	if (p->njobs == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		p->jobs = xrealloc(p->jobs, p->cap * sizeof *p->jobs);
+	}
+	p->jobs[p->njobs].name = job;
+	p->jobs[p->njobs++].at = v->len;
+
+	/* In the order of enum prom_family.  The status: its index in
+	 * shown[] (NSHOWN for none of them). */
+	size_t i = 0;
+	while (i < NSHOWN && shown[i] != status)
+		i++;
+	buf_addc(v, (char)('0' + i));
+	end_value(v);
+	int code = r && status == ST_DONE ? exit_code(r) : -1;
+	if (code >= 0)
+		buf_addf(v, "%d", code);
+	end_value(v);
+	time_value(v, r, "started");
+	time_value(v, r, "ended");
+	time_value(v, r, "last_success");
+	count_value(v, r, "runs", "0");
+	count_value(v, r, "failures", "0");
+	count_value(v, r, "lost", "0");
+	count_value(v, r, "consecutive_failures", "0");
+	const char *from = r ? record_get(r, "started") : NULL, *to = r ? record_get(r, "ended") : NULL;
+	time_t t0, t1;
+	if (status == ST_DONE && from && to && time_parse(from, &t0) == 0 && time_parse(to, &t1) == 0)
+		buf_addf(v, "%lld", (long long)(t1 - t0));
+	end_value(v);
+	if (r && record_get(r, "late_after"))
+		buf_addc(v, late ? '1' : '0');
+	end_value(v);
+	count_value(v, r, "late_after", NULL);
+}
+
+/* ---- prom_more: the text, family after family ---------------------- */
+
+/* NAME{name="JOB",registry="REG"[,EXTRA]} VALUE.  Not job=: that is the
+ * label a scrape sets to the target's job, which would rename ours to
+ * exported_job. */
+static void sample(const struct prom *p, struct buf *out, enum prom_family fam, const char *job,
+		   const char *extra, const char *value)
+{
+	buf_adds(out, families[fam].name);
+	buf_adds(out, "{name=\"");
+	label_value(out, job);
+	buf_adds(out, "\",registry=\"");
+	buf_adds(out, p->registry);
+	buf_addc(out, '"');
+	if (extra)
+		buf_adds(out, extra);
+	buf_addf(out, "} %s\n", value);
+}
+
+/* The samples of family FAM for JOB, whose value there is VALUE. */
+static void job_samples(const struct prom *p, struct buf *out, enum prom_family fam,
+			const char *job, const char *value)
+{
+	if (fam != PROM_STATUS) {
+		sample(p, out, fam, job, NULL, value);
+		return;
+	}
+	for (size_t i = 0; i < NSHOWN; i++) {
+		char extra[32];
+		snprintf(extra, sizeof extra, ",status=\"%s\"", shown_names[i]);
+		sample(p, out, fam, job, extra, (size_t)(value[0] - '0') == i ? "1" : "0");
+	}
+}
+
+static void header(struct buf *out, const char *name, const char *type, const char *help)
+{
+	buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int prom_more(struct prom *p, int registry_up, struct buf *out)
+{
+	for (; p->family < PROM_FAMILIES; p->family++, p->next = 0) {
+		enum prom_family fam = (enum prom_family)p->family;
+		if (p->next == 0)
+			header(out, families[fam].name, families[fam].type, families[fam].help);
+		while (p->next < p->njobs) {
+			/* Each job's values are in family order: step past this one. */
+			struct prom_job *job = &p->jobs[p->next++];
+			const char *value = p->values.data + job->at;
+			job->at += strlen(value) + 1;
+			if (*value)
+				job_samples(p, out, fam, job->name, value);
+			if (out->len >= PROM_CHUNK)
+				return 1;
+		}
+	}
+	header(out, corrupt_name, "gauge", corrupt_help);
+	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
+	header(out, up_name, "gauge", up_help);
+	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
+	prom_free(p);
+	return 0;
+}
+
+void prom_free(struct prom *p)
+{
+	free(p->jobs);
+	buf_free(&p->values);
+	free(p->registry);
+	memset(p, 0, sizeof *p);
+}

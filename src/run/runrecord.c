@@ -1,0 +1,179 @@
+#include "run/runrecord.h"
+#include "registry/lock.h"
+#include "run/logrelay.h"
+#include "util/msg.h"
+#include "registry/sweep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+void run_describe_result(struct buf *b, const struct run_result *e)
+{
+	if (e->timed_out)
+		buf_adds(b, "timed out");
+	else if (e->signal_name)
+		buf_addf(b, "signal %s", e->signal_name);
+	else if (e->exit_status >= 0)
+		buf_addf(b, "exit %d", e->exit_status);
+	else
+		buf_adds(b, "exit status unknown");
+}
+
+/* REC is a new attempt's RUNNING record: note its start and number. */
+static void note_attempt(struct run *run, const struct record *rec)
+{
+	const char *started = record_get(rec, "started");
+	snprintf(run->started, sizeof run->started, "%s", started ? started : "");
+	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
+}
+
+/* REC as the attempt now begins: RUNNING, owned by us, a new run. */
+static void begin_attempt(struct run *run, struct record *rec, const char *note)
+{
+	struct run_start how = { .owner = &run->owner, .timeout = run->timeout,
+				 .attempt = run->attempt };
+	record_to_running(rec, now_seconds(), &how, note);
+	note_attempt(run, rec);
+}
+
+int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
+	      int run_lock)
+{
+	struct stat lock_st;
+	struct record rec;
+
+	if (fstat(run_lock, &lock_st) < 0)
+		return fail_errno(errno, run->job, "stat the run lock");
+	run->owner.run_lock = (unsigned long long)lock_st.st_ino;
+	record_copy(&rec, &st->rec);
+	begin_attempt(run, &rec, run->note);
+	if (run->late_after >= -1)
+		record_set_late(&rec, run->late_after, now_seconds());
+	if (run->keep_runs >= 0)
+		record_set_keep_runs(&rec, (unsigned long)run->keep_runs);
+	int rc = commit_record(reg, run->job, jobstate_record(st), st->status, &rec, NULL);
+	record_free(&rec);
+	return rc;
+}
+
+/* Take the job lock (no time limit) and read the record into ST: *ours
+ * when it is still this run's. */
+static int lock_ours(const struct registry *reg, const struct run *run, int *job_lock,
+		     struct job_state *st, int *ours)
+{
+	const char *why;
+	struct buf data = {0};
+	int found = 0;
+
+	*ours = 0;
+	record_init(&st->rec);
+	st->found = 0;
+	int rc = reg_lock(reg, run->job, JOB_LOCK, LOCK_EX, -1, LOCK_CREATE, job_lock);
+	if (!rc)
+		rc = reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found);
+	if (!rc && found && record_parse(&st->rec, data.data, data.len, &why) == 0) {
+		const char *started = record_get(&st->rec, "started");
+		st->found = 1;
+		st->status = record_status(&st->rec);
+		*ours = record_owned_by(&st->rec, &run->owner) && started &&
+			strcmp(started, run->started) == 0;
+	}
+	buf_free(&data);
+	if (!rc && !*ours) {
+		message_context(NULL);
+		warn(run->job, "the record changed during the run; left alone");
+	}
+	return rc;
+}
+
+int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
+	      time_t retry_at)
+{
+	struct job_state st;
+	struct record done, wait;
+	int job_lock = -1, ours;
+
+	int rc = lock_ours(reg, run, &job_lock, &st, &ours);
+	if (!rc && ours) {
+		/* The attempt as it ended (its history line), and the record
+		 * meanwhile: still RUNNING, its failure counted. */
+		run->ended_at = now_seconds();
+		record_copy(&done, &st.rec);
+		record_to_done(&done, run->ended_at, end, NULL);
+		record_copy(&wait, &st.rec);
+		record_to_retry(&wait, run->ended_at, retry_at);
+		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &wait, &done);
+		record_free(&done);
+		record_free(&wait);
+	}
+	jobstate_free(&st);
+	reg_unlock(&job_lock);
+	return rc;
+}
+
+int run_next(const struct registry *reg, struct run *run, int *ours)
+{
+	struct job_state st;
+	struct record rec;
+	int job_lock = -1;
+
+	int rc = lock_ours(reg, run, &job_lock, &st, ours);
+	if (!rc && *ours) {
+		record_copy(&rec, &st.rec);
+		run->attempt++;
+		begin_attempt(run, &rec, NULL);
+		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
+		record_free(&rec);
+	}
+	jobstate_free(&st);
+	reg_unlock(&job_lock);
+	return rc;
+}
+
+int run_finish(const struct registry *reg, struct run *run, const struct run_result *end, int clear)
+{
+	struct buf context = {0};
+	struct job_state st;
+	struct record rec;
+	int job_lock = -1, ours;
+
+	/* A failure says how the run ended, so its result is not lost with
+	 * the record. */
+	buf_adds(&context, clear ? "cannot clear the record (" : "cannot record DONE (");
+	run_describe_result(&context, end);
+	buf_addc(&context, ')');
+	message_context(context.data);
+	int rc = lock_ours(reg, run, &job_lock, &st, &ours);
+	if (!rc && ours && clear) {
+		rc = reg_remove(reg, run->job, 1);
+		sweep_run_files(reg, run->job, NULL);
+	} else if (!rc && ours) {
+		record_copy(&rec, &st.rec);
+		/* After an attempt that was to be retried, its failure is
+		 * counted already (run_retry()), and it ended then. */
+		if (record_get(&rec, "retry_at"))
+			record_to_done_counted(&rec, run->ended_at, end, NULL);
+		else
+			record_to_done(&rec, now_seconds(), end, NULL);
+		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
+		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		/* The result is state, the log diagnostics: a log that filled
+		 * the disk makes room for the record. */
+		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+			message_context(NULL);
+			warn(run->job, "emptied the run's log to make room for its record");
+			message_context(context.data);
+			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		}
+		record_free(&rec);
+	}
+	message_context(NULL);
+	jobstate_free(&st);
+	buf_free(&context);
+	reg_unlock(&job_lock);
+	return rc;
+}

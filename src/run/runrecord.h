@@ -1,0 +1,54 @@
+/* runrecord: the record of a run that jobreg-dispatch holds (SPEC §5 steps 4 and
+ * 6, Retries) — RUNNING at its start and at each attempt's, RUNNING with
+ * retry_at between attempts, DONE (or no record, --clear) at its end.
+ * Each write after the first takes the job lock (waiting as long as it
+ * takes: the result must not be lost) and goes ahead only if the record
+ * is still this run's (same owner, same start: nobody cleared, reset or
+ * took it over meanwhile).  Every write goes through commit_record(), so
+ * a lost run taken over and every ended attempt are in the history. */
+#ifndef JOBREG_RUNRECORD_H
+#define JOBREG_RUNRECORD_H
+
+#include "registry/write.h"
+#include "record/record.h"
+#include "record/transition.h"
+#include "registry/registry.h"
+#include "liveness/jobstate.h"
+
+struct run {
+	const char *job;
+	struct owner owner;        /* the dispatcher: run lock and pid fields */
+	double timeout;            /* --timeout, written with each attempt */
+	const char *note;          /* -m, written at the start */
+	double late_after;         /* --late-after (< -1: not given) */
+	long keep_runs;            /* --keep-runs (-1: not given) */
+	unsigned long attempt;     /* the attempt now (0: no --retries) */
+	char started[21];          /* its start, as recorded */
+	char number[24];           /* its run number (JOBREG_RUN) */
+	time_t ended_at;           /* when the last attempt to retry ended */
+	int logged;                /* --log or --chronic: the run writes a log */
+};
+
+/* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
+ * ST, the record read under that job lock.  Returns an exit status. */
+int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
+	      int run_lock);
+/* The attempt that ended so failed and another starts at RETRY_AT: the
+ * record stays RUNNING, with retry_at, its failure counted and its
+ * history line added.  Returns an exit status. */
+int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
+	      time_t retry_at);
+/* The next attempt begins: RUNNING again, a new run number; *OURS 0 when
+ * the record was no longer this run's (nothing written). */
+int run_next(const struct registry *reg, struct run *run, int *ours);
+/* Step 6: DONE with how the run ended, or with CLEAR no record (nor
+ * history and logs).  A record that is no longer this run's is left
+ * alone, with a message.  When DONE cannot be written (a full disk), a
+ * run's log gives way: it is emptied and DONE tried once more.  Returns
+ * an exit status. */
+int run_finish(const struct registry *reg, struct run *run, const struct run_result *end, int clear);
+
+/* "exit 3", "signal TERM", "timed out". */
+void run_describe_result(struct buf *b, const struct run_result *e);
+
+#endif

@@ -1,0 +1,275 @@
+#include "util/sys.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void out_of_memory(void)
+{
+	static const char msg[] = "jobreg: out of memory\n";
+	(void)!write(2, msg, sizeof msg - 1);
+	_exit(74);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	void *p = realloc(ptr, size ? size : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xstrndup(const char *s, size_t len)
+{
+	char *p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+static void buf_grow(struct buf *b, size_t more)
+{
+	if (more >= (size_t)-1 - b->len)
+		out_of_memory();
+	if (b->len + more + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more + 1) {
+		if (cap > (size_t)-1 / 2)
+			out_of_memory();
+		cap *= 2;
+	}
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void buf_add(struct buf *b, const char *data, size_t len)
+{
+	buf_grow(b, len);
+	if (len)
+		memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+}
+
+void buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void buf_addc(struct buf *b, char c)
+{
+	if (b->len + 2 > b->cap)
+		buf_grow(b, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+{
+	char small[256];
+	va_list copy;
+	va_copy(copy, ap);
+	/* clang-analyzer 14 misreads the va_copy just above as missing. */
+	int n = vsnprintf(small, sizeof small, fmt, copy); // NOLINT(clang-analyzer-valist.Uninitialized)
+	va_end(copy);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof small) {
+		buf_add(b, small, (size_t)n);
+		return;
+	}
+	buf_grow(b, (size_t)n);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(b, fmt, ap);
+	va_end(ap);
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+ssize_t read_full(int fd, void *data, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)data + got, len - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int write_full(int fd, const void *data, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)data + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int fsync_retry(int fd)
+{
+	int rc;
+	do
+		rc = fsync(fd);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+int close_fd(int fd)
+{
+	if (close(fd) < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+void close_batch_add(struct close_batch *b, int fd)
+{
+	if (b->n == CLOSE_BATCH)
+		close_batch_flush(b);
+	b->fd[b->n++] = fd;
+}
+
+static int compare_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Close LO..HI, all of them kept in a batch. */
+static void close_run(int lo, int hi)
+{
+#ifdef SYS_close_range
+	if (lo < hi && syscall(SYS_close_range, lo, hi, 0) == 0)
+		return;
+#endif
+	for (int fd = lo; fd <= hi; fd++)
+		close_fd(fd);
+}
+
+int close_batch_flush(struct close_batch *b)
+{
+	int n = b->n;
+	b->n = 0;
+	/* In ascending order a run of adjacent descriptors, all kept here
+	 * (no two alike: all are open), is closed in one call and no other
+	 * descriptor with it.  Opens take the lowest free number, so the
+	 * runs are long unless the process inherited some in between. */
+	qsort(b->fd, (size_t)n, sizeof *b->fd, compare_int);
+	for (int i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && b->fd[j] == b->fd[j - 1] + 1; j++)
+			;
+		close_run(b->fd[i], b->fd[j - 1]);
+	}
+	return n;
+}
+
+time_t now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec;
+}
+
+double now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *path_absolute(const char *path)
+{
+	struct buf abs = {0};
+	if (path[0] != '/') {
+		size_t size = 256;
+		char *cwd = NULL;
+		for (;;) {
+			cwd = xrealloc(cwd, size);
+			if (getcwd(cwd, size))
+				break;
+			if (errno != ERANGE) {
+				free(cwd);
+				return NULL;
+			}
+			size *= 2;
+		}
+		buf_adds(&abs, cwd);
+		free(cwd);
+	}
+	/* Join the components, dropping "." and empty ones. */
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n && !(n == 1 && p[0] == '.')) {
+			buf_addc(&abs, '/');
+			buf_add(&abs, p, n);
+		}
+		p += n;
+		p += strspn(p, "/");
+	}
+	if (!abs.len)
+		buf_addc(&abs, '/');
+	/* getcwd() gives "/" for the root: "//x" is not wanted. */
+	if (abs.len > 1 && abs.data[0] == '/' && abs.data[1] == '/')
+		memmove(abs.data, abs.data + 1, abs.len--);
+	return abs.data;
+}

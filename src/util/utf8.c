@@ -1,0 +1,55 @@
+#include "util/utf8.h"
+
+#include <stdint.h>
+#include <string.h>
+
+int utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str, *end = s + len;
+	while (s < end) {
+		/* Records are mostly ASCII: eight bytes at a time through it. */
+		uint64_t word;
+		if ((size_t)(end - s) >= sizeof word) {
+			memcpy(&word, s, sizeof word);
+			if (!(word & 0x8080808080808080u)) {
+				s += sizeof word;
+				continue;
+			}
+		}
+		unsigned c = *s++;
+		size_t more;
+		unsigned min, cp;
+		if (c < 0x80)
+			continue;
+		if (c >= 0xc2 && c <= 0xdf)
+			more = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			more = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			more = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return 0;
+		if ((size_t)(end - s) < more)
+			return 0;
+		for (size_t i = 0; i < more; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i] & 0x3f);
+		}
+		s += more;
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+int note_valid(const char *s)
+{
+	size_t len = strlen(s);
+	if (len > NOTE_MAX || !utf8_valid(s, len))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
