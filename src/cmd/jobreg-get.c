@@ -259,15 +259,11 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 		}
 		jobstate_free(&st);
 		/* The text goes out as it grows, so memory follows the number
-		 * of jobs, not the records' size (-P keeps its samples); no
-		 * record stays open while a slow reader holds the write up. */
-		if (text->len >= 65536) {
-			reg_close_pending(reg);
+		 * of jobs, not the records' size (-P keeps its samples). */
+		if (text->len >= 65536)
 			put_text(file, text);
-		}
 	}
 	errors_informational(0);
-	reg_close_pending(reg);
 	return status;
 }
 
@@ -343,7 +339,6 @@ int main(int argc, char **argv)
 	struct request req = { .format = PLAIN, .wait_limit = -1 };
 	struct registry reg;
 	struct listing listing = {0};
-	struct close_batch closes = {0};
 
 	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
 	if (!go)
@@ -363,7 +358,6 @@ int main(int argc, char **argv)
 		req.njobs = listing.njobs;
 	}
 	if (!rc && !req.wait_arg && req.mode == STATUS) {
-		reg.later = &closes;   /* the records are read one after another */
 		rc = report(&reg, path, &req, reg.fd >= 0);
 	} else if (rc && req.format == PROMETHEUS) {
 		/* DIR could not be read: the metrics say so (up 0, no job), and

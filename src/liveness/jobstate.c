@@ -56,17 +56,9 @@ static int judge(const struct registry *reg, const char *job, const struct recor
 	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
 	int rc = 0;
 
-	static int identity_read;
-
 	liveness_ownership(r, &c);
-	/* The probes open descriptors of their own (the run lock, /proc; for
-	 * this process's identity, the first time): none may be short of one
-	 * that reg_read keeps to close later. */
-	if (c.owner.kind != OWNER_NONE || !identity_read)
-		reg_close_pending(reg);
 	if (probe_reader(&me) < 0)
 		return fail_errno(errno, job, "cannot read this process's identity from /proc");
-	identity_read = 1;
 	for (;;) {
 		*verdict = liveness_judge(&c, &me, &p);
 		if (*verdict == LIVE_PROBE_LOCK)

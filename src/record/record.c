@@ -134,12 +134,7 @@ enum status record_status(const struct record *r)
 static int is_decimal(const char *s, size_t maxlen)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n > maxlen)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-	return 1;
+	return n > 0 && n <= maxlen && strspn(s, "0123456789") == n;
 }
 
 /* A non-negative decimal number, a fraction allowed ("90", "0.5"). */

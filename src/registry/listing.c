@@ -86,8 +86,8 @@ size_t listing_lower_bound(char *const *names, size_t n, const char *key)
 
 int listing_has(char *const *names, size_t n, const char *name)
 {
-	size_t i = listing_lower_bound(names, n, name);
-	return i < n && strcmp(names[i], name) == 0;
+	/* (an empty list is NULL, which bsearch must not get) */
+	return n > 0 && bsearch(&name, names, n, sizeof *names, cmp_names) != NULL;
 }
 
 /* Sort the jobs by id, REGULAR beside them. */

@@ -121,7 +121,6 @@ int reg_open(struct registry *reg, const char *path, int create)
 	int rc;
 	reg->path = xstrdup(path);
 	reg->share_mode = 0;
-	reg->later = NULL;
 	reg->fd = open_dir(path);
 	if (reg->fd < 0 && errno == ENOENT && create) {
 		char *copy = xstrdup(path);
@@ -152,7 +151,6 @@ failed:
 
 void reg_close(struct registry *reg)
 {
-	reg_close_pending(reg);
 	if (reg->fd >= 0)
 		close_fd(reg->fd);
 	reg->fd = -1;
@@ -192,10 +190,6 @@ static int open_entry(const struct registry *reg, const char *job, const char *n
 {
 	struct stat st;
 	int rc = entry_open(reg->fd, name, flags, fd, &st);
-	/* Out of descriptors while a batch still holds some: close those. */
-	if (rc == -1 && (errno == EMFILE || errno == ENFILE) && reg->later &&
-	    close_batch_flush(reg->later) > 0)
-		rc = entry_open(reg->fd, name, flags, fd, &st);
 	if (rc == ENTRY_NOT_REGULAR)
 		return reg_not_regular(reg, job, name);
 	if (rc < 0)
@@ -249,10 +243,6 @@ int reg_read(const struct registry *reg, const char *job, const char *name, size
 			return rc;
 		rc = read_entry(fd, size, max, data);
 		int err = errno;
-		if (rc == 0 && reg->later) {
-			close_batch_add(reg->later, fd);
-			break;
-		}
 		close_fd(fd);
 		if (rc == 0)
 			break;
@@ -262,12 +252,6 @@ int reg_read(const struct registry *reg, const char *job, const char *name, size
 	}
 	*found = 1;
 	return 0;
-}
-
-void reg_close_pending(const struct registry *reg)
-{
-	if (reg->later)
-		close_batch_flush(reg->later);
 }
 
 void reg_remove_leftover(const struct registry *reg, const char *job, const char *name)

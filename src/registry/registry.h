@@ -23,9 +23,6 @@ struct registry {
 	ino_t ino;
 	mode_t share_mode;  /* mode of the files we create in a group-writable
 			     * registry, or 0: as created (0666 & ~umask) */
-	struct close_batch *later;  /* set (a listing): reg_read's descriptors
-				     * are closed in batches; reg_open makes
-				     * it NULL */
 };
 
 /* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], not starting with
@@ -63,9 +60,6 @@ const char *reg_path(const struct registry *reg, const char *name);
  * whatever a listing said of it. */
 int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
 	     struct buf *data, int *found);
-/* Close the descriptors reg_read keeps in REG's batch now: before a
- * probe opens descriptors of its own, none may be short of one. */
-void reg_close_pending(const struct registry *reg);
 
 /* Replace JOB's file NAME (the record: NAME is JOB) with DATA, through
  * DIR/.JOB.tmp (made with O_CREAT|O_EXCL; a leftover of a crashed writer

@@ -119,7 +119,14 @@ static struct timespec timespec_of(double seconds)
 	return ts;
 }
 
-enum lock_check lock_check_verdict(int rc, int err)
+/* The verdict of one check of a held lock: flock(LOCK_EX|LOCK_NB) of our
+ * own descriptor returned RC with ERR.  Lost only for EWOULDBLOCK (someone
+ * else holds it now), EBADFD (the filesystem dropped it) and ESHUTDOWN (the
+ * client was evicted); any other error proves nothing, and the next check
+ * asks again. */
+enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
+
+static enum lock_check lock_check_verdict(int rc, int err)
 {
 	if (rc == 0)
 		return LOCK_STILL_HELD;

@@ -71,14 +71,6 @@ struct supervise_end {
 			     * TERM came (and was passed on) */
 };
 
-/* The verdict of one check of a held lock: flock(LOCK_EX|LOCK_NB) of our
- * own descriptor returned RC with ERR.  Lost only for EWOULDBLOCK (someone
- * else holds it now), EBADFD (the filesystem dropped it) and ESHUTDOWN (the
- * client was evicted); any other error proves nothing, and the next check
- * asks again. */
-enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
-enum lock_check lock_check_verdict(int rc, int err);
-
 void supervise_signals(sigset_t *held, sigset_t *old);
 void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,
 		   struct supervise_end *end);

@@ -1,4 +1,5 @@
 #include "util/rfc3339.h"
+#include "util/sys.h"
 
 #include <string.h>
 
@@ -16,46 +17,24 @@ static long long days_from_civil(long long y, unsigned m, unsigned d)
 
 void time_format(time_t t, char out[21])
 {
+	struct tm tm;
 	/* The format has four digits of year: clamp to what it can say. */
 	if ((long long)t < -62167219200LL)   /* 0000-01-01T00:00:00Z */
 		t = (time_t)-62167219200LL;
 	if ((long long)t > 253402300799LL)   /* 9999-12-31T23:59:59Z */
 		t = (time_t)253402300799LL;
-	long long days = (long long)t / 86400, secs = (long long)t % 86400;
-	if (secs < 0)
-		secs += 86400, days--;
-	/* civil_from_days, the inverse of the above. */
-	long long z = days + 719468;
-	long long era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	long long y = (long long)yoe + era * 400;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-	unsigned d = doy - (153 * mp + 2) / 5 + 1;
-	unsigned m = mp < 10 ? mp + 3 : mp - 9;
-	y += m <= 2;
-	const unsigned vals[6] = { (unsigned)y, m, d, (unsigned)(secs / 3600),
-			     (unsigned)(secs / 60 % 60), (unsigned)(secs % 60) };
-	static const char layout[] = "0000-00-00T00:00:00Z";
-	static const int pos[6] = { 0, 5, 8, 11, 14, 17 };
-	memcpy(out, layout, sizeof layout);
-	for (int i = 0; i < 6; i++) {
-		int width = i == 0 ? 4 : 2;
-		unsigned v = vals[i];
-		for (int k = width - 1; k >= 0; k--, v /= 10)
-			out[pos[i] + k] = (char)('0' + v % 10);
-	}
+	/* (%04Y: POSIX.1-2008's padding, for the years before 1000) */
+	if (!gmtime_r(&t, &tm) || strftime(out, 21, "%04Y-%m-%dT%H:%M:%SZ", &tm) != 20)
+		memcpy(out, "0000-01-01T00:00:00Z", 21);   /* not reached */
 }
 
-static int digits(const char *s, int n, unsigned *v)
+/* The N digits at S, at most 9999. */
+static int digits(const char *s, size_t n, unsigned *v)
 {
-	*v = 0;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		*v = *v * 10 + (unsigned)(s[i] - '0');
-	}
+	unsigned long long x;
+	if (parse_digits(s, n, 9999, &x) < 0)
+		return -1;
+	*v = (unsigned)x;
 	return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "util/signame.h"
+#include "util/sys.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -50,15 +51,8 @@ const char *signal_name(int sig, char out[SIGNAME_MAX])
 /* A decimal number in 0..999 that is all of S; -1 otherwise. */
 static int small_number(const char *s)
 {
-	int v = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > 99)
-			return -1;
-		v = v * 10 + (*s - '0');
-	}
-	return v;
+	unsigned long long v;
+	return parse_digits(s, strlen(s), 999, &v) == 0 ? (int)v : -1;
 }
 
 int signal_number(const char *name)

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static void out_of_memory(void)
@@ -175,45 +174,19 @@ int close_fd(int fd)
 	return 0;
 }
 
-void close_batch_add(struct close_batch *b, int fd)
+int parse_digits(const char *s, size_t n, unsigned long long max, unsigned long long *value)
 {
-	if (b->n == CLOSE_BATCH)
-		close_batch_flush(b);
-	b->fd[b->n++] = fd;
-}
-
-static int compare_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-/* Close LO..HI, all of them kept in a batch. */
-static void close_run(int lo, int hi)
-{
-#ifdef SYS_close_range
-	if (lo < hi && syscall(SYS_close_range, lo, hi, 0) == 0)
-		return;
-#endif
-	for (int fd = lo; fd <= hi; fd++)
-		close_fd(fd);
-}
-
-int close_batch_flush(struct close_batch *b)
-{
-	int n = b->n;
-	b->n = 0;
-	/* In ascending order a run of adjacent descriptors, all kept here
-	 * (no two alike: all are open), is closed in one call and no other
-	 * descriptor with it.  Opens take the lowest free number, so the
-	 * runs are long unless the process inherited some in between. */
-	qsort(b->fd, (size_t)n, sizeof *b->fd, compare_int);
-	for (int i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && b->fd[j] == b->fd[j - 1] + 1; j++)
-			;
-		close_run(b->fd[i], b->fd[j - 1]);
+	unsigned long long v = 0;
+	if (n == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (s[i] < '0' || s[i] > '9' || v > (max - d) / 10)
+			return -1;
+		v = v * 10 + d;
 	}
-	return n;
+	*value = v;
+	return 0;
 }
 
 time_t now_seconds(void)

@@ -40,19 +40,10 @@ int fsync_retry(int fd);
 /* close(2) that treats EINTR as done (Linux always releases the fd). */
 int close_fd(int fd);
 
-/* Descriptors to close together: a listing reads thousands of records,
- * and closing each in one close_range(2) with the next ones opened saves
- * a system call per record (README, Performance). */
-#define CLOSE_BATCH 64
-struct close_batch {
-	int fd[CLOSE_BATCH];
-	int n;
-};
-/* Keep FD to close with the others; all are closed once the batch is
- * full. */
-void close_batch_add(struct close_batch *b, int fd);
-/* Close every descriptor kept in B now; returns how many there were. */
-int close_batch_flush(struct close_batch *b);
+/* The decimal number spelt by the N bytes at S, all digits (N > 0), if
+ * it is at most MAX: 0 with *VALUE; else -1.  Every decimal field of
+ * jobreg's input is read through this one function. */
+int parse_digits(const char *s, size_t n, unsigned long long max, unsigned long long *value);
 
 /* Wall-clock now, in seconds and as a double. */
 time_t now_seconds(void);
