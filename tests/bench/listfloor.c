@@ -5,9 +5,7 @@
  * only for DT_UNKNOWN), and read each file with openat, one read(2) and
  * close.  With -s, also fstat(2) of each opened descriptor: the check that
  * what was opened is still a regular file, which jobreg makes of every read
- * (a FIFO swapped in after the listing must not be read).  With -c, the
- * descriptors are closed 64 at a time with one close_range(2), as get -a
- * closes them.  No sort, no parse, no output but "FILES BYTES"; 74 on an
+ * (a FIFO swapped in after the listing must not be read).  No sort, no parse, no output but "FILES BYTES"; 74 on an
  * I/O error.  Linux only (a benchmark helper, not part of jobreg). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -42,21 +40,16 @@ int main(int argc, char **argv)
 	size_t count = 0, cap = 0;
 	unsigned long long bytes = 0;
 
-	int check = 0, batch = 0, arg = 1;
-	for (; arg < argc - 1; arg++) {
-		if (strcmp(argv[arg], "-s") == 0)
-			check = 1;
-		else if (strcmp(argv[arg], "-c") == 0)
-			batch = 1;
-		else
-			break;
+	int check = 0, arg = 1;
+	if (arg < argc - 1 && strcmp(argv[arg], "-s") == 0) {
+		check = 1;
+		arg++;
 	}
 	if (arg != argc - 1) {
-		fprintf(stderr, "usage: listfloor [-s] [-c] DIR\n");
+		fprintf(stderr, "usage: listfloor [-s] DIR\n");
 		return 64;
 	}
 	const char *path = argv[arg];
-	int kept[64], nkept = 0;
 	int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		die(path);
@@ -100,22 +93,7 @@ int main(int argc, char **argv)
 		if (n < 0)
 			die(names[i]);
 		bytes += (unsigned long long)n;
-		if (!batch) {
-			close(fd);
-			continue;
-		}
-		kept[nkept++] = fd;
-		if (nkept == 64 || i + 1 == count) {
-			/* ascending, as opened: one call per run of adjacent
-			 * ones (an inherited descriptor splits a run) */
-			for (int k = 0, j; k < nkept; k = j) {
-				for (j = k + 1; j < nkept && kept[j] == kept[j - 1] + 1; j++)
-					;
-				if (syscall(SYS_close_range, kept[k], kept[j - 1], 0) < 0)
-					die("close_range");
-			}
-			nkept = 0;
-		}
+		close(fd);
 	}
 	printf("%zu %llu\n", count, bytes);
 	return 0;
