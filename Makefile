@@ -29,7 +29,7 @@ HDRS = src/msg.h src/sys.h src/status.h src/utf8.h src/rfc3339.h src/signame.h s
 	 src/supervise.h src/output.h src/outfile.h src/cli.h src/history.h src/commit.h \
 	 src/run.h src/logrelay.h src/logview.h src/prom.h
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
-MAN7 = man/jobreg.7
+MAN7 = man/jobreg.7 man/jobreg-sharedfs.7
 
 # SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SANFLAGS_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -118,7 +118,8 @@ uninstall:
 		rm -f $(DESTDIR)$(BINDIR)/$$c $(DESTDIR)$(MANDIR)/man1/$$c.1 \
 			$(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
 	done
-	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
+	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(MANDIR)/man7/jobreg-sharedfs.7 \
+		$(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 FORCE:
 .PHONY: all check check-sharedfs stress fuzz bench lint clean install uninstall FORCE
