@@ -32,7 +32,7 @@ LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/ut
 LIBOBJ = $(LIBSRC:src/%.c=.build/%.o)
 HDRS = $(LIBSRC:.c=.h)
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1
-MAN7 = man/jobreg.7
+MAN7 = man/jobreg.7 man/jobreg-sharedfs.7
 
 # SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 SANFLAGS_1 = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -115,7 +115,8 @@ uninstall:
 		rm -f $(DESTDIR)$(BINDIR)/$$c $(DESTDIR)$(MANDIR)/man1/$$c.1 \
 			$(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
 	done
-	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(ZSHCOMPDIR)/_jobreg
+	rm -f $(DESTDIR)$(MANDIR)/man7/jobreg.7 $(DESTDIR)$(MANDIR)/man7/jobreg-sharedfs.7 \
+		$(DESTDIR)$(ZSHCOMPDIR)/_jobreg
 
 # The mains' objects are kept, so that a second make does nothing.
 .SECONDARY:

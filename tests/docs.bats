@@ -1,7 +1,7 @@
 # The manual and --help say what the code does.
 load helper
 
-pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
+pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7 jobreg-sharedfs.7"
 
 @test "every man page renders with no groff warnings" {
 	command -v groff >/dev/null || skip "groff not installed"
@@ -63,8 +63,23 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 
 @test "the man pages say what the commands do, not how: no threads, descriptor tricks or system-call counts" {
 	# (how it is fast belongs in comments and the README's Performance section)
-	run grep -n -i -E 'thread|close_range|io_uring|CLOSE_RANGE|getdents|system calls (per|a) record|[0-9.]+ system calls' man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1 man/jobreg.7
+	run grep -n -i -E 'thread|close_range|io_uring|CLOSE_RANGE|getdents|system calls (per|a) record|[0-9.]+ system calls' man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1 man/jobreg.7 man/jobreg-sharedfs.7
 	[ "$status" -eq 1 ] || flunk "$output"
+}
+
+@test "each command's page is a reference of at most 300 lines at 80 columns, jobreg(7) of 500, and the README of 300" {
+	command -v man >/dev/null || skip "man not installed"
+	local page lines
+	for page in jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7; do
+		lines=$(MANWIDTH=80 man -l "$JOBREG_ROOT/man/$page" 2>/dev/null | wc -l)
+		[ "$lines" -gt 0 ] || flunk "$page does not render"
+		case $page in
+		*.7) [ "$lines" -le 500 ] || flunk "$page: $lines lines rendered" ;;
+		*) [ "$lines" -le 300 ] || flunk "$page: $lines lines rendered" ;;
+		esac
+	done
+	lines=$(wc -l < "$JOBREG_ROOT/README.md")
+	[ "$lines" -le 300 ] || flunk "README.md: $lines lines"
 }
 
 @test "every long option in --help is documented in the command's man page" {
@@ -106,6 +121,7 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7"
 		[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man1/$cmd.1" ]
 	done
 	[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man7/jobreg.7" ]
+	[ -f "$BATS_TEST_TMPDIR/dest/opt/jr/share/man/man7/jobreg-sharedfs.7" ]
 }
 
 @test "make uninstall succeeds where nothing is installed, and removes only what install puts there" {
