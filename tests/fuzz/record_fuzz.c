@@ -26,7 +26,7 @@
  *     failures counts the FAILED ends, last_success is the last OK one's
  *     ended;
  *   - record_outcome and status_in agree with SPEC §2's OK / FAILED and
- *     status lists, and record_run_end / run_end_status (what --once
+ *     status lists, and record_run_result / run_result_status (what --once
  *     replays) with the record's fields and its outcome, for the input and
  *     every record a transition makes;
  *   - utf8_valid and note_valid agree with reference implementations.
@@ -1159,12 +1159,12 @@ static enum outcome ref_outcome(const struct record *r)
 	return dec_nonzero(x) ? OUTCOME_FAILED : OUTCOME_OK;
 }
 
-/* record_run_end and run_end_status (what --once replays, SPEC §5 step
+/* record_run_result and run_result_status (what --once replays, SPEC §5 step
  * 3) against the record's fields, and against its outcome: a FAILED run
  * replays a status other than 0, an OK or unknown one 0. */
 static void check_run_end(const struct record *r)
 {
-	struct run_end e = record_run_end(r);
+	struct run_result e = record_run_result(r);
 	const char *x = record_get(r, "exit"), *sig = record_get(r, "signal");
 	int want_exit = -1;
 	if (x) {
@@ -1174,7 +1174,7 @@ static void check_run_end(const struct record *r)
 	CHECK(e.exit_status == want_exit);
 	CHECK(same_opt(e.signal_name, sig));
 	CHECK(!e.timed_out == !dec_nonzero(record_get(r, "timed_out")));
-	int status = run_end_status(&e);
+	int status = run_result_status(&e);
 	if (e.timed_out) {
 		CHECK(status == 124);
 	} else if (sig) {
@@ -1289,10 +1289,10 @@ static void check_owner_fields(const struct record *r, const struct owner *o)
 }
 
 /* The ends of a run (SPEC §5 step 6) the DONE transition is given. */
-static struct run_end pick_end(uint64_t x, int which)
+static struct run_result pick_end(uint64_t x, int which)
 {
 	static const char *const sigs[] = { "TERM", "KILL", "SEGV", "RTMIN+3", "RTMAX-2" };
-	struct run_end e;
+	struct run_result e;
 	e.exit_status = (int)(x % 258) - 2;              /* -2..255; < 0 unknown */
 	e.signal_name = (x >> 9) % 3 == 0 ? sigs[(size_t)which % 5] : NULL;
 	e.timed_out = (x >> 11) % 4 == 0;
@@ -1301,7 +1301,7 @@ static struct run_end pick_end(uint64_t x, int which)
 
 /* R is BEFORE after record_to_done(END) at NOW: SPEC §3 → DONE. */
 static void check_done(const struct record *before, const struct record *r, time_t now,
-		       const struct run_end *end, const char *note)
+		       const struct run_result *end, const char *note)
 {
 	char when[21];
 	time_format(now, when);
@@ -1350,7 +1350,7 @@ static void check_done(const struct record *before, const struct record *r, time
 	CHECK(record_outcome(r) == want);
 	CHECK(ref_outcome(r) == want);
 	/* What a later --once replays is how this run ended. */
-	struct run_end back = record_run_end(r);
+	struct run_result back = record_run_result(r);
 	CHECK(!back.timed_out == !end->timed_out);
 	CHECK(same_opt(back.signal_name, end->signal_name));
 	CHECK(back.exit_status == (end->signal_name || end->exit_status < 0 ? -1 : end->exit_status));
@@ -1516,7 +1516,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		/* … then → DONE: keeps started, host, pid, timeout. */
 		struct record run;
 		copy_record(&run, &r);
-		struct run_end end = pick_end(h >> (16 + 8 * o), o);
+		struct run_result end = pick_end(h >> (16 + 8 * o), o);
 		record_to_done(&r, now + 1, &end, NULL);
 		check_done(&run, &r, now + 1, &end, NULL);
 		check_timeout(&r, timeout);
@@ -1542,7 +1542,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 
 	/* → DONE straight from the record as it was (a record that was
 	 * RUNNING, or any other: set DONE), … */
-	struct run_end end = pick_end(h2 >> 40, 4);
+	struct run_result end = pick_end(h2 >> 40, 4);
 	copy_record(&r, parsed);
 	record_to_done(&r, now, &end, note);
 	check_done(parsed, &r, now, &end, note);
