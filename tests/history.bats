@@ -120,6 +120,28 @@ dead_owner() {
 	[ "$status" -eq 64 ]
 }
 
+@test "get -j --history of a damaged or hand-edited line is valid JSON: bad bytes escaped, a NUL whole, each key once" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to check the JSON"
+	mkdir -p "$REG"
+	printf 'run=2 outcome=OK run=3 host=a\xffb note=x\0y exit=7 exit=8 \xc3=\xe2\x82 job=b timed_out=1\n' > "$REG/.a.history"
+	printf 'run=4 outcome=FAILED\n' >> "$REG/.a.history"
+	run --separate-stderr jobreg-get -j --history a
+	[ "$status" -eq 0 ]
+	# strict UTF-8, and no member twice
+	run python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+for l in sys.stdin.buffer:
+    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once), sort_keys=True))' <<< "$output"
+	[ "$status" -eq 0 ] || flunk "$output"
+	[ "${lines[0]}" = '{"exit": 7, "host": "a\ufffdb", "job": "a", "note": "x\u0000y", "outcome": "OK", "run": 2, "timed_out": true, "\ufffd": "\ufffd\ufffd"}' ] ||
+		flunk "${lines[0]}"
+	[ "${lines[1]}" = '{"job": "a", "outcome": "FAILED", "run": 4}' ]
+}
+
 @test "clear, and dispatch --clear, remove the history with the record" {
 	jobreg-dispatch job true
 	[ -e "$REG/.job.history" ]
