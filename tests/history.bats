@@ -142,6 +142,33 @@ for l in sys.stdin.buffer:
 	[ "${lines[1]}" = '{"job": "a", "outcome": "FAILED", "run": 4}' ]
 }
 
+@test "a history over 8 MiB never stops a run: it is begun again, with a warning, and the run's line recorded" {
+	jobreg-dispatch job true
+	head -c 9000000 /dev/zero | tr '\0' x >> "$REG/.job.history"
+	run --separate-stderr jobreg-dispatch job touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -eq 0 ]
+	[ -e "$BATS_TEST_TMPDIR/ran" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == "jobreg-dispatch: job: $REG/.job.history is over 8388608 bytes: begun again" ]] ||
+		flunk "$stderr"
+	# run 1's line again (put back by the next write), and run 2's
+	[ "$(hist job)" = "1:OK 2:OK " ]
+	jobreg-dispatch job true
+	[ "$(hist job)" = "1:OK 2:OK 3:OK " ]
+}
+
+@test "damaged lines of a history are left out when it is next written, with a warning" {
+	jobreg-dispatch job true
+	printf 'hand-written\nrun=x outcome=OK\nrun=7 host=\xff\nrun=8 a=\0\n' >> "$REG/.job.history"
+	run --separate-stderr jobreg-dispatch job true
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: job: $REG/.job.history: 4 damaged lines left out" ] || flunk "$stderr"
+	[ "$(hist job)" = "1:OK 2:OK " ]
+	[ "$(wc -l < "$REG/.job.history")" -eq 2 ]
+	run --separate-stderr jobreg-dispatch job true
+	[ -z "$stderr" ]
+}
+
 @test "clear, and dispatch --clear, remove the history with the record" {
 	jobreg-dispatch job true
 	[ -e "$REG/.job.history" ]

@@ -399,6 +399,17 @@ set_refuses_id() {
 	[ "$(keys byhand)" = "version status since exit note" ]
 }
 
+@test "set --keep-runs N trims the history to N lines at once" {
+	local i
+	for i in 1 2 3 4 5; do jobreg-dispatch -q job true; done
+	jobreg-set --keep-runs 2 -m fewer job DONE
+	[ "$(cut -d ' ' -f 1 "$REG/.job.history" | paste -sd ' ' -)" = 'run=4 run=5' ]
+	jobreg-set --keep-runs 3 job PENDING
+	[ "$(wc -l < "$REG/.job.history")" -eq 2 ]
+	jobreg-set --keep-runs 0 job PENDING
+	[ ! -e "$REG/.job.history" ]
+}
+
 @test "set --exit accepts 0 to 255 and refuses anything else with 64" {
 	run --separate-stderr jobreg-set --exit 0 zero DONE
 	[ "$status" -eq 0 ]

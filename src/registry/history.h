@@ -16,7 +16,10 @@
 
 /* ".history", the suffix of JOB's file. */
 #define HISTORY_SUFFIX ".history"
-/* The largest history file read (KEEP_RUNS_MAX lines, with room). */
+/* The largest history file read (KEEP_RUNS_MAX lines, with room).  A
+ * writer begins a larger one again, and leaves out damaged lines (no
+ * decimal run=, a NUL byte, invalid UTF-8), each with a one-line warning:
+ * a history is diagnostics and never stops a run. */
 #define HISTORY_MAX (8u << 20)
 
 /* The line of the run R ends, R being its record once ended (DONE, for OK
@@ -30,6 +33,11 @@ void history_line(struct buf *out, const struct record *r, const char *outcome, 
  * run already there is left as it is.  Job lock held; an exit status. */
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
 		const char *line, unsigned long keep, int only_if_absent);
+
+/* Only the last KEEP lines of JOB's history stay (0: none, the file is
+ * removed), now rather than at the next line put.  Job lock held; an exit
+ * status. */
+int history_trim(const struct registry *reg, const char *job, unsigned long keep);
 
 /* JOB's history into DATA (*found 0: none); an exit status. */
 int history_read(const struct registry *reg, const char *job, struct buf *data, int *found);
