@@ -75,9 +75,55 @@ dead_owner() {
 	jobreg-set --exit 0 job DONE
 	[ "$(hist job)" = "1:OK " ]
 	[ "$(field job exit)" = 0 ]
-	[ "$(field job failures)" = 1 ]   # a counter never goes down
+	[ -z "$(field job failures)" ]   # the run did not fail after all
 	[ -z "$(field job consecutive_failures)" ]
 	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(field job last_success_started)" = "$(field job started)" ]
+}
+
+# ok_run_5 JOB: a DONE record of OK run 5 and its history: run 3 OK, run 4
+# FAILED, run 5 OK.
+ok_run_5() {
+	write_record "$1" version=1 status=DONE since=2026-12-05T05:00:09Z started=2026-12-05T05:00:00Z \
+		ended=2026-12-05T05:00:09Z exit=0 runs=5 failures=7 \
+		last_success=2026-12-05T05:00:09Z last_success_started=2026-12-05T05:00:00Z
+	printf '%s\n' \
+		'run=3 outcome=OK started=2026-12-05T03:00:00Z ended=2026-12-05T03:00:05Z duration=5 exit=0' \
+		'run=4 outcome=FAILED started=2026-12-05T04:00:00Z ended=2026-12-05T04:00:01Z duration=1 exit=2' \
+		'run=5 outcome=OK started=2026-12-05T05:00:00Z ended=2026-12-05T05:00:09Z duration=9 exit=0' \
+		> "$REG/.$1.history"
+}
+
+@test "corrections of one run count its failure once; last_success follows its final result" {
+	ok_run_5 job
+	local e
+	for e in 1 0 1 0 1; do jobreg-set --exit "$e" job DONE; done
+	[ "$(hist job)" = "3:OK 4:FAILED 5:FAILED " ]
+	[ "$(field job failures)" = 8 ]
+	# as they were before run 5: run 3 the last OK, run 4 failed since
+	[ "$(field job consecutive_failures)" = 2 ]
+	[ "$(field job last_success)" = 2026-12-05T03:00:05Z ]
+	[ "$(field job last_success_started)" = 2026-12-05T03:00:00Z ]
+	jobreg-set --exit 0 job DONE
+	[ "$(hist job)" = "3:OK 4:FAILED 5:OK " ]
+	[ "$(field job failures)" = 7 ]
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(field job last_success_started)" = 2026-12-05T05:00:00Z ]
+	# OK again over OK: nothing moves
+	jobreg-set --exit 0 job DONE
+	[ "$(field job failures)" = 7 ]
+}
+
+@test "an OK run corrected to FAILED with no OK run before it in the history has no last_success" {
+	ok_run_5 job
+	sed -i 3d "$REG/.job.history"   # run 5's line
+	sed -i 1d "$REG/.job.history"   # run 3's
+	jobreg-set --exit 9 job DONE
+	[ -z "$(field job last_success)" ]
+	[ -z "$(field job last_success_started)" ]
+	[ "$(field job consecutive_failures)" = 2 ]
+	[ "$(hist job)" = "4:FAILED 5:FAILED " ]
 }
 
 @test "an OK run corrected to FAILED counts its failure, once" {

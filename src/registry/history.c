@@ -40,6 +40,22 @@ void history_line(struct buf *out, const struct record *r, const char *outcome, 
 	add_key(out, r, "pid");
 }
 
+/* The time KEY of the line (LEN bytes) into WHEN ("" when it has none
+ * or not a valid one). */
+static void copy_time(const char *line, size_t len, const char *key, char when[21])
+{
+	const char *v;
+	size_t n;
+	time_t t;
+	when[0] = '\0';
+	if (!history_get(line, len, key, &v, &n) || n != 20)
+		return;
+	memcpy(when, v, n);
+	when[n] = '\0';
+	if (time_parse(when, &t) < 0)
+		when[0] = '\0';
+}
+
 int history_next(const struct buf *data, size_t *pos, const char **line, size_t *len)
 {
 	while (*pos < data->len) {
@@ -220,6 +236,53 @@ int history_trim(const struct registry *reg, const char *job, unsigned long keep
 	 * no line of it). */
 	if (!rc && (keep == 0 || count > keep || left.too_large || left.damaged))
 		rc = store(reg, job, name, &text, keep, &left);
+	buf_free(&text);
+	free(name);
+	return rc;
+}
+
+/* Is the outcome of LINE (LEN bytes) WORD? */
+static int outcome_is(const char *line, size_t len, const char *word)
+{
+	const char *v;
+	size_t n;
+	return history_get(line, len, "outcome", &v, &n) && n == strlen(word) &&
+	       memcmp(v, word, n) == 0;
+}
+
+int history_before(const struct registry *reg, const char *job, const struct record *r,
+		   const struct run_result *end, struct before_run *b)
+{
+	char *name;
+	struct buf text = {0};
+	struct left_out left;
+	const char *l;
+	size_t pos = 0, len;
+	unsigned long long run, of = record_count(r, "runs"), last_ok = 0;
+	int rc, ok = 0;
+
+	memset(b, 0, sizeof *b);
+	/* Only a correction that makes an OK run FAILED needs it. */
+	if (!record_get(r, "status") || record_status(r) != ST_DONE ||
+	    record_outcome(r) != OUTCOME_OK ||
+	    !(end->signal_name || end->timed_out || end->exit_status > 0))
+		return 0;
+	name = reg_dot_name(job, HISTORY_SUFFIX);
+	rc = load(reg, job, name, &text, &left);
+	/* The last OK run before it, then the failed and lost ones since:
+	 * by run number, whatever the order of the lines. */
+	while (!rc && history_next(&text, &pos, &l, &len))
+		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&
+		    outcome_is(l, len, "OK")) {
+			ok = 1;
+			last_ok = run;
+			copy_time(l, len, "ended", b->last_success);
+			copy_time(l, len, "started", b->last_success_started);
+		}
+	for (pos = 0; !rc && history_next(&text, &pos, &l, &len);)
+		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&
+		    (outcome_is(l, len, "FAILED") || outcome_is(l, len, "LOST")))
+			b->consecutive_failures++;
 	buf_free(&text);
 	free(name);
 	return rc;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "record/record.h"
+#include "record/transition.h"
 #include "registry/registry.h"
 
 /* ".history", the suffix of JOB's file. */
@@ -38,6 +39,14 @@ int history_put(const struct registry *reg, const char *job, unsigned long long 
  * removed), now rather than at the next line put.  Job lock held; an exit
  * status. */
 int history_trim(const struct registry *reg, const char *job, unsigned long keep);
+
+/* For END over R, a DONE record of an OK run, that makes the run FAILED
+ * (a correction): what JOB's history says came before that run, the last
+ * OK line of a smaller run and the FAILED and LOST ones after it, into *B
+ * (transition.h).  Otherwise *B is empty and nothing is read.  Job lock
+ * held; an exit status. */
+int history_before(const struct registry *reg, const char *job, const struct record *r,
+		   const struct run_result *end, struct before_run *b);
 
 /* JOB's history into DATA (*found 0: none); an exit status. */
 int history_read(const struct registry *reg, const char *job, struct buf *data, int *found);
