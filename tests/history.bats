@@ -115,6 +115,16 @@ ok_run_5() {
 	[ "$(field job failures)" = 7 ]
 }
 
+@test "set --exit 0 over an attempt waiting for its retry takes back the failure counted when it ended" {
+	write_record job version=1 status=RUNNING "since=$(now_rfc3339)" "started=$(now_rfc3339 -5)" \
+		attempt=1 "retry_at=$(now_rfc3339 60)" runs=3 failures=2 consecutive_failures=2
+	jobreg-set --exit 0 job DONE
+	[ "$(field job failures)" = 1 ]
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(hist job)" = "3:OK " ]
+}
+
 @test "an OK run corrected to FAILED with no OK run before it in the history has no last_success" {
 	ok_run_5 job
 	sed -i 3d "$REG/.job.history"   # run 5's line
