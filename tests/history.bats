@@ -75,9 +75,65 @@ dead_owner() {
 	jobreg-set --exit 0 job DONE
 	[ "$(hist job)" = "1:OK " ]
 	[ "$(field job exit)" = 0 ]
-	[ "$(field job failures)" = 1 ]   # a counter never goes down
+	[ -z "$(field job failures)" ]   # the run did not fail after all
 	[ -z "$(field job consecutive_failures)" ]
 	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(field job last_success_started)" = "$(field job started)" ]
+}
+
+# ok_run_5 JOB: a DONE record of OK run 5 and its history: run 3 OK, run 4
+# FAILED, run 5 OK.
+ok_run_5() {
+	write_record "$1" version=1 status=DONE since=2026-12-05T05:00:09Z started=2026-12-05T05:00:00Z \
+		ended=2026-12-05T05:00:09Z exit=0 runs=5 failures=7 \
+		last_success=2026-12-05T05:00:09Z last_success_started=2026-12-05T05:00:00Z
+	printf '%s\n' \
+		'run=3 outcome=OK started=2026-12-05T03:00:00Z ended=2026-12-05T03:00:05Z duration=5 exit=0' \
+		'run=4 outcome=FAILED started=2026-12-05T04:00:00Z ended=2026-12-05T04:00:01Z duration=1 exit=2' \
+		'run=5 outcome=OK started=2026-12-05T05:00:00Z ended=2026-12-05T05:00:09Z duration=9 exit=0' \
+		> "$REG/.$1.history"
+}
+
+@test "corrections of one run count its failure once; last_success follows its final result" {
+	ok_run_5 job
+	local e
+	for e in 1 0 1 0 1; do jobreg-set --exit "$e" job DONE; done
+	[ "$(hist job)" = "3:OK 4:FAILED 5:FAILED " ]
+	[ "$(field job failures)" = 8 ]
+	# as they were before run 5: run 3 the last OK, run 4 failed since
+	[ "$(field job consecutive_failures)" = 2 ]
+	[ "$(field job last_success)" = 2026-12-05T03:00:05Z ]
+	[ "$(field job last_success_started)" = 2026-12-05T03:00:00Z ]
+	jobreg-set --exit 0 job DONE
+	[ "$(hist job)" = "3:OK 4:FAILED 5:OK " ]
+	[ "$(field job failures)" = 7 ]
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(field job last_success_started)" = 2026-12-05T05:00:00Z ]
+	# OK again over OK: nothing moves
+	jobreg-set --exit 0 job DONE
+	[ "$(field job failures)" = 7 ]
+}
+
+@test "set --exit 0 over an attempt waiting for its retry takes back the failure counted when it ended" {
+	write_record job version=1 status=RUNNING "since=$(now_rfc3339)" "started=$(now_rfc3339 -5)" \
+		attempt=1 "retry_at=$(now_rfc3339 60)" runs=3 failures=2 consecutive_failures=2
+	jobreg-set --exit 0 job DONE
+	[ "$(field job failures)" = 1 ]
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(hist job)" = "3:OK " ]
+}
+
+@test "an OK run corrected to FAILED with no OK run before it in the history has no last_success" {
+	ok_run_5 job
+	sed -i 3d "$REG/.job.history"   # run 5's line
+	sed -i 1d "$REG/.job.history"   # run 3's
+	jobreg-set --exit 9 job DONE
+	[ -z "$(field job last_success)" ]
+	[ -z "$(field job last_success_started)" ]
+	[ "$(field job consecutive_failures)" = 2 ]
+	[ "$(hist job)" = "4:FAILED 5:FAILED " ]
 }
 
 @test "an OK run corrected to FAILED counts its failure, once" {
@@ -118,6 +174,55 @@ dead_owner() {
 		flunk "$output"
 	run jobreg-get --history -a
 	[ "$status" -eq 64 ]
+}
+
+@test "get -j --history of a damaged or hand-edited line is valid JSON: bad bytes escaped, a NUL whole, each key once" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to check the JSON"
+	mkdir -p "$REG"
+	printf 'run=2 outcome=OK run=3 host=a\xffb note=x\0y exit=7 exit=8 \xc3=\xe2\x82 job=b timed_out=1\n' > "$REG/.a.history"
+	printf 'run=4 outcome=FAILED\n' >> "$REG/.a.history"
+	run --separate-stderr jobreg-get -j --history a
+	[ "$status" -eq 0 ]
+	# strict UTF-8, and no member twice
+	run python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+for l in sys.stdin.buffer:
+    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once), sort_keys=True))' <<< "$output"
+	[ "$status" -eq 0 ] || flunk "$output"
+	[ "${lines[0]}" = '{"exit": 7, "host": "a\ufffdb", "job": "a", "note": "x\u0000y", "outcome": "OK", "run": 2, "timed_out": true, "\ufffd": "\ufffd\ufffd"}' ] ||
+		flunk "${lines[0]}"
+	[ "${lines[1]}" = '{"job": "a", "outcome": "FAILED", "run": 4}' ]
+}
+
+@test "a history over 8 MiB never stops a run: it is begun again, with a warning, and the run's line recorded" {
+	jobreg-dispatch job true
+	head -c 9000000 /dev/zero | tr '\0' x >> "$REG/.job.history"
+	run --separate-stderr jobreg-dispatch job touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -eq 0 ]
+	[ -e "$BATS_TEST_TMPDIR/ran" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == "jobreg-dispatch: job: $REG/.job.history is over 8388608 bytes: begun again" ]] ||
+		flunk "$stderr"
+	# run 1's line again (put back by the next write), and run 2's
+	[ "$(hist job)" = "1:OK 2:OK " ]
+	jobreg-dispatch job true
+	[ "$(hist job)" = "1:OK 2:OK 3:OK " ]
+}
+
+@test "damaged lines of a history are left out when it is next written, with a warning" {
+	jobreg-dispatch job true
+	printf 'hand-written\nrun=x outcome=OK\nrun=7 host=\xff\nrun=8 a=\0\n' >> "$REG/.job.history"
+	run --separate-stderr jobreg-dispatch job true
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: job: $REG/.job.history: 4 damaged lines left out" ] || flunk "$stderr"
+	[ "$(hist job)" = "1:OK 2:OK " ]
+	[ "$(wc -l < "$REG/.job.history")" -eq 2 ]
+	run --separate-stderr jobreg-dispatch job true
+	[ -z "$stderr" ]
 }
 
 @test "clear, and dispatch --clear, remove the history with the record" {

@@ -399,6 +399,35 @@ set_refuses_id() {
 	[ "$(keys byhand)" = "version status since exit note" ]
 }
 
+@test "set --exit corrects an ended run: its failure counts once, and an OK run that failed is no last success" {
+	jobreg-dispatch -q job true
+	local e
+	for e in 1 0 1 0 1; do jobreg-set --exit "$e" job DONE; done
+	[ "$(field job exit)" = 1 ]
+	[ "$(field job failures)" = 1 ]
+	[ "$(field job consecutive_failures)" = 1 ]
+	[ -z "$(field job last_success)" ]
+	[ -z "$(field job last_success_started)" ]
+	[ "$(cut -d ' ' -f 1-2 "$REG/.job.history")" = 'run=1 outcome=FAILED' ]
+	jobreg-set --exit 0 job DONE
+	[ -z "$(field job failures)" ]
+	[ -z "$(field job consecutive_failures)" ]
+	[ "$(field job last_success)" = "$(field job ended)" ]
+	[ "$(field job last_success_started)" = "$(field job started)" ]
+	[ "$(cut -d ' ' -f 1-2 "$REG/.job.history")" = 'run=1 outcome=OK' ]
+}
+
+@test "set --keep-runs N trims the history to N lines at once" {
+	local i
+	for i in 1 2 3 4 5; do jobreg-dispatch -q job true; done
+	jobreg-set --keep-runs 2 -m fewer job DONE
+	[ "$(cut -d ' ' -f 1 "$REG/.job.history" | paste -sd ' ' -)" = 'run=4 run=5' ]
+	jobreg-set --keep-runs 3 job PENDING
+	[ "$(wc -l < "$REG/.job.history")" -eq 2 ]
+	jobreg-set --keep-runs 0 job PENDING
+	[ ! -e "$REG/.job.history" ]
+}
+
 @test "set --exit accepts 0 to 255 and refuses anything else with 64" {
 	run --separate-stderr jobreg-set --exit 0 zero DONE
 	[ "$status" -eq 0 ]

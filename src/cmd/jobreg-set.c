@@ -1,5 +1,6 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cmd/cli.h"
+#include "registry/history.h"
 #include "registry/write.h"
 #include "util/utf8.h"
 #include "liveness/liveness.h"
@@ -109,11 +110,14 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	struct run_result end = { .exit_status = (int)req->exit_status };
 	struct owner o;
 	struct run_start how = { .owner = &o };
+	struct before_run before;
 	if (req->status == ST_PENDING)
 		record_to_pending(&rec, now, req->note);
-	else if (req->status == ST_DONE)
-		record_to_done(&rec, now, &end, req->note);
-	else if ((rc = running_owner(req, &o, &how.expires)) == 0)
+	else if (req->status == ST_DONE) {
+		/* (an OK run corrected to FAILED: what was before it) */
+		if ((rc = history_before(reg, req->job, &rec, &end, &before)) == 0)
+			record_to_done_after(&rec, now, &end, req->note, &before);
+	} else if ((rc = running_owner(req, &o, &how.expires)) == 0)
 		record_to_running(&rec, now, &how, req->note);
 	if (rc)
 		goto out;

@@ -14,14 +14,14 @@ enum known_key {
 	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
 	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT,
 	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
-	K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
+	K_LAST_SUCCESS_STARTED, K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
 };
 static const char *const known_keys[KNOWN_COUNT] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"late_after", "late_from", "keep_runs", "note",
+	"last_success_started", "late_after", "late_from", "keep_runs", "note",
 };
 
 void record_init(struct record *r)
@@ -197,7 +197,8 @@ static const char *check_values(const char *const *val, int first)
 	const char *v;
 	time_t t;
 	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
-						K_RETRY_AT, K_LAST_SUCCESS, K_LATE_FROM };
+						K_RETRY_AT, K_LAST_SUCCESS,
+						K_LAST_SUCCESS_STARTED, K_LATE_FROM };
 	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
 						 K_FAILURES, K_TIMED_OUT, K_ATTEMPT, K_LOST,
 						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS };

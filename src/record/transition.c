@@ -192,30 +192,70 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 	return 0;
 }
 
-void record_to_done(struct record *r, time_t now, const struct run_result *end,
-		    const char *note)
+/* A history counter - 1, for a failure taken back; not below 0, and one
+ * at its maximum stays (it may stand for more). */
+static void count_down(struct record *r, const char *key)
 {
-	/* A run's failure is counted once: not again when a FAILED record is
-	 * given another result, nor after the attempt record_to_retry()
-	 * counted. */
-	int counted = (record_get(r, "status") && record_status(r) == ST_DONE &&
-		       record_outcome(r) == OUTCOME_FAILED) || record_get(r, "retry_at");
+	unsigned long long n = record_count(r, key);
+	if (n == 1)
+		record_drop(r, key);
+	else if (n && n != ULLONG_MAX)
+		put_number(r, key, n - 1);
+}
+
+/* KEY = VALUE, or no KEY when VALUE is NULL or "". */
+static void put_or_drop(struct record *r, const char *key, const char *value)
+{
+	if (value && *value)
+		record_put(r, key, value);
+	else
+		record_drop(r, key);
+}
+
+void record_to_done_after(struct record *r, time_t now, const struct run_result *end,
+			  const char *note, const struct before_run *before)
+{
+	/* The result of the run this write ends, when it had one: a DONE
+	 * record's (this write corrects it), or the failed attempt's that
+	 * waits for its retry (counted when it ended). */
+	enum outcome was = OUTCOME_UNKNOWN;
+	if (record_get(r, "retry_at"))
+		was = OUTCOME_FAILED;
+	else if (record_get(r, "status") && record_status(r) == ST_DONE)
+		was = record_outcome(r);
 	if (record_to_done_counted(r, now, end, note))
 		return;
 	switch (record_outcome(r)) {
 	case OUTCOME_FAILED:
-		if (counted)
+		if (was == OUTCOME_FAILED)
 			break;
 		count_up(r, "failures");
+		if (was == OUTCOME_OK) {
+			/* The run was not the last success after all. */
+			put_or_drop(r, "last_success", before->last_success);
+			put_or_drop(r, "last_success_started", before->last_success_started);
+			record_drop(r, "consecutive_failures");
+			put_if(r, "consecutive_failures", before->consecutive_failures);
+		}
 		count_up(r, "consecutive_failures");
 		break;
 	case OUTCOME_OK:
+		if (was == OUTCOME_FAILED)
+			count_down(r, "failures");
 		record_put(r, "last_success", record_get(r, "ended"));
+		put_or_drop(r, "last_success_started", record_get(r, "started"));
 		record_drop(r, "consecutive_failures");
 		break;
 	case OUTCOME_UNKNOWN:
 		break;
 	}
+}
+
+void record_to_done(struct record *r, time_t now, const struct run_result *end,
+		    const char *note)
+{
+	static const struct before_run none;
+	record_to_done_after(r, now, end, note, &none);
 }
 
 void record_count_lost(struct record *r)

@@ -32,8 +32,8 @@ struct run_result {
 
 /* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  The
  * job's history and settings (runs, failures, lost, consecutive_failures,
- * last_success, late_after, late_from, keep_runs) are kept by every
- * transition. */
+ * last_success, last_success_started, late_after, late_from, keep_runs)
+ * are kept by every transition. */
 void record_to_pending(struct record *r, time_t now, const char *note);
 /* How a run begins: its owner, EXPIRES (0: none), TIMEOUT (<= 0: none)
  * and ATTEMPT (0: none; dispatch --retries). */
@@ -50,12 +50,26 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 /* A failed attempt whose next one starts at RETRY_AT: the record stays
  * RUNNING, with failures and consecutive_failures + 1. */
 void record_to_retry(struct record *r, time_t now, time_t retry_at);
-/* Failures and consecutive_failures + 1 for a FAILED end (not over a
- * FAILED record, whose result this corrects, nor over an attempt waiting
- * for its retry: counted already); last_success = ended and
- * consecutive_failures dropped for an OK one.  An END with no result
- * (exit_status -1, no signal, not timed out) over a DONE record keeps the
- * result the record has. */
+/* What the job's history says came before a run: the last OK run's
+ * ended and started ("": none known) and the FAILED or lost runs since
+ * it.  A correction that makes an OK run FAILED puts these back. */
+struct before_run {
+	char last_success[21], last_success_started[21];
+	unsigned long long consecutive_failures;
+};
+/* DONE with END.  A run's failure counts once, whatever the corrections
+ * (a new result over a DONE record, or over an attempt waiting for its
+ * retry, whose failure record_to_retry() counted): a FAILED end counts
+ * failures and consecutive_failures + 1 unless the run was FAILED already;
+ * over an OK run it also puts last_success, last_success_started and
+ * consecutive_failures back as BEFORE says (+ 1).  An OK end sets
+ * last_success = ended and last_success_started = started, drops
+ * consecutive_failures, and over a FAILED run takes its failure back
+ * (failures - 1).  An END with no result (exit_status -1, no signal, not
+ * timed out) over a DONE record keeps the result the record has. */
+void record_to_done_after(struct record *r, time_t now, const struct run_result *end,
+			  const char *note, const struct before_run *before);
+/* The same with nothing known of the runs before. */
 void record_to_done(struct record *r, time_t now, const struct run_result *end,
 		    const char *note);
 /* DONE with END, for the failed attempt whose failure record_to_retry()

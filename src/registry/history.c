@@ -1,6 +1,7 @@
 #include "registry/history.h"
 #include "record/transition.h"
 #include "util/msg.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,6 +40,22 @@ void history_line(struct buf *out, const struct record *r, const char *outcome, 
 	add_key(out, r, "pid");
 }
 
+/* The time KEY of the line (LEN bytes) into WHEN ("" when it has none
+ * or not a valid one). */
+static void copy_time(const char *line, size_t len, const char *key, char when[21])
+{
+	const char *v;
+	size_t n;
+	time_t t;
+	when[0] = '\0';
+	if (!history_get(line, len, key, &v, &n) || n != 20)
+		return;
+	memcpy(when, v, n);
+	when[n] = '\0';
+	if (time_parse(when, &t) < 0)
+		when[0] = '\0';
+}
+
 int history_next(const struct buf *data, size_t *pos, const char **line, size_t *len)
 {
 	while (*pos < data->len) {
@@ -74,17 +91,22 @@ int history_get(const char *line, size_t len, const char *key, const char **valu
 	return 0;
 }
 
-/* Is LINE (LEN bytes) the line of run RUN? */
-static int of_run(const char *line, size_t len, unsigned long long run)
+/* The run of LINE (LEN bytes) into *RUN: 0 when it is no run's line, a
+ * damaged or hand-edited one (no decimal run=, a NUL byte, invalid
+ * UTF-8). */
+static int line_run(const char *line, size_t len, unsigned long long *run)
 {
 	const char *v;
 	size_t n;
-	char digits[24];
+	char digits[21];
 	if (!history_get(line, len, "run", &v, &n) || n == 0 || n >= sizeof digits)
 		return 0;
 	memcpy(digits, v, n);
 	digits[n] = '\0';
-	return strspn(digits, "0123456789") == n && strtoull(digits, NULL, 10) == run;
+	if (strspn(digits, "0123456789") != n || memchr(line, '\0', len) || !utf8_valid(line, len))
+		return 0;
+	*run = strtoull(digits, NULL, 10);
+	return 1;
 }
 
 int history_read(const struct registry *reg, const char *job, struct buf *data, int *found)
@@ -97,26 +119,85 @@ int history_read(const struct registry *reg, const char *job, struct buf *data, 
 	return rc;
 }
 
+/* What a writer's read of a history left out of it. */
+struct left_out {
+	int too_large;
+	size_t damaged;
+};
+
+/* JOB's history NAME, as a writer reads it, into DATA: the lines of runs
+ * only.  A history is diagnostics and never stops a write: one over
+ * HISTORY_MAX is begun again, damaged lines are left out (*LEFT says
+ * which; store() tells).  Only an error reading it is an error (its exit
+ * status). */
+static int load(const struct registry *reg, const char *job, const char *name,
+		struct buf *data, struct left_out *left)
+{
+	struct buf raw = {0};
+	const char *l;
+	size_t pos = 0, len;
+	unsigned long long run;
+	int found, rc = reg_read(reg, job, name, HISTORY_MAX, &raw, &found);
+
+	buf_reset(data);
+	*left = (struct left_out){ .too_large = !rc && found && raw.len > HISTORY_MAX };
+	if (left->too_large)
+		buf_reset(&raw);
+	while (!rc && history_next(&raw, &pos, &l, &len)) {
+		if (!line_run(l, len, &run)) {
+			left->damaged++;
+			continue;
+		}
+		buf_add(data, l, len);
+		buf_addc(data, '\n');
+	}
+	buf_free(&raw);
+	return rc;
+}
+
+/* Write TEXT, at most its last KEEP lines (0: remove the file), as JOB's
+ * history NAME, saying what LEFT left out of the old one (a warning of
+ * its own, not part of what a caller's message context says). */
+static int store(const struct registry *reg, const char *job, const char *name,
+		 const struct buf *text, unsigned long keep, const struct left_out *left)
+{
+	const char *l;
+	size_t pos = 0, len, count = 0, skip;
+	const char *was_context = message_context(NULL);
+	if (left->too_large)
+		warn(job, "%s is over %u bytes: begun again", reg_path(reg, name), HISTORY_MAX);
+	if (left->damaged)
+		warn(job, "%s: %zu damaged line%s left out", reg_path(reg, name), left->damaged,
+		     left->damaged == 1 ? "" : "s");
+	message_context(was_context);
+	if (keep == 0) {
+		if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+			return fail_errno(errno, job, "remove %s", reg_path(reg, name));
+		return 0;
+	}
+	while (history_next(text, &pos, &l, &len))
+		count++;
+	for (pos = 0, skip = count > keep ? count - keep : 0; skip; skip--)
+		history_next(text, &pos, &l, &len);
+	return reg_replace(reg, job, name, text->data + pos, text->len - pos);
+}
+
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
 		const char *line, unsigned long keep, int only_if_absent)
 {
 	char *name = reg_dot_name(job, HISTORY_SUFFIX);
 	struct buf old = {0}, text = {0};
 	const char *l;
-	size_t pos = 0, len, count = 0, skip;
-	int found, placed = 0, rc;
+	size_t pos = 0, len;
+	unsigned long long r;
+	struct left_out left = {0};
+	int placed = 0, rc = 0;
 
-	if (keep == 0) {
-		rc = 0;
-		if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
-			rc = fail_errno(errno, job, "remove %s", reg_path(reg, name));
+	if (keep && (rc = load(reg, job, name, &old, &left)) != 0)
 		goto out;
-	}
-	if ((rc = history_read(reg, job, &old, &found)) != 0)
-		goto out;
-	/* The lines as they will be, then the last KEEP of them. */
+	/* The lines as they will be: LINE in place of its run's, else last. */
 	while (history_next(&old, &pos, &l, &len)) {
-		if (of_run(l, len, run)) {
+		if (line_run(l, len, &r) && r == run) {
 			if (only_if_absent)
 				goto out;
 			if (placed)
@@ -127,18 +208,81 @@ int history_put(const struct registry *reg, const char *job, unsigned long long 
 		}
 		buf_add(&text, l, len);
 		buf_addc(&text, '\n');
-		count++;
 	}
 	if (!placed) {
 		buf_adds(&text, line);
 		buf_addc(&text, '\n');
-		count++;
 	}
-	for (pos = 0, skip = count > keep ? count - keep : 0; skip; skip--)
-		history_next(&text, &pos, &l, &len);
-	rc = reg_replace(reg, job, name, text.data + pos, text.len - pos);
+	rc = store(reg, job, name, &text, keep, &left);
 out:
 	buf_free(&old);
+	buf_free(&text);
+	free(name);
+	return rc;
+}
+
+int history_trim(const struct registry *reg, const char *job, unsigned long keep)
+{
+	char *name = reg_dot_name(job, HISTORY_SUFFIX);
+	struct buf text = {0};
+	struct left_out left = {0};
+	const char *l;
+	size_t pos = 0, len, count = 0;
+	int rc = keep ? load(reg, job, name, &text, &left) : 0;
+
+	while (history_next(&text, &pos, &l, &len))
+		count++;
+	/* Written only when that changes it (a file that is not there is
+	 * no line of it). */
+	if (!rc && (keep == 0 || count > keep || left.too_large || left.damaged))
+		rc = store(reg, job, name, &text, keep, &left);
+	buf_free(&text);
+	free(name);
+	return rc;
+}
+
+/* Is the outcome of LINE (LEN bytes) WORD? */
+static int outcome_is(const char *line, size_t len, const char *word)
+{
+	const char *v;
+	size_t n;
+	return history_get(line, len, "outcome", &v, &n) && n == strlen(word) &&
+	       memcmp(v, word, n) == 0;
+}
+
+int history_before(const struct registry *reg, const char *job, const struct record *r,
+		   const struct run_result *end, struct before_run *b)
+{
+	char *name;
+	struct buf text = {0};
+	struct left_out left;
+	const char *l;
+	size_t pos = 0, len;
+	unsigned long long run, of = record_count(r, "runs"), last_ok = 0;
+	int rc, ok = 0;
+
+	memset(b, 0, sizeof *b);
+	/* Only a correction that makes an OK run FAILED needs it. */
+	if (!record_get(r, "status") || record_status(r) != ST_DONE ||
+	    record_outcome(r) != OUTCOME_OK ||
+	    !(end->signal_name || end->timed_out || end->exit_status > 0))
+		return 0;
+	name = reg_dot_name(job, HISTORY_SUFFIX);
+	rc = load(reg, job, name, &text, &left);
+	/* The last OK run before it, then the failed and lost ones since:
+	 * by run number, whatever the order of the lines. */
+	while (!rc && history_next(&text, &pos, &l, &len))
+		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&
+		    outcome_is(l, len, "OK")) {
+			ok = 1;
+			last_ok = run;
+			copy_time(l, len, "ended", b->last_success);
+			copy_time(l, len, "started", b->last_success_started);
+		}
+	for (pos = 0; !rc && history_next(&text, &pos, &l, &len);)
+		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&
+		    (outcome_is(l, len, "FAILED") || outcome_is(l, len, "LOST")))
+			b->consecutive_failures++;
 	buf_free(&text);
 	free(name);
 	return rc;

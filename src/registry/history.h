@@ -12,11 +12,15 @@
 #include <time.h>
 
 #include "record/record.h"
+#include "record/transition.h"
 #include "registry/registry.h"
 
 /* ".history", the suffix of JOB's file. */
 #define HISTORY_SUFFIX ".history"
-/* The largest history file read (KEEP_RUNS_MAX lines, with room). */
+/* The largest history file read (KEEP_RUNS_MAX lines, with room).  A
+ * writer begins a larger one again, and leaves out damaged lines (no
+ * decimal run=, a NUL byte, invalid UTF-8), each with a one-line warning:
+ * a history is diagnostics and never stops a run. */
 #define HISTORY_MAX (8u << 20)
 
 /* The line of the run R ends, R being its record once ended (DONE, for OK
@@ -30,6 +34,19 @@ void history_line(struct buf *out, const struct record *r, const char *outcome, 
  * run already there is left as it is.  Job lock held; an exit status. */
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
 		const char *line, unsigned long keep, int only_if_absent);
+
+/* Only the last KEEP lines of JOB's history stay (0: none, the file is
+ * removed), now rather than at the next line put.  Job lock held; an exit
+ * status. */
+int history_trim(const struct registry *reg, const char *job, unsigned long keep);
+
+/* For END over R, a DONE record of an OK run, that makes the run FAILED
+ * (a correction): what JOB's history says came before that run, the last
+ * OK line of a smaller run and the FAILED and LOST ones after it, into *B
+ * (transition.h).  Otherwise *B is empty and nothing is read.  Job lock
+ * held; an exit status. */
+int history_before(const struct registry *reg, const char *job, const struct record *r,
+		   const struct run_result *end, struct before_run *b);
 
 /* JOB's history into DATA (*found 0: none); an exit status. */
 int history_read(const struct registry *reg, const char *job, struct buf *data, int *found);

@@ -66,5 +66,8 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 			      record_keep_runs(ended), 0);
 		message_context(was_context);
 	}
+	/* A shorter keep_runs (--keep-runs N) trims the history now. */
+	if (!rc && was && keep < record_keep_runs(was))
+		rc = history_trim(reg, job, keep);
 	return rc;
 }

@@ -1,6 +1,7 @@
 #include "report/format.h"
 #include "registry/history.h"
 #include "util/signame.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,34 +59,52 @@ void format_long(struct buf *out, const char *job, const struct record *r,
 	add_column(out, record_get(r, "note"), '\n');
 }
 
-void json_string(struct buf *out, const char *s)
+void json_string_n(struct buf *out, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
+	const char *end = s + len;
 	buf_addc(out, '"');
-	for (; *s; s++) {
+	while (s < end) {
 		/* The plain bytes up to the next one to escape, at once. */
 		size_t plain = 0;
-		while ((unsigned char)s[plain] >= 0x20 && s[plain] != '"' && s[plain] != '\\' &&
-		       s[plain] != 0x7f)
+		while (s + plain < end && (unsigned char)s[plain] >= 0x20 &&
+		       (unsigned char)s[plain] < 0x7f && s[plain] != '"' && s[plain] != '\\')
 			plain++;
 		buf_add(out, s, plain);
 		s += plain;
-		if (!*s)
+		if (s == end)
 			break;
 		unsigned char c = (unsigned char)*s;
+		if (c >= 0x80) {
+			/* A valid sequence as it is; a byte that begins none
+			 * (a damaged or hand-edited file) as U+FFFD. */
+			size_t n = utf8_seq(s, (size_t)(end - s));
+			if (n)
+				buf_add(out, s, n);
+			else
+				buf_adds(out, "\\ufffd");
+			s += n ? n : 1;
+			continue;
+		}
 		switch (c) {
 		case '"': buf_adds(out, "\\\""); break;
 		case '\\': buf_adds(out, "\\\\"); break;
 		case '\n': buf_adds(out, "\\n"); break;
 		case '\t': buf_adds(out, "\\t"); break;
 		case '\r': buf_adds(out, "\\r"); break;
-		default: {   /* the other control bytes */
+		default: {   /* the other control bytes, NUL and DEL included */
 			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 			buf_add(out, esc, sizeof esc);
 		}
 		}
+		s++;
 	}
 	buf_addc(out, '"');
+}
+
+void json_string(struct buf *out, const char *s)
+{
+	json_string_n(out, s, strlen(s));
 }
 
 /* Is KEY one of the N words of LIST?  The first byte first: this runs for
@@ -211,43 +230,102 @@ static const char *hist_value(const char *line, size_t len, const char *key, str
 	return v->data;
 }
 
+/* A key=value pair of a history line. */
+struct pair {
+	const char *key, *value;
+	size_t klen, vlen;
+};
+
+/* By key, then by place in the line. */
+static int pair_order(const void *a, const void *b)
+{
+	const struct pair *p = *(const struct pair *const *)a, *q = *(const struct pair *const *)b;
+	int c = memcmp(p->key, q->key, p->klen < q->klen ? p->klen : q->klen);
+	if (c)
+		return c;
+	if (p->klen != q->klen)
+		return p->klen < q->klen ? -1 : 1;
+	return p < q ? -1 : p > q;
+}
+
+/* The pairs of the line (LEN bytes) into *PAIRS, in order, each key once:
+ * its first value, as history_get() reads it (a sort, not a scan per key:
+ * a damaged line may be megabytes long).  Returns how many. */
+static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
+{
+	size_t count = 0, kept = 0;
+	for (size_t i = 0; i <= len; i++)
+		count += i == len || line[i] == ' ';
+	struct pair *p = xmalloc(count * sizeof *p);
+	struct pair **by_key = xmalloc(count * sizeof *by_key);
+	count = 0;
+	for (size_t i = 0; i < len;) {
+		const char *at = line + i, *sp = memchr(at, ' ', len - i);
+		size_t n = sp ? (size_t)(sp - at) : len - i;
+		const char *eq = memchr(at, '=', n);
+		i += n + 1;
+		if (eq && eq > at) {
+			p[count] = (struct pair){ at, eq + 1, (size_t)(eq - at), n - (size_t)(eq - at) - 1 };
+			by_key[count] = &p[count];
+			count++;
+		}
+	}
+	qsort(by_key, count, sizeof *by_key, pair_order);
+	for (size_t i = 1; i < count; i++)
+		if (by_key[i]->klen == by_key[i - 1]->klen &&
+		    memcmp(by_key[i]->key, by_key[i - 1]->key, by_key[i]->klen) == 0)
+			by_key[i]->value = NULL;   /* a repeat */
+	for (size_t i = 0; i < count; i++)
+		if (p[i].value)
+			p[kept++] = p[i];
+	free(by_key);
+	*pairs = p;
+	return kept;
+}
+
+/* The JSON object of a history line: its pairs in order. */
+static void history_json(struct buf *out, const char *job, const char *line, size_t len)
+{
+	struct buf key = {0}, value = {0};
+	struct pair *pairs;
+	size_t count = line_pairs(line, len, &pairs);
+	buf_adds(out, "{\"job\": ");
+	json_string(out, job);
+	for (size_t i = 0; i < count; i++) {
+		const struct pair *p = &pairs[i];
+		/* NUL-terminated copies to compare (up to a NUL a damaged
+		 * line may hold); the bytes are written whole. */
+		buf_reset(&key);
+		buf_add(&key, p->key, p->klen);
+		buf_reset(&value);
+		buf_add(&value, p->value, p->vlen);
+		if (json_reserved(key.data) && strcmp(key.data, "duration") != 0)
+			continue;
+		buf_adds(out, ", ");
+		json_string_n(out, p->key, p->klen);
+		buf_adds(out, ": ");
+		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
+		/* (a history line's own numbers too: run, duration) */
+		if (digits && (json_number_key(key.data) || strcmp(key.data, "duration") == 0 ||
+			       strcmp(key.data, "run") == 0))
+			json_number(out, value.data);
+		else if (digits && json_flag_key(key.data))
+			buf_adds(out, value.data[strspn(value.data, "0")] ? "true" : "false");
+		else
+			json_string_n(out, p->value, p->vlen);
+	}
+	buf_adds(out, "}\n");
+	free(pairs);
+	buf_free(&key);
+	buf_free(&value);
+}
+
 void format_history(struct buf *out, int json, const char *job, const char *line, size_t len)
 {
 	static const char *const columns[] = { "run", "outcome", "started", "ended", "duration" };
 	struct buf v = {0};
 	if (json) {
-		buf_adds(out, "{\"job\": ");
-		json_string(out, job);
-		for (size_t i = 0; i < len;) {
-			size_t n = strcspn(line + i, " ");
-			if (n > len - i)
-				n = len - i;
-			const char *eq = memchr(line + i, '=', n);
-			if (eq && eq > line + i) {
-				struct buf key = {0};
-				buf_add(&key, line + i, (size_t)(eq - line - i));
-				buf_reset(&v);
-				buf_add(&v, eq + 1, n - (size_t)(eq - line - i) - 1);
-				if (!json_reserved(key.data) || strcmp(key.data, "duration") == 0) {
-					buf_adds(out, ", ");
-					json_string(out, key.data);
-					buf_adds(out, ": ");
-					/* (a history line's own numbers too: run, duration) */
-					if ((json_number_key(key.data) || strcmp(key.data, "duration") == 0 ||
-					     strcmp(key.data, "run") == 0) &&
-					    v.len && strspn(v.data, "0123456789") == v.len)
-						json_number(out, v.data);
-					else if (json_flag_key(key.data))
-						buf_adds(out, v.data[strspn(v.data, "0")] ? "true" : "false");
-					else
-						json_string(out, v.data ? v.data : "");
-				}
-				buf_free(&key);
-			}
-			i += n + 1;
-		}
-		buf_adds(out, "}\n");
-		buf_free(&v);
+		history_json(out, job, line, len);
 		return;
 	}
 	add_column(out, job, '\t');

@@ -30,6 +30,9 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		 enum status status, int late);
 /* A JSON string literal of S (UTF-8 passed through, controls escaped). */
 void json_string(struct buf *out, const char *s);
+/* The same of LEN bytes, NUL bytes escaped too, and each byte that begins
+ * no valid UTF-8 sequence written as U+FFFD: always valid JSON. */
+void json_string_n(struct buf *out, const char *s, size_t len);
 /* A checked decimal ("007", "1.50") as a valid JSON (and Prometheus)
  * number: no leading zeros, a digit on both sides of a point. */
 void json_number(struct buf *out, const char *v);
@@ -38,7 +41,9 @@ void json_number(struct buf *out, const char *v);
  * (history.h) of JOB: tab-separated "job run outcome started ended
  * duration exit host pid" ("-" for an empty field, SIG+name for a signal),
  * or with JSON one object of "job" and the line's fields (numbers as
- * numbers, flags as true). */
+ * numbers, flags as true): a key the line repeats is given once, its
+ * first value, as history_get() reads it, and the bytes of a damaged or
+ * hand-edited line are escaped (json_string_n). */
 void format_history(struct buf *out, int json, const char *job, const char *line, size_t len);
 
 #endif

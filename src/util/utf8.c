@@ -3,6 +3,33 @@
 #include <stdint.h>
 #include <string.h>
 
+size_t utf8_seq(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned c = s[0], min, cp;
+	size_t more;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		more = 1, min = 0x80, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		more = 2, min = 0x800, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		more = 3, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	if (len - 1 < more)
+		return 0;
+	for (size_t i = 1; i <= more; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return more + 1;
+}
+
 int utf8_valid(const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str, *end = s + len;
@@ -16,29 +43,10 @@ int utf8_valid(const char *str, size_t len)
 				continue;
 			}
 		}
-		unsigned c = *s++;
-		size_t more;
-		unsigned min, cp;
-		if (c < 0x80)
-			continue;
-		if (c >= 0xc2 && c <= 0xdf)
-			more = 1, min = 0x80, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			more = 2, min = 0x800, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			more = 3, min = 0x10000, cp = c & 0x07;
-		else
+		size_t n = utf8_seq((const char *)s, (size_t)(end - s));
+		if (!n)
 			return 0;
-		if ((size_t)(end - s) < more)
-			return 0;
-		for (size_t i = 0; i < more; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i] & 0x3f);
-		}
-		s += more;
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
+		s += n;
 	}
 	return 1;
 }

@@ -9,6 +9,9 @@
 /* Is S (LEN bytes) valid UTF-8 (no overlong forms, surrogates or code
  * points past U+10FFFF)? */
 int utf8_valid(const char *s, size_t len);
+/* The length of the well-formed sequence at S (LEN > 0 bytes there), as
+ * utf8_valid() judges; 0 when the first byte begins none. */
+size_t utf8_seq(const char *s, size_t len);
 /* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
 int note_valid(const char *s);
 

@@ -28,7 +28,7 @@
  *     unless expired; the pid is never probed.
  *
  * Any violated property calls abort().  Built by tests/fuzz/run, or alone
- * with the library (every src/*/*.c file but the src/cmd/jobreg-*.c mains):
+ * with the library (every .c file under src/ but the src/cmd/jobreg-*.c mains):
  *   clang -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/liveness_fuzz.c LIB.c... */
 #include "../../src/liveness/liveness.h"
 

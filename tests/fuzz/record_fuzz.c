@@ -23,10 +23,12 @@
  *     time_ns and run_lock as given (absent when 0), timeout to the
  *     nanosecond, and the history surviving every transition — runs only
  *     grows (by one for a new run, not for a renewal; never wrapping),
- *     failures counts the FAILED ends, last_success is the last OK one's
- *     ended;
+ *     failures counts the FAILED ends (a run's once, whatever the
+ *     corrections: a FAILED run corrected to OK takes it back),
+ *     last_success and last_success_started are the last OK one's ended
+ *     and started (dropped when that run is corrected to FAILED);
  *   - record_outcome and status_in agree with SPEC §2's OK / FAILED and
- *     status lists, and record_run_end / run_end_status (what --once
+ *     status lists, and record_run_result / run_result_status (what --once
  *     replays) with the record's fields and its outcome, for the input and
  *     every record a transition makes;
  *   - utf8_valid and note_valid agree with reference implementations.
@@ -379,8 +381,8 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 	if ((l = ref_find(lines, *n, "late_after")) && !ref_seconds(l))
 		return 0;
 	static const char *const times[] = { "since", "started", "ended", "expires", "retry_at",
-					     "last_success", "late_from" };
-	for (int i = 0; i < 7; i++) {
+					     "last_success", "last_success_started", "late_from" };
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
 		if ((l = ref_find(lines, *n, times[i]))) {
 			char buf[32];
 			unsigned v[6];
@@ -403,7 +405,7 @@ static const char *const spec_order[] = {
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"late_after", "late_from", "keep_runs", "note",
+	"last_success_started", "late_after", "late_from", "keep_runs", "note",
 };
 #define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
 
@@ -1020,7 +1022,8 @@ static const char *const running_changes[] = {
 static const char *const done_changes[] = {
 	"status", "since", "note", "owner", "pid_start", "boot_id", "pid_ns",
 	"time_ns", "run_lock", "expires", "ended", "exit", "signal", "timed_out",
-	"retry_at", "failures", "consecutive_failures", "last_success", NULL,
+	"retry_at", "failures", "consecutive_failures", "last_success", "last_success_started",
+	NULL,
 };
 
 /* The keys of a formatted record (TEXT, LEN bytes of "k=v\n" lines) are in
@@ -1159,12 +1162,12 @@ static enum outcome ref_outcome(const struct record *r)
 	return dec_nonzero(x) ? OUTCOME_FAILED : OUTCOME_OK;
 }
 
-/* record_run_end and run_end_status (what --once replays, SPEC §5 step
+/* record_run_result and run_result_status (what --once replays, SPEC §5 step
  * 3) against the record's fields, and against its outcome: a FAILED run
  * replays a status other than 0, an OK or unknown one 0. */
 static void check_run_end(const struct record *r)
 {
-	struct run_end e = record_run_end(r);
+	struct run_result e = record_run_result(r);
 	const char *x = record_get(r, "exit"), *sig = record_get(r, "signal");
 	int want_exit = -1;
 	if (x) {
@@ -1174,7 +1177,7 @@ static void check_run_end(const struct record *r)
 	CHECK(e.exit_status == want_exit);
 	CHECK(same_opt(e.signal_name, sig));
 	CHECK(!e.timed_out == !dec_nonzero(record_get(r, "timed_out")));
-	int status = run_end_status(&e);
+	int status = run_result_status(&e);
 	if (e.timed_out) {
 		CHECK(status == 124);
 	} else if (sig) {
@@ -1289,10 +1292,10 @@ static void check_owner_fields(const struct record *r, const struct owner *o)
 }
 
 /* The ends of a run (SPEC §5 step 6) the DONE transition is given. */
-static struct run_end pick_end(uint64_t x, int which)
+static struct run_result pick_end(uint64_t x, int which)
 {
 	static const char *const sigs[] = { "TERM", "KILL", "SEGV", "RTMIN+3", "RTMAX-2" };
-	struct run_end e;
+	struct run_result e;
 	e.exit_status = (int)(x % 258) - 2;              /* -2..255; < 0 unknown */
 	e.signal_name = (x >> 9) % 3 == 0 ? sigs[(size_t)which % 5] : NULL;
 	e.timed_out = (x >> 11) % 4 == 0;
@@ -1301,7 +1304,7 @@ static struct run_end pick_end(uint64_t x, int which)
 
 /* R is BEFORE after record_to_done(END) at NOW: SPEC §3 → DONE. */
 static void check_done(const struct record *before, const struct record *r, time_t now,
-		       const struct run_end *end, const char *note)
+		       const struct run_result *end, const char *note)
 {
 	char when[21];
 	time_format(now, when);
@@ -1313,7 +1316,8 @@ static void check_done(const struct record *before, const struct record *r, time
 		 * counters stay (transition.h). */
 		static const char *const same[] = {
 			"ended", "exit", "signal", "timed_out", "failures", "consecutive_failures",
-			"last_success", "started", "host", "pid", "timeout", NULL,
+			"last_success", "last_success_started", "started", "host", "pid", "timeout",
+			NULL,
 		};
 		for (const char *const *k = same; *k; k++)
 			CHECK(same_opt(record_get(r, *k), record_get(before, *k)));
@@ -1350,39 +1354,56 @@ static void check_done(const struct record *before, const struct record *r, time
 	CHECK(record_outcome(r) == want);
 	CHECK(ref_outcome(r) == want);
 	/* What a later --once replays is how this run ended. */
-	struct run_end back = record_run_end(r);
+	struct run_result back = record_run_result(r);
 	CHECK(!back.timed_out == !end->timed_out);
 	CHECK(same_opt(back.signal_name, end->signal_name));
 	CHECK(back.exit_status == (end->signal_name || end->exit_status < 0 ? -1 : end->exit_status));
 	check_run_end(r);
 	check_runs(before, r, 0);
 	const char *f0 = record_get(before, "failures"), *f1 = record_get(r, "failures");
-	/* A run's failure is counted once: not again when a FAILED DONE record
-	 * gets another result, nor after the attempt that set retry_at. */
-	int counted = (record_get(before, "status") && record_status(before) == ST_DONE &&
-		       ref_outcome(before) == OUTCOME_FAILED) || record_get(before, "retry_at");
-	if (want == OUTCOME_FAILED && counted) {
-		CHECK(same_opt(f1, f0));
-	} else if (want == OUTCOME_FAILED) {
-		if (f0 && dec_cmp(f0, "18446744073709551615") >= 0) {
+	/* A run's failure is counted once, whatever the corrections: the
+	 * result the run had (a DONE record's, or FAILED for the attempt that
+	 * set retry_at, counted then) decides what moves (transition.h). */
+	enum outcome was = record_get(before, "retry_at") ? OUTCOME_FAILED :
+			   record_get(before, "status") && record_status(before) == ST_DONE ?
+			   ref_outcome(before) : OUTCOME_UNKNOWN;
+	int saturated = f0 && dec_cmp(f0, "18446744073709551615") >= 0;
+	if (want == OUTCOME_FAILED && was != OUTCOME_FAILED) {
+		if (saturated) {
 			CHECK(f1 && dec_cmp(f1, f0) >= 0);
 		} else if (!dec_is_next(f0, f1)) {
 			fprintf(stderr, "record_fuzz: failures was %s, is %s\n", f0 ? f0 : "(none)",
 				f1 ? f1 : "(none)");
 			FAIL("a FAILED run did not count failures up by one");
 		}
+	} else if (want == OUTCOME_OK && was == OUTCOME_FAILED && f0 && !saturated &&
+		   dec_cmp(f0, "0") != 0) {
+		/* A FAILED run corrected to OK: its failure taken back. */
+		if (dec_cmp(f0, "1") == 0)
+			CHECK(!f1);
+		else
+			CHECK(dec_is_next(f1, f0));
 	} else {
 		CHECK(same_opt(f1, f0));
 	}
+	/* The last success: this run if OK; if it was the OK run now FAILED,
+	 * what came before it (nothing known to record_to_done); else kept. */
+	int unmade = want == OUTCOME_FAILED && was == OUTCOME_OK;
 	CHECK(same_opt(record_get(r, "last_success"),
-		       want == OUTCOME_OK ? when : record_get(before, "last_success")));
-	/* consecutive_failures: + 1 for FAILED, gone after OK, else kept. */
+		       want == OUTCOME_OK ? when : unmade ? NULL : record_get(before, "last_success")));
+	CHECK(same_opt(record_get(r, "last_success_started"),
+		       want == OUTCOME_OK ? record_get(before, "started") :
+		       unmade ? NULL : record_get(before, "last_success_started")));
+	/* consecutive_failures: + 1 for FAILED (1 over the OK run it
+	 * unmakes, none known before it), gone after OK, else kept. */
 	const char *c0 = record_get(before, "consecutive_failures");
 	const char *c1 = record_get(r, "consecutive_failures");
 	if (want == OUTCOME_OK)
 		CHECK(!c1);
-	else if (want == OUTCOME_UNKNOWN || counted)
+	else if (want == OUTCOME_UNKNOWN || was == OUTCOME_FAILED)
 		CHECK(same_opt(c1, c0));
+	else if (unmade)
+		CHECK(same_opt(c1, "1"));
 	else if (!(c0 && dec_cmp(c0, "18446744073709551615") >= 0))
 		CHECK(dec_is_next(c0, c1));
 	CHECK(!record_get(r, "retry_at"));
@@ -1516,7 +1537,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		/* … then → DONE: keeps started, host, pid, timeout. */
 		struct record run;
 		copy_record(&run, &r);
-		struct run_end end = pick_end(h >> (16 + 8 * o), o);
+		struct run_result end = pick_end(h >> (16 + 8 * o), o);
 		record_to_done(&r, now + 1, &end, NULL);
 		check_done(&run, &r, now + 1, &end, NULL);
 		check_timeout(&r, timeout);
@@ -1542,7 +1563,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 
 	/* → DONE straight from the record as it was (a record that was
 	 * RUNNING, or any other: set DONE), … */
-	struct run_end end = pick_end(h2 >> 40, 4);
+	struct run_result end = pick_end(h2 >> 40, 4);
 	copy_record(&r, parsed);
 	record_to_done(&r, now, &end, note);
 	check_done(parsed, &r, now, &end, note);
@@ -1552,7 +1573,8 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	copy_record(&done, &r);
 	record_to_pending(&r, now + 2, NULL);
 	check_runs(&done, &r, 0);
-	static const char *const history[] = { "failures", "last_success", NULL };
+	static const char *const history[] = { "failures", "last_success", "last_success_started",
+						NULL };
 	for (const char *const *k = history; *k; k++)
 		CHECK(same_opt(record_get(&r, *k), record_get(&done, *k)));
 	check_written(&r, "record_to_done then record_to_pending");
