@@ -1,5 +1,5 @@
 #include "cmd/cli.h"
-#include "record/transition.h"
+#include "record/status.h"
 #include "run/logrelay.h"
 #include "util/signame.h"
 #include "util/sys.h"

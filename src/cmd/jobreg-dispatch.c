@@ -371,9 +371,7 @@ int main(int argc, char **argv)
 	struct registry reg;
 	struct run run = {0};
 	sigset_t hold, old_mask;
-	int run_lock = -1;
-
-	int rc;
+	int run_lock = -1, rc;
 
 	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)

@@ -219,9 +219,7 @@ int main(int argc, char **argv)
 	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
 				   .keep_runs = -1 };
 	struct registry reg;
-	int lock = -1;
-
-	int rc;
+	int lock = -1, rc;
 
 	parse_options(argc, argv, &common, &req);
 	check_request(&req);
