@@ -60,7 +60,3 @@ const char *note_problem(const char *s)
 	return NULL;
 }
 
-int note_valid(const char *s)
-{
-	return note_problem(s) == NULL;
-}

@@ -9,9 +9,8 @@
 /* Is S (LEN bytes) valid UTF-8 (no overlong forms, surrogates or code
  * points past U+10FFFF)? */
 int utf8_valid(const char *s, size_t len);
-/* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
-int note_valid(const char *s);
-/* The rule note S breaks, for a message ("invalid UTF-8"); NULL if none. */
+/* A note is valid UTF-8 with no control bytes, at most NOTE_MAX bytes:
+ * the rule note S breaks, for a message ("invalid UTF-8"); NULL if none. */
 const char *note_problem(const char *s);
 
 #endif
