@@ -1164,6 +1164,11 @@ operands() {
 
 @test "a single-dash word that spells a long option asks for the two dashes, and is never read as short options" {
 	local cmd opt n=0
+	# -history was -h (the help, exit 0), then -i, -s ... never looked at
+	run --separate-stderr jobreg-get -history x
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[[ $stderr == *"did you mean --history?"* ]]
 	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
 		for opt in $("$cmd" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 			# shellcheck disable=SC2046  # the operands are words
