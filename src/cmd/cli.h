@@ -78,9 +78,6 @@ double late_after_or_err(const char *arg);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 
-/* --late-after not given (-1 is inf, which removes it). */
-#define LATE_NOT_GIVEN (-2.0)
-
 /* The registry path: -d, else $JOBREG_DIR, else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg.  Returns a malloc'd path,
  * or NULL after printing why (exit 64). */

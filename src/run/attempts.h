@@ -38,7 +38,7 @@ struct run_request {
 	double retry_delay;     /* --retry-delay, default 10 */
 	enum log_mode log;      /* --log, --chronic */
 	unsigned long long log_size;   /* --log-size, default 1M */
-	double late_after;      /* --late-after; -1: inf; < -1: not given */
+	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
 };
 
