@@ -256,6 +256,24 @@ static void parse_operands(int argc, char **argv, struct run_request *req)
 	req->command = argv + optind;
 }
 
+/* The options that go together (jobreg-dispatch(1)), GIVEN by letter; a
+ * usage error exits 64. */
+static void check_request(const struct run_request *req, const unsigned char *given)
+{
+	if (req->retry_failed && !req->once)
+		usage_error("--retry-failed needs --once");
+	/* --clear removes the very result --once replays: every caller
+	 * would run the job again. */
+	if (req->once && req->clear_after)
+		usage_error("--once and --clear exclude each other");
+	if ((given['K'] || given['S']) && !given['T'])
+		usage_error("--kill-after and --signal need --timeout");
+	if (given['D'] && !given['r'])
+		usage_error("--retry-delay needs --retries");
+	if (given['z'] && req->log == LOG_NONE)
+		usage_error("--log-size needs --log or --chronic");
+}
+
 /* Options and operands into REQ; a usage error exits 64. */
 static void parse_options(int argc, char **argv, struct common *common, struct run_request *req)
 {
@@ -309,18 +327,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		default: common_option(opt, optarg, common);
 		}
 	}
-	if (req->retry_failed && !req->once)
-		usage_error("--retry-failed needs --once");
-	/* --clear removes the very result --once replays: every caller
-	 * would run the job again. */
-	if (req->once && req->clear_after)
-		usage_error("--once and --clear exclude each other");
-	if ((given['K'] || given['S']) && !given['T'])
-		usage_error("--kill-after and --signal need --timeout");
-	if (given['D'] && !given['r'])
-		usage_error("--retry-delay needs --retries");
-	if (given['z'] && req->log == LOG_NONE)
-		usage_error("--log-size needs --log or --chronic");
+	check_request(req, given);
 	parse_operands(argc, argv, req);
 	req->lock_wait = common->lock_wait;
 	req->sigpipe_ignored = common->sigpipe_ignored;
