@@ -329,7 +329,7 @@ forwarded() {
 @test "dispatch --once --clear is a usage error (64): --clear removes the result --once replays" {
 	run --separate-stderr jobreg-dispatch -q --once --clear job -- sh -c 'echo run >> "$1/L"' sh "$T"
 	[ "$status" -eq 64 ]
-	[[ $stderr == "jobreg-dispatch: --once and --clear exclude each other; usage: "* ]]
+	[ "$stderr" = "jobreg-dispatch: --once and --clear exclude each other. Try 'jobreg-dispatch --help'." ]
 	[ ! -e "$T/L" ]
 	[ ! -e "$REG" ]
 	# three callers at once: none runs the job
@@ -970,7 +970,7 @@ done_fault() {
 	cd "$T"
 	run --separate-stderr jobreg-dispatch -dir "$T/reg2" nightly true
 	[ "$status" -eq 64 ]
-	[[ $stderr == "jobreg-dispatch: '-dir' reads as an option: did you mean --dir?; usage: "* ]]
+	[ "$stderr" = "jobreg-dispatch: unknown option '-dir': did you mean --dir? Try 'jobreg-dispatch --help'." ]
 	[ ! -e ir ]
 	run --separate-stderr jobreg-get -long job
 	[ "$status" -eq 64 ]
@@ -980,4 +980,20 @@ done_fault() {
 	run jobreg-dispatch -m note-of-run j true
 	[ "$status" -eq 0 ]
 	[ "$(field j note)" = note-of-run ]
+}
+
+@test "--log-size takes its unit in either case: 1k and 1K, 1m and 1M, 1g and 1G" {
+	local size
+	for size in 2k 2K 1m 1M 1g 1G 1048576; do
+		run --separate-stderr jobreg-dispatch --log --log-size "$size" j echo "$size"
+		[ "$status" -eq 0 ] || { echo "$size: $stderr"; false; }
+		[ "$output" = "$size" ]
+	done
+	# and a unit it does not know, or a size under 1k, is still refused
+	for size in 1x 1kb 1000 0K; do
+		run --separate-stderr jobreg-dispatch --log --log-size "$size" j true
+		[ "$status" -eq 64 ]
+		[[ $stderr == "jobreg-dispatch: bad log size '$size' (at least 1k; units k, M, G). Try"* ]] ||
+			{ echo "$stderr"; false; }
+	done
 }

@@ -51,11 +51,11 @@ json_valid() {
 	[ "$status" -eq 64 ]
 	[ -z "$output" ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == jobreg-get:*usage:* ]]
+	[[ "$stderr" == "jobreg-get: "*" Try 'jobreg-get --help'." ]]
 	run --separate-stderr jobreg-get --bogus job
 	[ "$status" -eq 64 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == jobreg-get:*usage:* ]]
+	[[ "$stderr" == "jobreg-get: "*" Try 'jobreg-get --help'." ]]
 }
 
 @test "get refuses an option after a job id: options come before the job ids" {
@@ -1120,7 +1120,7 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 @test "a bundled short option whose value reads as a long option asks whether that was meant" {
 	run --separate-stderr jobreg-get -wait 5 x
 	[ "$status" -eq 64 ]
-	[[ $stderr == "jobreg-get: bad lock wait 'ait'; did you mean --wait?; usage: "* ]]
+	[ "$stderr" = "jobreg-get: unknown option '-wait': did you mean --wait? Try 'jobreg-get --help'." ]
 	run --separate-stderr jobreg-get -status DONE -a
 	[ "$status" -eq 64 ]
 	[[ $stderr == *"did you mean --status?"* ]]
@@ -1141,15 +1141,74 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 		# shellcheck disable=SC2086  # the command's words
 		run --separate-stderr ${cmd%:*}
 		[ "$status" -eq 64 ]
-		[[ $stderr == *": option '$want' takes no value; usage: "* ]] || { echo "${cmd%:*}: $stderr"; false; }
+		[[ $stderr == *": option '$want' takes no value. Try '"*" --help'." ]] || { echo "${cmd%:*}: $stderr"; false; }
 	done
 	# an unknown short option is still named as itself, also inside a
 	# bundle after a word that reads as such a long option
 	run --separate-stderr jobreg-get --json -xq x
-	[[ $stderr == "jobreg-get: unknown option '-x'; usage: "* ]]
+	[ "$stderr" = "jobreg-get: unknown option '-x'. Try 'jobreg-get --help'." ]
 	run --separate-stderr jobreg-set -m --force=yes -Fq x DONE
-	[[ $stderr == "jobreg-set: unknown option '-F'; usage: "* ]]
+	[ "$stderr" = "jobreg-set: unknown option '-F'. Try 'jobreg-set --help'." ]
 	[ ! -e "$REG" ]
+}
+
+# --- options (issue 31, A7) ----------------------------------------------------
+
+# operands CMD: what CMD needs after its options to go on.
+operands() {
+	case $1 in
+	jobreg-set) echo "x DONE" ;;
+	jobreg-dispatch) echo "j true" ;;
+	*) echo x ;;
+	esac
+}
+
+@test "a single-dash word that spells a long option asks for the two dashes, and is never read as short options" {
+	local cmd opt n=0
+	# -history was -h (the help, exit 0), then -i, -s ... never looked at
+	run --separate-stderr jobreg-get -history x
+	[ "$status" -eq 64 ]
+	[ -z "$output" ]
+	[[ $stderr == *"did you mean --history?"* ]]
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		for opt in $("$cmd" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+			# shellcheck disable=SC2046  # the operands are words
+			run --separate-stderr "$cmd" "${opt#-}" $(operands "$cmd")
+			[ "$status" -eq 64 ] || { echo "$cmd ${opt#-}: $status: $output $stderr"; false; }
+			[ -z "$output" ]
+			[ "${#stderr_lines[@]}" -eq 1 ]
+			[ "$stderr" = "$cmd: unknown option '${opt#-}': did you mean $opt? Try '$cmd --help'." ] ||
+				{ echo "$cmd ${opt#-}: $stderr"; false; }
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 40 ]
+	# with a value after '=' too, and nothing is run or written
+	run --separate-stderr jobreg-dispatch -log-size=1M j touch "$T/ran"
+	[ "$status" -eq 64 ]
+	[[ $stderr == *"did you mean --log-size?"* ]]
+	[ ! -e "$T/ran" ]
+	[ ! -e "$REG" ]
+	# a bundle of short options that spells no long option is still one
+	jobreg-set --exit 0 x DONE
+	run --separate-stderr jobreg-get -lq x
+	[ "$status" -eq 0 ]
+	[[ $output == "x"$'\t'"DONE"* ]]
+}
+
+@test "a usage error is one short line that points to --help, not the synopsis" {
+	local cmd
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		run --separate-stderr "$cmd" --bogus
+		[ "$status" -eq 64 ]
+		[ -z "$output" ]
+		[ "$stderr" = "$cmd: unknown option '--bogus'. Try '$cmd --help'." ] || { echo "$stderr"; false; }
+		run --separate-stderr "$cmd"
+		[ "$status" -eq 64 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == "$cmd: "*". Try '$cmd --help'." ]] || { echo "$stderr"; false; }
+		[ "${#stderr}" -lt 100 ]
+	done
 }
 
 @test "a bad status list names the words a list may hold" {

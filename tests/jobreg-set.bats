@@ -60,7 +60,7 @@ OLD=2020-01-01T00:00:00Z
 	[ "$status" -eq 64 ]
 	[ -z "$output" ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == jobreg-set:*usage:* ]]
+	[[ "$stderr" == "jobreg-set: "*" Try 'jobreg-set --help'." ]]
 	[ ! -e "$REG" ]
 }
 
@@ -525,6 +525,30 @@ set_refuses_id() {
 	unchanged job
 	run --separate-stderr jobreg-set -m "$(printf 'x%.0s' $(seq 4096))" job RUNNING
 	[ "$status" -eq 0 ]
+}
+
+@test "a bad note says which rule it broke: too long, a control character or invalid UTF-8" {
+	local cmd
+	for cmd in "jobreg-set -m" "jobreg-dispatch -m"; do
+		local args="job DONE"
+		[ "$cmd" = "jobreg-set -m" ] || args="job true"
+		# shellcheck disable=SC2086  # the command's and the operands' words
+		run --separate-stderr $cmd "$(printf 'x%.0s' $(seq 4097))" $args
+		[ "$status" -eq 64 ]
+		[[ $stderr == "${cmd% *}: bad note: longer than 4096 bytes. Try"* ]] || { echo "$stderr"; false; }
+		# shellcheck disable=SC2086
+		run --separate-stderr $cmd $'two\nlines' $args
+		[ "$status" -eq 64 ]
+		[[ $stderr == "${cmd% *}: bad note: a newline or other control character. Try"* ]] || { echo "$stderr"; false; }
+		# shellcheck disable=SC2086
+		run --separate-stderr $cmd $'tab\there' $args
+		[[ $stderr == *"bad note: a newline or other control character. Try"* ]] || { echo "$stderr"; false; }
+		# shellcheck disable=SC2086
+		run --separate-stderr $cmd $'caf\xe9' $args
+		[ "$status" -eq 64 ]
+		[[ $stderr == "${cmd% *}: bad note: invalid UTF-8. Try"* ]] || { echo "$stderr"; false; }
+	done
+	[ ! -e "$REG" ]
 }
 
 # --- --if ------------------------------------------------------------------------

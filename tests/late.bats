@@ -88,7 +88,7 @@ load procs
 @test "a bad --late-after is a usage error (64) that writes nothing" {
 	run --separate-stderr jobreg-set --late-after soon job PENDING
 	[ "$status" -eq 64 ]
-	[[ $stderr == "jobreg-set: bad late-after duration 'soon' (a duration, or inf); usage: "* ]]
+	[ "$stderr" = "jobreg-set: bad late-after duration 'soon' (a duration, or inf). Try 'jobreg-set --help'." ]
 	run --separate-stderr jobreg-dispatch --late-after -1 job true
 	[ "$status" -eq 64 ]
 	# 0 would make every job late at once: refused by both

@@ -1,7 +1,11 @@
 #include "cmd/cli.h"
-#include "record/transition.h"
+#include "record/status.h"
+#include "run/logrelay.h"
+#include "util/signame.h"
 #include "util/sys.h"
+#include "util/utf8.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,8 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static struct buf out;
-static const char *usage_text = "";
+static const char *usage_text = "", *help_text = "";
 static const struct option *long_options;
 static char **args;
 
@@ -37,12 +40,7 @@ static void open_standard_fds(void)
 	}
 }
 
-static void flush_before_message(void)
-{
-	(void)out_flush();
-}
-
-void cli_init(const char *name, char **argv, const char *usage,
+void cli_init(const char *name, char **argv, const char *usage, const char *help,
 	      const struct option *longopts, struct common *c)
 {
 	static const int ending[] = { SIGTERM, SIGINT, SIGHUP };
@@ -50,12 +48,12 @@ void cli_init(const char *name, char **argv, const char *usage,
 
 	prog_name = name;
 	usage_text = usage;
+	help_text = help;
 	long_options = longopts;
 	args = argv;
 	c->dir = NULL;
 	c->lock_wait = 10;
 	open_standard_fds();
-	message_before(flush_before_message);
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = SIG_IGN;
@@ -72,63 +70,49 @@ void cli_init(const char *name, char **argv, const char *usage,
 	}
 }
 
-int usage_error(const char *fmt, ...)
+void usage_error(const char *fmt, ...)
 {
 	struct buf text = {0};
 	va_list ap;
 	va_start(ap, fmt);
 	buf_vaddf(&text, fmt, ap);
 	va_end(ap);
-	buf_adds(&text, "; usage: ");
-	buf_adds(&text, usage_text);
-	int code = fail(EXIT_USAGE, NULL, "%s", text.data);
-	buf_free(&text);
-	return code;
+	/* (a question needs no full stop) */
+	buf_addf(&text, "%s Try '%s --help'.", text.len && text.data[text.len - 1] == '?' ? "" : ".",
+		 prog_name);
+	exit(fail(EXIT_USAGE, NULL, "%s", text.data));
 }
 
-/* The long option that the word just parsed names when read as "-WORD":
- * "-wait" was -w with the value "ait", and "-long" -l then -o "ng", but
- * "--wait" and "--long" were meant. */
-static const char *meant_long_option(const char *arg)
+void bad_value(const char *what, const char *arg, const char *hint)
 {
-	const char *word = optind > 0 ? args[optind - 1] : NULL;
-	size_t n = word ? strlen(word) : 0, k = strlen(arg);
-	/* The value is the end of a word of bundled short options. */
-	if (!word || word[0] != '-' || word[1] == '-' || n < 3 || k == 0 || k > n - 2 ||
-	    strcmp(word + n - k, arg) != 0)
-		return NULL;
-	for (const struct option *o = long_options; o && o->name; o++)
-		if (strcmp(o->name, word + 1) == 0)
-			return o->name;
-	return NULL;
+	usage_error("bad %s '%s'%s%s%s", what, arg, hint ? " (" : "", hint ? hint : "",
+		    hint ? ")" : "");
 }
 
-int lookalike_value(const char *arg)
+/* "-history" spells --history: getopt would read it as -h, -i, -s ... */
+static void refuse_single_dash_long(const char *word)
 {
-	const char *meant = meant_long_option(arg);
-	return meant ? usage_error("'%s' reads as an option: did you mean --%s?", args[optind - 1],
-				   meant)
-		     : -1;
+	if (word[0] != '-' || word[1] == '-' || !word[1] || !word[2])
+		return;
+	size_t len = strcspn(word + 1, "=");
+	for (const struct option *o = long_options; o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, word + 1, len) == 0)
+			usage_error("unknown option '%s': did you mean --%s?", word, o->name);
 }
 
-int bad_value(const char *what, const char *arg, const char *hint)
-{
-	const char *meant = meant_long_option(arg);
-	if (meant)
-		return usage_error("bad %s '%s'%s%s%s; did you mean --%s?", what, arg,
-				   hint ? " (" : "", hint ? hint : "", hint ? ")" : "", meant);
-	return usage_error("bad %s '%s'%s%s%s", what, arg, hint ? " (" : "", hint ? hint : "",
-			   hint ? ")" : "");
-}
-
-/* The word where the last cli_next_option() call began. */
-static int option_word;
+/* The word where the last cli_next_option() call began, and whether
+ * getopt stopped inside it, in a bundle of short options ("-lq"). */
+static int option_word, in_bundle;
 
 int cli_next_option(int argc, char **argv, const char *shortopts)
 {
 	opterr = 0;
+	if (!in_bundle && optind < argc)
+		refuse_single_dash_long(argv[optind]);
 	option_word = optind;
-	return getopt_long(argc, argv, shortopts, long_options, NULL);
+	int opt = getopt_long(argc, argv, shortopts, long_options, NULL);
+	in_bundle = opt != -1 && optind == option_word;
+	return opt;
 }
 
 /* The long option given a value it does not take ("--json=1"), which
@@ -149,51 +133,51 @@ static const char *valued_flag(int opt)
 	return NULL;
 }
 
-int cli_common_option(int opt, const char *arg, struct common *c, const char *help)
+/* Print TEXT on standard output and exit: 0, or 74 if it cannot. */
+static _Noreturn void print_and_exit(const char *text)
+{
+	out_adds(text);
+	exit(out_flush() ? EXIT_IO : 0);
+}
+
+void common_option(int opt, const char *arg, struct common *c)
 {
 	const char *flag;
 	switch (opt) {
 	case 'd':
 		if (!*arg)
-			return usage_error("empty registry directory");
+			usage_error("empty registry directory");
 		c->dir = arg;
-		return lookalike_value(arg);
-	case 'w':
-		if (parse_duration(arg, &c->lock_wait) < 0)
-			return bad_value("lock wait", arg, NULL);
-		return -1;
-	case 'q':
-		quiet = 1;
-		return -1;
+		return;
+	case 'w': c->lock_wait = duration_or_err(arg, "lock wait"); return;
+	case 'q': quiet = 1; return;
 	case 'h':
 		out_adds("usage: ");
 		out_adds(usage_text);
 		out_adds("\n");
-		out_adds(help);
-		return out_flush() ? EXIT_IO : 0;
+		print_and_exit(help_text);
 	case 'V':
 		out_adds(prog_name);
-		out_adds(" " JOBREG_VERSION "\n");
-		return out_flush() ? EXIT_IO : 0;
+		print_and_exit(" " JOBREG_VERSION "\n");
 	case ':':
-		return usage_error("option '%s' needs an argument", args[optind - 1]);
+		usage_error("option '%s' needs an argument", args[optind - 1]);
 	case '?':
 	default:
 		if ((flag = valued_flag(optopt)) != NULL)
-			return usage_error("option '--%s' takes no value", flag);
+			usage_error("option '--%s' takes no value", flag);
 		if (optopt)
-			return usage_error("unknown option '-%c'", optopt);
-		return usage_error("unknown option '%s'", args[optind - 1]);
+			usage_error("unknown option '-%c'", optopt);
+		usage_error("unknown option '%s'", args[optind - 1]);
 	}
 }
 
-int misplaced_option(const char *word)
+void misplaced_option(const char *word)
 {
-	return fail(EXIT_USAGE, NULL, "misplaced option '%s': options come before the job %s",
-		    word, strcmp(prog_name, "jobreg-dispatch") == 0 ? "id" : "ids");
+	exit(fail(EXIT_USAGE, NULL, "misplaced option '%s': options come before the job %s",
+		  word, strcmp(prog_name, "jobreg-dispatch") == 0 ? "id" : "ids"));
 }
 
-int check_job_ids(char **ids, int count)
+void check_job_ids(char **ids, int count)
 {
 	for (int i = 0; i < count; i++) {
 		if (valid_job_id(ids[i]))
@@ -201,7 +185,7 @@ int check_job_ids(char **ids, int count)
 		/* A job id cannot begin with '-': this is an option given
 		 * after the operands, never a job to act on. */
 		if (ids[i][0] == '-' && ids[i][1])
-			return misplaced_option(ids[i]);
+			misplaced_option(ids[i]);
 		/* Quote the id with its unprintable bytes escaped, so the
 		 * message stays one readable line. */
 		struct buf shown = {0};
@@ -219,13 +203,13 @@ int check_job_ids(char **ids, int count)
 			fail(EXIT_USAGE, NULL,
 			     "bad job id '%s': use 1-%d of [A-Za-z0-9._@+-], not starting with '.' or '-'",
 			     shown.len ? shown.data : "", JOB_ID_MAX);
-		buf_free(&shown);
-		return EXIT_USAGE;
+		exit(EXIT_USAGE);
 	}
-	return 0;
 }
 
-int parse_duration(const char *s, double *seconds)
+/* A non-negative decimal number with an optional unit s, m, h or d into
+ * *SECONDS; -1 if S is none. */
+static int parse_duration(const char *s, double *seconds)
 {
 	double value = 0, scale = 1;
 	int digits = 0;
@@ -256,43 +240,87 @@ int parse_duration(const char *s, double *seconds)
 	return 0;
 }
 
-int parse_limit(const char *s, double *seconds)
+double duration_or_err(const char *arg, const char *what)
 {
-	if (strcmp(s, "inf") == 0 || strcmp(s, "infinity") == 0) {
-		*seconds = -1;
-		return 0;
-	}
-	return parse_duration(s, seconds);
+	double seconds;
+	if (parse_duration(arg, &seconds) < 0)
+		bad_value(what, arg, "e.g. 30s, 15m, 12h, 7d");
+	return seconds;
 }
 
-int parse_uint(const char *s, long max, long *value)
+double limit_or_err(const char *arg, const char *what)
+{
+	double seconds;
+	if (strcmp(arg, "inf") == 0 || strcmp(arg, "infinity") == 0)
+		return -1;
+	if (parse_duration(arg, &seconds) < 0)
+		bad_value(what, arg, "a duration, or inf");
+	return seconds;
+}
+
+long number_or_err(const char *arg, long min, long max, const char *what)
 {
 	long v = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		if (v > (max - (*s - '0')) / 10)
-			return -1;
+	const char *s = arg;
+	for (; *s >= '0' && *s <= '9' && v <= (max - (*s - '0')) / 10; s++)
 		v = v * 10 + (*s - '0');
+	if (!*arg || *s || v < min) {
+		char range[48];
+		snprintf(range, sizeof range, "%ld-%ld", min, max);
+		bad_value(what, arg, range);
 	}
-	*value = v;
-	return 0;
+	return v;
 }
 
-int parse_late_after(const char *s, double *seconds)
+unsigned status_list_or_err(const char *arg)
 {
-	if (parse_limit(s, seconds) < 0 || *seconds == 0)
-		return bad_value("late-after duration", s, "a duration, or inf");
-	return -1;
+	unsigned mask;
+	if (parse_status_list(arg, &mask) < 0)
+		bad_value("status list", arg, status_list_words);
+	return mask;
 }
 
-int parse_keep_runs(const char *s, long *keep)
+int signal_or_err(const char *arg)
 {
-	if (parse_uint(s, KEEP_RUNS_MAX, keep) < 0)
-		return bad_value("keep-runs", s, "0-10000");
-	return -1;
+	int sig = signal_number(arg);
+	if (sig <= 0)
+		bad_value("signal", arg, NULL);
+	return sig;
+}
+
+unsigned long long size_or_err(const char *arg)
+{
+	/* logrelay_parse_size() reads the units k, M and G: the unit as it
+	 * spells it, whichever case was given. */
+	char *s = xstrdup(arg);
+	size_t n = strlen(s);
+	int unit = n ? tolower((unsigned char)s[n - 1]) : 0;
+	if (unit == 'k')
+		s[n - 1] = 'k';
+	else if (unit == 'm' || unit == 'g')
+		s[n - 1] = (char)toupper(unit);
+	unsigned long long size;
+	int bad = logrelay_parse_size(s, &size) < 0;
+	free(s);
+	if (bad)
+		bad_value("log size", arg, "at least 1k; units k, M, G");
+	return size;
+}
+
+double late_after_or_err(const char *arg)
+{
+	double seconds = limit_or_err(arg, "late-after duration");
+	if (seconds == 0)
+		bad_value("late-after duration", arg, "a duration, or inf");
+	return seconds;
+}
+
+const char *note_or_err(const char *arg)
+{
+	const char *problem = note_problem(arg);
+	if (problem)
+		usage_error("bad note: %s", problem);
+	return arg;
 }
 
 char *registry_path(const char *opt_dir)
@@ -321,47 +349,4 @@ char *registry_path(const char *opt_dir)
 	buf_adds(&path, env);
 	buf_adds(&path, "/.local/state/jobreg");
 	return path.data;
-}
-
-/* Write to standard output; a failure is reported once, and every later
- * write is dropped. */
-static int out_write(const char *data, size_t len)
-{
-	static int failed;
-	if (!len || failed)
-		return failed;
-	if (write_full(1, data, len) < 0) {
-		failed = 1;
-		fail_errno(errno, NULL, "write to standard output");
-	}
-	return failed;
-}
-
-void out_add(const char *data, unsigned long len)
-{
-	/* A large block (a listing's whole text) goes out as it is, not
-	 * through a copy. */
-	if (len >= 65536) {
-		if (!out_flush())
-			(void)out_write(data, len);
-		return;
-	}
-	buf_add(&out, data, len);
-	if (out.len >= 65536)
-		out_flush();
-}
-
-void out_adds(const char *s)
-{
-	out_add(s, strlen(s));
-}
-
-int out_flush(void)
-{
-	/* Emptied first: the failure's message flushes again. */
-	size_t len = out.len;
-	out.len = 0;
-	int failed = out_write(out.data, len);
-	buf_reset(&out);
-	return failed;
 }

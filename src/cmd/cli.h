@@ -1,7 +1,10 @@
 /* cli: what the commands share and the library does not need — how a
- * command starts (cli_init), the common options, the parsing of user input
- * (ids, numbers, durations), usage errors, the registry path, and the
- * buffer of standard output. */
+ * command starts (cli_init), the common options, usage errors, the value
+ * helpers of option arguments and the registry path.
+ *
+ * Options the util-linux way (strtoul_or_err()): a value helper parses and
+ * checks its argument and returns the value, or exits 64 with one line
+ * naming the problem; a command's switch is then one line an option. */
 #ifndef JOBREG_CLI_H
 #define JOBREG_CLI_H
 
@@ -31,58 +34,53 @@ struct common {
  * only makes writes fail (whether it was ignored before is kept in C for
  * the command dispatch runs); and as pid 1 of a pid namespace, which gets
  * no default action for signals, TERM, INT and HUP end the command as
- * they would any other (exit 128+N).  USAGE and LONGOPTS are the
- * command's, for the messages below. */
-void cli_init(const char *name, char **argv, const char *usage,
+ * they would any other (exit 128+N).  USAGE, HELP and LONGOPTS are the
+ * command's, for --help and the messages below. */
+void cli_init(const char *name, char **argv, const char *usage, const char *help,
 	      const struct option *longopts, struct common *c);
 
-/* getopt_long(3) over ARGV with SHORTOPTS and cli_init's LONGOPTS,
- * opterr 0: the next option, or -1. */
+/* getopt_long(3) over ARGV with SHORTOPTS and cli_init's LONGOPTS: the
+ * next option, or -1.  A word with one dash that spells a long option
+ * ("-history", "-log-size=1M") is a usage error asking "did you mean
+ * --history?", never a bundle of short options. */
 int cli_next_option(int argc, char **argv, const char *shortopts);
+/* An option every command takes (-d, -w, -q), or getopt's error; exits
+ * after -h, -V (0) or an error (64). */
+void common_option(int opt, const char *arg, struct common *c);
 
-/* Handle one cli_next_option() result that is common to all commands (or an
- * error).  Returns -1 when parsing goes on, else the status to exit with
- * (0 after --help/--version, 64 after a usage error). */
-int cli_common_option(int opt, const char *arg, struct common *c, const char *help);
+/* A usage error: "PROG: text. Try 'PROG --help'." and exit 64. */
+_Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "bad WHAT 'ARG'" and, if not NULL, " (HINT)", as a usage error. */
+_Noreturn void bad_value(const char *what, const char *arg, const char *hint);
+/* "misplaced option 'WORD': options come before the job ids"; exit 64. */
+_Noreturn void misplaced_option(const char *word);
+/* Check every id; on the first bad one print its error and exit 64.  An
+ * operand beginning with '-' is reported as a misplaced option. */
+void check_job_ids(char **ids, int count);
 
-/* A usage error: "PROG: text; usage: USAGE", returns 64. */
-int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "bad WHAT 'ARG'" and, if not NULL, " (HINT)", as a usage error; when the
- * option word was a bundled short option whose rest reads as a long one
- * ("-wait 5" is -w with "ait"), it asks "did you mean --wait?". */
-int bad_value(const char *what, const char *arg, const char *hint);
-/* A value any string may be (-d DIR, -o FILE, -m NOTE) from a bundled
- * short option whose rest reads as a long one ("-dir x" is -d "ir"): a
- * usage error asking "did you mean --dir?"; else -1 (parsing goes on). */
-int lookalike_value(const char *arg);
-
-/* Check every id; on the first bad one print its error and return 64.
- * An operand beginning with '-' is reported as a misplaced option. */
-int check_job_ids(char **ids, int count);
-/* "misplaced option 'WORD': options come before the job ids"; returns 64. */
-int misplaced_option(const char *word);
-
-/* A non-negative decimal number with an optional unit s, m, h or d. */
-int parse_duration(const char *s, double *seconds);
-/* A duration, or "inf" for no limit (*seconds = -1). */
-int parse_limit(const char *s, double *seconds);
-/* A decimal integer in 0..MAX. */
-int parse_uint(const char *s, long max, long *value);
-/* The job settings set and dispatch both take: --late-after DURATION
- * (inf: -1, remove it; 0 is refused: every job would be late at once) and
- * --keep-runs N (0..KEEP_RUNS_MAX).  Return -1 (parsing goes on), or 64
- * after the message. */
-int parse_late_after(const char *s, double *seconds);
-int parse_keep_runs(const char *s, long *keep);
+/* The value helpers: ARG's value, or a usage error "bad WHAT 'ARG' (...)".
+ * A duration is a non-negative decimal number with an optional unit s, m,
+ * h or d; a limit is a duration or "inf" (-1: no limit). */
+double duration_or_err(const char *arg, const char *what);
+double limit_or_err(const char *arg, const char *what);
+/* A decimal integer in MIN..MAX. */
+long number_or_err(const char *arg, long min, long max, const char *what);
+/* A status list (S[,S]) as its mask. */
+unsigned status_list_or_err(const char *arg);
+/* A signal's name or number. */
+int signal_or_err(const char *arg);
+/* A log size (--log-size): bytes, at least 1k, with a unit k, M or G in
+ * either case. */
+unsigned long long size_or_err(const char *arg);
+/* --late-after: a limit (inf: -1, remove it) other than 0, by which every
+ * job would be late at once. */
+double late_after_or_err(const char *arg);
+/* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
+const char *note_or_err(const char *arg);
 
 /* The registry path: -d, else $JOBREG_DIR, else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg.  Returns a malloc'd path,
  * or NULL after printing why (exit 64). */
 char *registry_path(const char *opt_dir);
-
-/* Buffered standard output: out_flush() reports a failed write once. */
-void out_add(const char *data, unsigned long len);
-void out_adds(const char *s);
-int out_flush(void);
 
 #endif

@@ -161,10 +161,9 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	return rc;
 }
 
-/* Options and operands: *GO set when the command goes on; else the
- * exit status. */
-static int parse_options(int argc, char **argv, struct common *common, struct filter *f,
-			 int *all, char ***jobs, size_t *njobs, int *go)
+/* Options and operands; a usage error exits 64. */
+static void parse_options(int argc, char **argv, struct common *common, struct filter *f,
+			  int *all, char ***jobs, size_t *njobs)
 {
 	static const struct option longopts[] = {
 		{ "if", required_argument, 0, 'I' },
@@ -177,52 +176,29 @@ static int parse_options(int argc, char **argv, struct common *common, struct fi
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int opt, rc = -1;
+	int opt;
 
-	cli_init("jobreg-clear", argv, usage, longopts, common);
-	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:anv" COMMON_SHORTOPTS)) != -1) {
+	cli_init("jobreg-clear", argv, usage, help, longopts, common);
+	while ((opt = cli_next_option(argc, argv, "+:anv" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
-		case 'I':
-			if (parse_status_list(optarg, &f->if_mask) < 0)
-				return bad_value("status list", optarg, status_list_words);
-			break;
-		case 'S':
-			f->stale = 1;
-			break;
-		case 'O':
-			if (parse_duration(optarg, &f->older_than) < 0)
-				return bad_value("duration", optarg, "e.g. 30s, 15m, 12h, 7d");
-			f->older = 1;
-			break;
-		case 'F':
-			f->force = 1;
-			break;
-		case 'a':
-			*all = 1;
-			break;
-		case 'n':
-			f->dry_run = 1;
-			break;
-		case 'v':
-			f->verbose = 1;
-			break;
-		default:
-			rc = cli_common_option(opt, optarg, common, help);
+		case 'I': f->if_mask = status_list_or_err(optarg); break;
+		case 'S': f->stale = 1; break;
+		case 'O': f->older_than = duration_or_err(optarg, "duration"); f->older = 1; break;
+		case 'F': f->force = 1; break;
+		case 'a': *all = 1; break;
+		case 'n': f->dry_run = 1; break;
+		case 'v': f->verbose = 1; break;
+		default: common_option(opt, optarg, common);
 		}
 	}
-	if (rc >= 0)
-		return rc;
 	*jobs = argv + optind;
 	*njobs = (size_t)(argc - optind);
 	if (*all && *njobs)
-		return usage_error("-a takes no JOB");
+		usage_error("-a takes no JOB");
 	if (!*all && !*njobs)
-		return usage_error("no JOB given");
-	if ((rc = check_job_ids(*jobs, (int)*njobs)) != 0)
-		return rc;
+		usage_error("no JOB given");
+	check_job_ids(*jobs, (int)*njobs);
 	f->lock_wait = common->lock_wait;
-	*go = 1;
-	return 0;
 }
 
 /* clear -a: every listed job, then the lock files of jobs that have no
@@ -263,13 +239,11 @@ int main(int argc, char **argv)
 	size_t njobs = 0;
 	int all = 0, status = 0;
 
-	int go = 0, rc = parse_options(argc, argv, &common, &f, &all, &jobs, &njobs, &go);
-	if (!go)
-		return rc;
+	parse_options(argc, argv, &common, &f, &all, &jobs, &njobs);
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
+	int rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
 	free(path);
 	if (rc || reg.fd < 0) {
 		reg_close(&reg);

@@ -1,11 +1,10 @@
 /* jobreg-dispatch: run a command as the one live run of a job (see
- * jobreg-dispatch(1)).  Longer than the other commands (near 580 lines):
- * its options (16 beside the common ones) take a quarter, and the
- * decision, the start of a run, its attempts and its end are kept here to
- * read in the order of the man page; what stands alone lives in runrecord.c,
- * supervise.c and logrelay.c. */
+ * jobreg-dispatch(1)).  Here, in the order of the man page: the options,
+ * the decision and the start of a run (steps 1-4); its attempts and its
+ * end (steps 5 and 6) are attempts.c's, and what stands alone lives in
+ * runrecord.c, supervise.c and logrelay.c. */
 #include "cmd/cli.h"
-#include "util/utf8.h"
+#include "run/attempts.h"
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
@@ -15,14 +14,12 @@
 #include "record/record.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
-#include "util/signame.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "run/supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,32 +62,6 @@ static const char help[] =
 	"registry; 74 I/O error; 75 running, or lock busy; 77 permission or not a\n"
 	"regular file.\n";
 
-struct request {
-	const char *job;
-	int sigpipe_ignored;    /* for the command: SIGPIPE as we got it */
-	int once;
-	int retry_failed;
-	int clear_after;
-	int wait;               /* --wait given */
-	double wait_limit;      /* < 0: no limit */
-	const char *wait_arg;   /* as given, for messages */
-	int conflict_code;
-	const char *note;
-	char **command;
-	double lock_wait;
-	double timeout;         /* --timeout; <= 0: no limit */
-	double kill_after;      /* --kill-after; <= 0: no KILL */
-	int timeout_signal;     /* --signal, default SIGTERM */
-	long retries;           /* --retries */
-	double retry_delay;     /* --retry-delay, default 10 */
-	enum log_mode log;      /* --log, --chronic */
-	unsigned long long log_size;   /* --log-size, default 1M */
-	double late_after;      /* --late-after; -1: inf; < -1: not given */
-	long keep_runs;         /* --keep-runs; -1: not given */
-};
-
-#define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
-
 /* ---- decisions (pure functions of the record) ---------------------------- */
 
 enum action { RUN, REFUSE, WAIT, REPLAY };
@@ -98,7 +69,7 @@ enum action { RUN, REFUSE, WAIT, REPLAY };
 /* Steps 2-4 for the state ST.  WAITED: this call has already waited for
  * a run in progress; its result is then replayed whatever it was, since
  * that run was the retry --retry-failed asked for. */
-static enum action decide(const struct request *req, const struct job_state *st, int waited)
+static enum action decide(const struct run_request *req, const struct job_state *st, int waited)
 {
 	if (st->status == ST_RUNNING)
 		return req->wait || req->once ? WAIT : REFUSE;
@@ -111,7 +82,8 @@ static enum action decide(const struct request *req, const struct job_state *st,
 }
 
 /* Step 3: the result of the DONE run, as its message and exit status. */
-static int replay(const struct registry *reg, const struct request *req, const struct record *r)
+static int replay(const struct registry *reg, const struct run_request *req,
+		  const struct record *r)
 {
 	if (record_outcome(r) != OUTCOME_FAILED) {
 		info(req->job, "already done");
@@ -177,7 +149,7 @@ static void say_run(const char *job, const char *what, const struct job_state *s
 
 /* Step 4, holding the job lock and now the run lock RUN_LOCK: the run's
  * log begun (--log), then RUNNING over ST's record. */
-static int begin(const struct registry *reg, const struct request *req, struct run *run,
+static int begin(const struct registry *reg, const struct run_request *req, struct run *run,
 		 const struct job_state *st, int run_lock, const sigset_t *hold)
 {
 	int rc = 0;
@@ -201,7 +173,7 @@ static int begin(const struct registry *reg, const struct request *req, struct r
  * write RUNNING; or wait for a run in progress (--wait, --once) and start
  * over.  *RUN_LOCK is held when the command is to run; otherwise the
  * returned status is dispatch's. */
-static int start_run(struct registry *reg, const struct request *req, struct run *run,
+static int start_run(struct registry *reg, const struct run_request *req, struct run *run,
 		     int *run_lock, const sigset_t *hold)
 {
 	double deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1;
@@ -259,125 +231,51 @@ static int start_run(struct registry *reg, const struct request *req, struct run
 	}
 }
 
-/* ---- steps 5 and 6, attempt after attempt ------------------------------- */
-
-/* The supervision of every attempt (supervise.h). */
-static struct supervise supervision(const struct request *req, const struct run *run, int run_lock)
+/* --log and --chronic: one of them. */
+static void set_log(struct run_request *req, enum log_mode mode)
 {
-	return (struct supervise){
-		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
-		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
-		.sigpipe_ignored = req->sigpipe_ignored, .out_fd = -1, .err_fd = -1,
-		.job = req->job, .run = run->number,
-	};
+	if (req->log != LOG_NONE && req->log != mode)
+		usage_error("--log and --chronic exclude each other");
+	req->log = mode;
 }
 
-/* JOBREG_RUN (and with --retries JOBREG_ATTEMPT) for the attempt; and
- * with --log its log, begun afresh after the first attempt (the one before
- * failed), and its relay.  Returns an exit status. */
-static int ready(const struct registry *reg, const struct request *req, const struct run *run,
-		 int run_lock, struct logrelay *relay, struct supervise *how)
+/* JOB [--] COMMAND [ARG...], after the options. */
+static void parse_operands(int argc, char **argv, struct run_request *req)
 {
-	char attempt_no[24];
-	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
-	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
-	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
-		return fail_errno(errno, req->job, "setenv");
-	/* After a failed attempt its log is set aside, as at any run's start. */
-	if (req->log == LOG_NONE)
-		return run->attempt > 1 ? logrelay_turn_over(reg, req->job, 1) : 0;
-	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
-	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
-					&how->out_fd, &how->err_fd);
+	if (optind >= argc)
+		usage_error("no JOB given");
+	req->job = argv[optind++];
+	check_job_ids((char **)&req->job, 1);
+	/* "JOB --once -- cmd" must not run the program "--once". */
+	if (optind < argc && argv[optind][0] == '-' && strcmp(argv[optind], "--") != 0)
+		misplaced_option(argv[optind]);
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	if (optind >= argc)
+		usage_error("no COMMAND given");
+	req->command = argv + optind;
 }
 
-/* Step 5, one attempt: run the command, its output through the relay with
- * --log; returns its exit status and fills END (and ENDED: stopped, lost
- * lock).  An attempt that cannot be readied is not run: it ends as a
- * command that could not be started (126). */
-static int attempt(const struct registry *reg, const struct request *req, const struct run *run,
-		   int run_lock, const sigset_t *hold, const sigset_t *old_mask,
-		   struct run_result *end, char signame[SIGNAME_MAX], struct supervise_end *ended)
+/* The options that go together (jobreg-dispatch(1)), GIVEN by letter; a
+ * usage error exits 64. */
+static void check_request(const struct run_request *req, const unsigned char *given)
 {
-	struct supervise how = supervision(req, run, run_lock);
-	struct logrelay relay = { .pid = -1, .out_fd = -1, .err_fd = -1 };
-
-	if (ready(reg, req, run, run_lock, &relay, &how) != 0) {
-		memset(ended, 0, sizeof *ended);
-		ended->start_errno = EIO;
-		return supervise_outcome(ended, end, signame);
-	}
-	supervise_run(&how, hold, old_mask, ended);
-	logrelay_finish(&relay);
-	if (ended->start_errno)
-		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
-	else if (ended->exec_errno)
-		fail_errno(ended->exec_errno, req->job, "cannot run %s", req->command[0]);
-	else if (ended->wait_errno)
-		fail_errno(ended->wait_errno, req->job, "cannot wait for %s", req->command[0]);
-	return supervise_outcome(ended, end, signame);
+	if (req->retry_failed && !req->once)
+		usage_error("--retry-failed needs --once");
+	/* --clear removes the very result --once replays: every caller
+	 * would run the job again. */
+	if (req->once && req->clear_after)
+		usage_error("--once and --clear exclude each other");
+	if ((given['K'] || given['S']) && !given['T'])
+		usage_error("--kill-after and --signal need --timeout");
+	if (given['D'] && !given['r'])
+		usage_error("--retry-delay needs --retries");
+	if (given['z'] && req->log == LOG_NONE)
+		usage_error("--log-size needs --log or --chronic");
 }
 
-/* The wait before retry K: --retry-delay doubled for each retry before
- * it, at most an hour. */
-static double retry_delay(const struct request *req, unsigned long k)
-{
-	double d = req->retry_delay;
-	while (--k > 0 && d < RETRY_DELAY_MAX)
-		d *= 2;
-	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
-}
-
-/* Steps 5 and 6: run the command, and again after a FAILED attempt while
- * --retries allows (not after 126 or 127, nor after dispatch was told to
- * stop), holding the run lock throughout; then record the end.  Returns
- * dispatch's exit status. */
-static int run_attempts(const struct registry *reg, const struct request *req, struct run *run,
-			int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
-{
-	for (;;) {
-		struct run_result end;
-		struct supervise_end ended;
-		char signame[SIGNAME_MAX];
-		int status = attempt(reg, req, run, run_lock, hold, old_mask, &end, signame, &ended);
-		int lost = ended.lost_lock, ours = 1, rc = 0;
-		/* 126 and 127, as exec's own failures: the command cannot run. */
-		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
-				 status == 127;
-		if (!lost && status && !ended.stopped && !cannot_run && !ended.wait_errno &&
-		    run->attempt && run->attempt <= (unsigned long)req->retries) {
-			double delay = retry_delay(req, run->attempt);
-			struct supervise how = supervision(req, run, run_lock);
-			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
-			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
-			     run->attempt + 1, delay);
-			if (!rc && !supervise_pause(&how, hold, delay, &lost) &&
-			    (rc = run_next(reg, run, &ours)) == 0 && ours)
-				continue;
-		}
-		/* SPEC §6: after a lost run lock the record is not ours to write. */
-		*lost_lock = lost;
-		if (lost)
-			return EXIT_IO;
-		/* --chronic: a failed run's log, printed before --clear
-		 * removes it. */
-		int chronic = req->log == LOG_CHRONIC && status;
-		if (chronic && req->clear_after)
-			logview_chronic(reg, req->job);
-		if (!rc && ours)
-			rc = run_finish(reg, run, &end, req->clear_after);
-		if (chronic && !req->clear_after)
-			logview_chronic(reg, req->job);
-		/* A result that could not be recorded is still the run's: a
-		 * failed run exits with its status, a good one with the error's. */
-		return status ? status : rc;
-	}
-}
-
-/* Options and operands into REQ: *GO set when the command goes on; else the
- * exit status. */
-static int parse_options(int argc, char **argv, struct common *common, struct request *req,
-			 int *go)
+/* Options and operands into REQ; a usage error exits 64. */
+static void parse_options(int argc, char **argv, struct common *common, struct run_request *req)
 {
 	static const struct option longopts[] = {
 		{ "once", no_argument, 0, 'O' },
@@ -399,122 +297,40 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int limit_options = 0;   /* 1: --timeout given; 2: --kill-after or --signal */
-	int delay_given = 0, retries_given = 0, size_given = 0;
-	int opt, rc = -1;
-	long code;
+	unsigned char given[128] = {0};   /* the options given, by letter */
+	int opt;
 
-	cli_init("jobreg-dispatch", argv, usage, longopts, common);
-	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:E:m:" COMMON_SHORTOPTS)) != -1) {
+	cli_init("jobreg-dispatch", argv, usage, help, longopts, common);
+	while ((opt = cli_next_option(argc, argv, "+:E:m:" COMMON_SHORTOPTS)) != -1) {
+		given[opt & 127] = 1;
 		switch (opt) {
-		case 'O':
-			req->once = 1;
-			break;
-		case 'R':
-			req->retry_failed = 1;
-			break;
-		case 'C':
-			req->clear_after = 1;
-			break;
+		case 'O': req->once = 1; break;
+		case 'R': req->retry_failed = 1; break;
+		case 'C': req->clear_after = 1; break;
 		case 'W':
 			req->wait = 1;
 			req->wait_arg = optarg;
-			if (parse_limit(optarg, &req->wait_limit) < 0)
-				return bad_value("wait", optarg, "a duration, or inf");
+			req->wait_limit = limit_or_err(optarg, "wait");
 			break;
-		case 'E':
-			if (parse_uint(optarg, 255, &code) < 0)
-				return bad_value("exit code", optarg, "0-255");
-			req->conflict_code = (int)code;
-			break;
-		case 'm':
-			if (!note_valid(optarg))
-				return fail(EXIT_USAGE, NULL,
-					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
-					    NOTE_MAX);
-			req->note = optarg;
-			rc = lookalike_value(optarg);
-			break;
-		case 'T':
-			limit_options |= 1;
-			if (parse_limit(optarg, &req->timeout) < 0)
-				return bad_value("timeout", optarg, NULL);
-			break;
-		case 'K':
-			limit_options |= 2;
-			if (parse_limit(optarg, &req->kill_after) < 0)
-				return bad_value("kill-after", optarg, NULL);
-			break;
-		case 'S':
-			limit_options |= 2;
-			req->timeout_signal = signal_number(optarg);
-			if (req->timeout_signal <= 0)
-				return bad_value("signal", optarg, NULL);
-			break;
-		case 'r':
-			retries_given = 1;
-			if (parse_uint(optarg, 1000, &req->retries) < 0)
-				return bad_value("retries", optarg, "0-1000");
-			break;
-		case 'D':
-			delay_given = 1;
-			if (parse_duration(optarg, &req->retry_delay) < 0)
-				return bad_value("retry delay", optarg, NULL);
-			break;
-		case 'L':
-		case 'c': {
-			enum log_mode mode = opt == 'L' ? LOG_PASS : LOG_CHRONIC;
-			if (req->log != LOG_NONE && req->log != mode)
-				return usage_error("--log and --chronic exclude each other");
-			req->log = mode;
-			break;
-		}
-		case 'z':
-			size_given = 1;
-			if (logrelay_parse_size(optarg, &req->log_size) < 0)
-				return bad_value("log size", optarg, "at least 1k; units k, M, G");
-			break;
-		case 'l':
-			rc = parse_late_after(optarg, &req->late_after);
-			break;
-		case 'k':
-			rc = parse_keep_runs(optarg, &req->keep_runs);
-			break;
-		default:
-			rc = cli_common_option(opt, optarg, common, help);
+		case 'E': req->conflict_code = (int)number_or_err(optarg, 0, 255, "exit code"); break;
+		case 'm': req->note = note_or_err(optarg); break;
+		case 'T': req->timeout = limit_or_err(optarg, "timeout"); break;
+		case 'K': req->kill_after = limit_or_err(optarg, "kill-after"); break;
+		case 'S': req->timeout_signal = signal_or_err(optarg); break;
+		case 'r': req->retries = number_or_err(optarg, 0, 1000, "retries"); break;
+		case 'D': req->retry_delay = duration_or_err(optarg, "retry delay"); break;
+		case 'L': set_log(req, LOG_PASS); break;
+		case 'c': set_log(req, LOG_CHRONIC); break;
+		case 'z': req->log_size = size_or_err(optarg); break;
+		case 'l': req->late_after = late_after_or_err(optarg); break;
+		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		default: common_option(opt, optarg, common);
 		}
 	}
-	if (rc >= 0)
-		return rc;
-	if (req->retry_failed && !req->once)
-		return usage_error("--retry-failed needs --once");
-	/* --clear removes the very result --once replays: every caller
-	 * would run the job again. */
-	if (req->once && req->clear_after)
-		return usage_error("--once and --clear exclude each other");
-	if (limit_options == 2)
-		return usage_error("--kill-after and --signal need --timeout");
-	if (delay_given && !retries_given)
-		return usage_error("--retry-delay needs --retries");
-	if (size_given && req->log == LOG_NONE)
-		return usage_error("--log-size needs --log or --chronic");
-	if (optind >= argc)
-		return usage_error("no JOB given");
-	req->job = argv[optind++];
-	if ((rc = check_job_ids((char **)&req->job, 1)) != 0)
-		return rc;
-	/* "JOB --once -- cmd" must not run the program "--once". */
-	if (optind < argc && argv[optind][0] == '-' && strcmp(argv[optind], "--") != 0)
-		return misplaced_option(argv[optind]);
-	if (optind < argc && strcmp(argv[optind], "--") == 0)
-		optind++;
-	if (optind >= argc)
-		return usage_error("no COMMAND given");
-	req->command = argv + optind;
+	check_request(req, given);
+	parse_operands(argc, argv, req);
 	req->lock_wait = common->lock_wait;
 	req->sigpipe_ignored = common->sigpipe_ignored;
-	*go = 1;
-	return 0;
 }
 
 /* The registry, created if missing, and JOBREG_JOB and JOBREG_DIR for the
@@ -555,17 +371,16 @@ static int identify(const char *job, struct owner *me)
 int main(int argc, char **argv)
 {
 	struct common common;
-	struct request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
-			       .timeout_signal = SIGTERM, .retry_delay = 10,
-			       .log_size = LOG_SIZE_DEFAULT, .late_after = -2, .keep_runs = -1 };
+	struct run_request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
+				   .timeout_signal = SIGTERM, .retry_delay = 10,
+				   .log_size = LOG_SIZE_DEFAULT, .late_after = LATE_NOT_GIVEN,
+				   .keep_runs = -1 };
 	struct registry reg;
 	struct run run = {0};
 	sigset_t hold, old_mask;
-	int run_lock = -1;
+	int run_lock = -1, rc;
 
-	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
-	if (!go)
-		return rc;
+	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,

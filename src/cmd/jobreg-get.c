@@ -62,16 +62,23 @@ struct request {
 	size_t njobs;
 };
 
-static int status_list(const char *arg, unsigned *mask)
+/* -l, -j and -P; --history, --log and --faillog: one of each. */
+static void set_format(struct request *req, enum format f)
 {
-	return parse_status_list(arg, mask) < 0 ? bad_value("status list", arg, status_list_words)
-						: -1;
+	if (req->format != PLAIN && req->format != f)
+		usage_error("-l, -j and -P exclude each other");
+	req->format = f;
 }
 
-/* Options and operands into REQ: *GO set when the command goes on; else the
- * exit status. */
-static int parse_options(int argc, char **argv, struct common *common, struct request *req,
-			 int *go)
+static void set_mode(struct request *req, enum mode m)
+{
+	if (req->mode != STATUS && req->mode != m)
+		usage_error("--history, --log and --faillog exclude each other");
+	req->mode = m;
+}
+
+/* Options and operands into REQ; a usage error exits 64. */
+static void parse_options(int argc, char **argv, struct common *common, struct request *req)
 {
 	static const struct option longopts[] = {
 		{ "long", no_argument, 0, 'l' },
@@ -89,81 +96,54 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int opt, rc = -1;
+	int opt;
 
-	cli_init("jobreg-get", argv, usage, longopts, common);
-	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:ljPs:o:a" COMMON_SHORTOPTS)) != -1) {
+	cli_init("jobreg-get", argv, usage, help, longopts, common);
+	while ((opt = cli_next_option(argc, argv, "+:ljPs:o:a" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
-		case 'l':
-		case 'j':
-		case 'P': {
-			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : PROMETHEUS;
-			if (req->format != PLAIN && req->format != f)
-				return usage_error("-l, -j and -P exclude each other");
-			req->format = f;
-			break;
-		}
-		case 's':
-			req->show_arg = optarg;
-			rc = status_list(optarg, &req->show_mask);
-			break;
-		case 'o':
-			req->out_file = optarg;
-			rc = lookalike_value(optarg);
-			break;
-		case 'a':
-			req->all = 1;
-			break;
-		case 'I':
-			req->is_arg = optarg;
-			rc = status_list(optarg, &req->is_mask);
-			break;
+		case 'l': set_format(req, LONG); break;
+		case 'j': set_format(req, JSON); break;
+		case 'P': set_format(req, PROMETHEUS); break;
+		case 's': req->show_arg = optarg; req->show_mask = status_list_or_err(optarg); break;
+		case 'o': req->out_file = optarg; break;
+		case 'a': req->all = 1; break;
+		case 'I': req->is_arg = optarg; req->is_mask = status_list_or_err(optarg); break;
 		case 'W':
 			req->wait_arg = optarg;
-			if (parse_limit(optarg, &req->wait_limit) < 0)
-				return bad_value("--wait duration", optarg, NULL);
+			req->wait_limit = limit_or_err(optarg, "--wait duration");
 			break;
-		case 'H':
-		case 'G':
-		case 'X': {
-			enum mode m = opt == 'H' ? HISTORY : opt == 'G' ? LOG : FAILLOG;
-			if (req->mode != STATUS && req->mode != m)
-				return usage_error("--history, --log and --faillog exclude each other");
-			req->mode = m;
-			break;
-		}
-		case 'F':
-			req->follow = 1;
-			break;
-		default:
-			rc = cli_common_option(opt, optarg, common, help);
+		case 'H': set_mode(req, HISTORY); break;
+		case 'G': set_mode(req, LOG); break;
+		case 'X': set_mode(req, FAILLOG); break;
+		case 'F': req->follow = 1; break;
+		default: common_option(opt, optarg, common);
 		}
 	}
-	if (rc >= 0)
-		return rc;
 	req->jobs = argv + optind;
 	req->njobs = (size_t)(argc - optind);
-	if ((rc = check_job_ids(req->jobs, (int)req->njobs)) != 0)
-		return rc;
+	check_job_ids(req->jobs, (int)req->njobs);
+}
+
+/* The options that go together (jobreg-get(1)); a usage error exits 64. */
+static void check_request(const struct request *req)
+{
 	if (req->all && req->njobs)
-		return usage_error("-a takes no JOB");
+		usage_error("-a takes no JOB");
 	if (!req->all && !req->njobs)
-		return usage_error("no JOB given");
+		usage_error("no JOB given");
 	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
-		return usage_error("--is prints nothing; it takes no -l, -j, -P, -s or -o");
+		usage_error("--is prints nothing; it takes no -l, -j, -P, -s or -o");
 	if (req->wait_arg && (!req->is_arg || req->all))
-		return usage_error("--wait needs --is and JOB ids (not -a)");
+		usage_error("--wait needs --is and JOB ids (not -a)");
 	if (req->out_file && !*req->out_file)
-		return usage_error("-o needs a file name");
+		usage_error("-o needs a file name");
 	if (req->follow && req->mode != LOG)
-		return usage_error("--follow needs --log");
+		usage_error("--follow needs --log");
 	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
 				    req->format == PROMETHEUS))
-		return usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o or -P");
+		usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o or -P");
 	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
-		return usage_error("--log and --faillog take one JOB, and no -l or -j");
-	*go = 1;
-	return 0;
+		usage_error("--log and --faillog take one JOB, and no -l or -j");
 }
 
 /* --is S --wait D: the condition and what it last saw of each job. */
@@ -340,13 +320,12 @@ int main(int argc, char **argv)
 	struct registry reg;
 	struct listing listing = {0};
 
-	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
-	if (!go)
-		return rc;
+	parse_options(argc, argv, &common, &req);
+	check_request(&req);
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	rc = reg_open(&reg, path, 0);
+	int rc = reg_open(&reg, path, 0);
 	if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
 	else if (!rc && req.mode != STATUS)

@@ -2,7 +2,6 @@
 #include "cmd/cli.h"
 #include "registry/history.h"
 #include "registry/write.h"
-#include "util/utf8.h"
 #include "liveness/liveness.h"
 #include "run/logrelay.h"
 #include "util/msg.h"
@@ -53,8 +52,6 @@ struct set_request {
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
 };
-
-#define LATE_NOT_GIVEN (-2.0)
 
 /* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
 static int running_owner(const struct set_request *req, struct owner *o, time_t *expires)
@@ -141,10 +138,8 @@ out:
 	return rc;
 }
 
-/* Options and operands into REQ: *GO set when the command goes on; else the
- * exit status. */
-static int parse_options(int argc, char **argv, struct common *common, struct set_request *req,
-			 int *go)
+/* Options and operands into REQ; a usage error exits 64. */
+static void parse_options(int argc, char **argv, struct common *common, struct set_request *req)
 {
 	static const struct option longopts[] = {
 		{ "if", required_argument, 0, 'I' },
@@ -158,73 +153,50 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int opt, rc = -1;
+	int opt;
 
-	cli_init("jobreg-set", argv, usage, longopts, common);
-	while (rc < 0 && (opt = cli_next_option(argc, argv, "+:m:" COMMON_SHORTOPTS)) != -1) {
+	cli_init("jobreg-set", argv, usage, help, longopts, common);
+	while ((opt = cli_next_option(argc, argv, "+:m:" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
-		case 'I':
-			if (parse_status_list(optarg, &req->if_mask) < 0)
-				return bad_value("status list", optarg, status_list_words);
-			break;
-		case 'O':
-			if (parse_uint(optarg, INT_MAX, &req->owner_pid) < 0 || req->owner_pid == 0)
-				return bad_value("pid", optarg, NULL);
-			break;
+		case 'I': req->if_mask = status_list_or_err(optarg); break;
+		case 'O': req->owner_pid = number_or_err(optarg, 1, INT_MAX, "pid"); break;
 		case 'T':
-			if (parse_duration(optarg, &req->ttl) < 0 || req->ttl <= 0)
-				return bad_value("ttl", optarg, NULL);
+			if ((req->ttl = duration_or_err(optarg, "ttl")) == 0)
+				bad_value("ttl", optarg, "more than 0");
 			break;
-		case 'm':
-			if (!note_valid(optarg))
-				return fail(EXIT_USAGE, NULL,
-					    "bad note: control bytes, invalid UTF-8 or over %d bytes",
-					    NOTE_MAX);
-			req->note = optarg;
-			rc = lookalike_value(optarg);
-			break;
-		case 'X':
-			if (parse_uint(optarg, 255, &req->exit_status) < 0)
-				return bad_value("exit status", optarg, "0-255");
-			break;
-		case 'F':
-			req->force = 1;
-			break;
-		case 'L':
-			rc = parse_late_after(optarg, &req->late_after);
-			break;
-		case 'K':
-			rc = parse_keep_runs(optarg, &req->keep_runs);
-			break;
-		default:
-			rc = cli_common_option(opt, optarg, common, help);
+		case 'm': req->note = note_or_err(optarg); break;
+		case 'X': req->exit_status = number_or_err(optarg, 0, 255, "exit status"); break;
+		case 'F': req->force = 1; break;
+		case 'L': req->late_after = late_after_or_err(optarg); break;
+		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		default: common_option(opt, optarg, common);
 		}
 	}
-	if (rc >= 0)
-		return rc;
 	for (int i = optind; i < argc; i++)
 		if (argv[i][0] == '-' && argv[i][1])
-			return misplaced_option(argv[i]);
+			misplaced_option(argv[i]);
 	if (argc - optind != 2)
-		return usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
+		usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
 	req->job = argv[optind];
-	if ((rc = check_job_ids(argv + optind, 1)) != 0)
-		return rc;
+	check_job_ids(argv + optind, 1);
 	const char *word = argv[optind + 1];
 	int st = status_from_word(word, strlen(word), 1);
 	if (st == ST_STALE)
-		return fail(EXIT_USAGE, req->job, "STALE is derived by readers and cannot be set");
+		exit(fail(EXIT_USAGE, req->job, "STALE is derived by readers and cannot be set"));
 	if (st < 0)
-		return fail(EXIT_USAGE, req->job, "bad status '%s' (PENDING, RUNNING or DONE)", word);
+		exit(fail(EXIT_USAGE, req->job, "bad status '%s' (PENDING, RUNNING or DONE)", word));
 	req->status = (enum status)st;
+}
+
+/* The options each STATUS takes (jobreg-set(1)); a usage error exits 64. */
+static void check_request(const struct set_request *req)
+{
 	if (req->owner_pid && req->status != ST_RUNNING)
-		return fail(EXIT_USAGE, req->job, "--owner is for RUNNING only");
+		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
 	if (req->ttl > 0 && req->status != ST_RUNNING)
-		return fail(EXIT_USAGE, req->job, "--ttl is for RUNNING only");
+		exit(fail(EXIT_USAGE, req->job, "--ttl is for RUNNING only"));
 	if (req->exit_status >= 0 && req->status != ST_DONE)
-		return fail(EXIT_USAGE, req->job, "--exit is for DONE only");
-	*go = 1;
-	return 0;
+		exit(fail(EXIT_USAGE, req->job, "--exit is for DONE only"));
 }
 
 /* --owner PID: the pid must be a live process; its start time is read
@@ -251,11 +223,10 @@ int main(int argc, char **argv)
 	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
 				   .keep_runs = -1 };
 	struct registry reg;
-	int lock = -1;
+	int lock = -1, rc;
 
-	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
-	if (!go)
-		return rc;
+	parse_options(argc, argv, &common, &req);
+	check_request(&req);
 	if (req.owner_pid && (rc = check_owner(&req)) != 0)
 		return rc;
 	char *path = registry_path(common.dir);

@@ -83,6 +83,9 @@ void record_count_lost(struct record *r);
 /* late_after = LATE_AFTER seconds (< 0: remove it and late_from);
  * late_from = NOW the first time (SPEC §2 Late jobs). */
 void record_set_late(struct record *r, double late_after, time_t now);
+/* A --late-after that was not given: the record's is left as it is (-1,
+ * inf, removes it). */
+#define LATE_NOT_GIVEN (-2.0)
 /* The history length (SPEC §3a); the default is not written. */
 #define KEEP_RUNS_DEFAULT 20
 #define KEEP_RUNS_MAX 10000

@@ -9,8 +9,8 @@ const char *prog_name = "jobreg";
 int quiet;
 
 static const char *context;
-static void (*before)(void);
 static int errors_are_info;
+static struct buf out;   /* standard output, not yet written */
 
 const char *message_context(const char *text)
 {
@@ -22,11 +22,6 @@ const char *message_context(const char *text)
 void errors_informational(int on)
 {
 	errors_are_info = on;
-}
-
-void message_before(void (*flush)(void))
-{
-	before = flush;
 }
 
 static void emit(const char *job, int err, const char *fmt, va_list ap)
@@ -55,8 +50,7 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		if (line.data[i] == '\n' || line.data[i] == '\r')
 			line.data[i] = '?';
 	buf_addc(&line, '\n');
-	if (before)
-		before();
+	(void)out_flush();
 	/* A closed stderr loses the message, nothing else (SIGPIPE is
 	 * ignored: cli.h). */
 	(void)write_full(2, line.data, line.len);
@@ -97,6 +91,49 @@ void info(const char *job, const char *fmt, ...)
 	va_start(ap, fmt);
 	emit(job, 0, fmt, ap);
 	va_end(ap);
+}
+
+/* Write to standard output; a failure is reported once, and every later
+ * write is dropped. */
+static int out_write(const char *data, size_t len)
+{
+	static int failed;
+	if (!len || failed)
+		return failed;
+	if (write_full(1, data, len) < 0) {
+		failed = 1;
+		fail_errno(errno, NULL, "write to standard output");
+	}
+	return failed;
+}
+
+void out_add(const char *data, unsigned long len)
+{
+	/* A large block (a listing's whole text) goes out as it is, not
+	 * through a copy. */
+	if (len >= 65536) {
+		if (!out_flush())
+			(void)out_write(data, len);
+		return;
+	}
+	buf_add(&out, data, len);
+	if (out.len >= 65536)
+		out_flush();
+}
+
+void out_adds(const char *s)
+{
+	out_add(s, strlen(s));
+}
+
+int out_flush(void)
+{
+	/* Emptied first: the failure's message flushes again. */
+	size_t len = out.len;
+	out.len = 0;
+	int failed = out_write(out.data, len);
+	buf_reset(&out);
+	return failed;
 }
 
 /* errno -> exit status: as a failed call anywhere, and as a failure to

@@ -1,6 +1,7 @@
 /* msg: what the library says and the status it ends with — the exit
- * statuses of SPEC §7, one-line messages on stderr, and the one table
- * from a failed system call's errno to its exit status. */
+ * statuses of SPEC §7, one-line messages on stderr, the buffer of standard
+ * output they keep in order with, and the one table from a failed system
+ * call's errno to its exit status. */
 #ifndef JOBREG_MSG_H
 #define JOBREG_MSG_H
 
@@ -38,9 +39,13 @@ const char *message_context(const char *text);
 /* While ON, errors count as informational: -q silences them too
  * (jobreg-get -P, where a record's error is data in the metrics). */
 void errors_informational(int on);
-/* Called before each message, so that what the command has printed on
- * standard output so far comes first (cli.h's buffer). */
-void message_before(void (*flush)(void));
+
+/* Buffered standard output.  Each message flushes it first, so what was
+ * printed so far comes before the message; out_flush() reports a failed
+ * write once, and every later write is dropped. */
+void out_add(const char *data, unsigned long len);
+void out_adds(const char *s);
+int out_flush(void);
 
 /* The exit status for a failed system call's errno: 77 for permission
  * (EACCES, EPERM, and ELOOP, which O_NOFOLLOW gives for a symlink), 75 for

@@ -51,13 +51,20 @@ int utf8_valid(const char *str, size_t len)
 	return 1;
 }
 
-int note_valid(const char *s)
+/* NOTE_MAX as a string, for the message. */
+#define TEXT_OF(n) #n
+#define NUMBER_TEXT(n) TEXT_OF(n)
+
+const char *note_problem(const char *s)
 {
 	size_t len = strlen(s);
-	if (len > NOTE_MAX || !utf8_valid(s, len))
-		return 0;
+	if (len > NOTE_MAX)
+		return "longer than " NUMBER_TEXT(NOTE_MAX) " bytes";
+	if (!utf8_valid(s, len))
+		return "invalid UTF-8";
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return 0;
-	return 1;
+			return "a newline or other control character";
+	return NULL;
 }
+

@@ -12,7 +12,8 @@ int utf8_valid(const char *s, size_t len);
 /* The length of the well-formed sequence at S (LEN > 0 bytes there), as
  * utf8_valid() judges; 0 when the first byte begins none. */
 size_t utf8_seq(const char *s, size_t len);
-/* A note: valid UTF-8, no control bytes, at most NOTE_MAX bytes. */
-int note_valid(const char *s);
+/* A note is valid UTF-8 with no control bytes, at most NOTE_MAX bytes:
+ * the rule note S breaks, for a message ("invalid UTF-8"); NULL if none. */
+const char *note_problem(const char *s);
 
 #endif

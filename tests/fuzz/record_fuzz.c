@@ -31,7 +31,7 @@
  *     status lists, and record_run_result / run_result_status (what --once
  *     replays) with the record's fields and its outcome, for the input and
  *     every record a transition makes;
- *   - utf8_valid and note_valid agree with reference implementations.
+ *   - utf8_valid and note_problem agree with reference implementations.
  *
  * Inputs of exactly 20 bytes are also fed to time_parse (compared with a
  * reference validator and glibc timegm), and time_format round trips; the
@@ -1452,7 +1452,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	const char *note = (h & 2) ? "résumé ✓ \"quoted\" \\ back\tslash" : NULL;
 	/* The record's own note as the new one, when it is a valid note. */
 	const char *own_note = record_get(parsed, "note");
-	if ((h & 4) && own_note && note_valid(own_note))
+	if ((h & 4) && own_note && !note_problem(own_note))
 		note = own_note;
 
 	/* The owners: none, a dispatcher (lock), a pid, and the record's own. */
@@ -1588,12 +1588,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
 
-	/* utf8_valid / note_valid against the references. */
+	/* utf8_valid / note_problem against the references. */
 	CHECK(!utf8_valid(text, size) == !ref_utf8_valid(text, size));
 	if (size <= NOTE_MAX + 1) {
 		char *s = xstrndup(text, size);
 		size_t n = strlen(s);
-		CHECK(!note_valid(s) == !ref_note_valid(s, n));
+		CHECK(!note_problem(s) == !!ref_note_valid(s, n));
 		if (ref_utf8_valid(s, n))
 			check_json_string(s);
 		free(s);

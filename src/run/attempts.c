@@ -1,0 +1,128 @@
+#include "run/attempts.h"
+#include "run/logview.h"
+#include "run/supervise.h"
+#include "util/msg.h"
+#include "util/signame.h"
+#include "util/sys.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
+
+/* The supervision of every attempt (supervise.h). */
+static struct supervise supervision(const struct run_request *req, const struct run *run,
+				    int run_lock)
+{
+	return (struct supervise){
+		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
+		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
+		.sigpipe_ignored = req->sigpipe_ignored, .out_fd = -1, .err_fd = -1,
+		.job = req->job, .run = run->number,
+	};
+}
+
+/* JOBREG_RUN (and with --retries JOBREG_ATTEMPT) for the attempt; and
+ * with --log its log, begun afresh after the first attempt (the one before
+ * failed), and its relay.  Returns an exit status. */
+static int ready(const struct registry *reg, const struct run_request *req,
+		 const struct run *run, int run_lock, struct logrelay *relay, struct supervise *how)
+{
+	char attempt_no[24];
+	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
+	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
+	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
+		return fail_errno(errno, req->job, "setenv");
+	/* After a failed attempt its log is set aside, as at any run's start. */
+	if (req->log == LOG_NONE)
+		return run->attempt > 1 ? logrelay_turn_over(reg, req->job, 1) : 0;
+	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
+	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
+					&how->out_fd, &how->err_fd);
+}
+
+/* Step 5, one attempt: run the command, its output through the relay with
+ * --log; returns its exit status and fills END (and ENDED: stopped, lost
+ * lock).  An attempt that cannot be readied is not run: it ends as a
+ * command that could not be started (126). */
+static int attempt(const struct registry *reg, const struct run_request *req,
+		   const struct run *run, int run_lock, const sigset_t *hold,
+		   const sigset_t *old_mask, struct run_result *end, char signame[SIGNAME_MAX],
+		   struct supervise_end *ended)
+{
+	struct supervise how = supervision(req, run, run_lock);
+	struct logrelay relay = { .pid = -1, .out_fd = -1, .err_fd = -1 };
+
+	if (ready(reg, req, run, run_lock, &relay, &how) != 0) {
+		memset(ended, 0, sizeof *ended);
+		ended->start_errno = EIO;
+		return supervise_outcome(ended, end, signame);
+	}
+	supervise_run(&how, hold, old_mask, ended);
+	logrelay_finish(&relay);
+	if (ended->start_errno)
+		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
+	else if (ended->exec_errno)
+		fail_errno(ended->exec_errno, req->job, "cannot run %s", req->command[0]);
+	else if (ended->wait_errno)
+		fail_errno(ended->wait_errno, req->job, "cannot wait for %s", req->command[0]);
+	return supervise_outcome(ended, end, signame);
+}
+
+/* The wait before retry K: --retry-delay doubled for each retry before
+ * it, at most an hour. */
+static double retry_delay(const struct run_request *req, unsigned long k)
+{
+	double d = req->retry_delay;
+	while (--k > 0 && d < RETRY_DELAY_MAX)
+		d *= 2;
+	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
+}
+
+/* Steps 5 and 6: run the command, and again after a FAILED attempt while
+ * --retries allows (not after 126 or 127, nor after dispatch was told to
+ * stop), holding the run lock throughout; then record the end.  Returns
+ * dispatch's exit status. */
+int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
+		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
+{
+	for (;;) {
+		struct run_result end;
+		struct supervise_end ended;
+		char signame[SIGNAME_MAX];
+		int status = attempt(reg, req, run, run_lock, hold, old_mask, &end, signame, &ended);
+		int lost = ended.lost_lock, ours = 1, rc = 0;
+		/* 126 and 127, as exec's own failures: the command cannot run. */
+		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
+				 status == 127;
+		if (!lost && status && !ended.stopped && !cannot_run && !ended.wait_errno &&
+		    run->attempt && run->attempt <= (unsigned long)req->retries) {
+			double delay = retry_delay(req, run->attempt);
+			struct supervise how = supervision(req, run, run_lock);
+			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
+			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
+			     run->attempt + 1, delay);
+			if (!rc && !supervise_pause(&how, hold, delay, &lost) &&
+			    (rc = run_next(reg, run, &ours)) == 0 && ours)
+				continue;
+		}
+		/* SPEC §6: after a lost run lock the record is not ours to write. */
+		*lost_lock = lost;
+		if (lost)
+			return EXIT_IO;
+		/* --chronic: a failed run's log, printed before --clear
+		 * removes it. */
+		int chronic = req->log == LOG_CHRONIC && status;
+		if (chronic && req->clear_after)
+			logview_chronic(reg, req->job);
+		if (!rc && ours)
+			rc = run_finish(reg, run, &end, req->clear_after);
+		if (chronic && !req->clear_after)
+			logview_chronic(reg, req->job);
+		/* A result that could not be recorded is still the run's: a
+		 * failed run exits with its status, a good one with the error's. */
+		return status ? status : rc;
+	}
+}

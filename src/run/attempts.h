@@ -1,0 +1,52 @@
+/* attempts: steps 5 and 6 of a dispatched run (SPEC §5, Retries) — the
+ * command run under supervision, its output through the log relay with
+ * --log or --chronic, run again after a FAILED attempt while --retries
+ * allows (waiting --retry-delay, doubled each time, at most an hour),
+ * and the run's end recorded: DONE, or no record with --clear.
+ *
+ * The caller holds the run lock from the start of the run (step 4) to
+ * its end; each attempt gets JOBREG_RUN (and with --retries
+ * JOBREG_ATTEMPT) in its environment.  A run lock lost meanwhile (SPEC
+ * §6) ends the run with nothing more written. */
+#ifndef JOBREG_ATTEMPTS_H
+#define JOBREG_ATTEMPTS_H
+
+#include <signal.h>
+
+#include "registry/registry.h"
+#include "run/logrelay.h"
+#include "run/runrecord.h"
+
+/* What jobreg-dispatch was asked: its options and operands. */
+struct run_request {
+	const char *job;
+	int sigpipe_ignored;    /* for the command: SIGPIPE as we got it */
+	int once;
+	int retry_failed;
+	int clear_after;
+	int wait;               /* --wait given */
+	double wait_limit;      /* < 0: no limit */
+	const char *wait_arg;   /* as given, for messages */
+	int conflict_code;
+	const char *note;
+	char **command;
+	double lock_wait;
+	double timeout;         /* --timeout; <= 0: no limit */
+	double kill_after;      /* --kill-after; <= 0: no KILL */
+	int timeout_signal;     /* --signal, default SIGTERM */
+	long retries;           /* --retries */
+	double retry_delay;     /* --retry-delay, default 10 */
+	enum log_mode log;      /* --log, --chronic */
+	unsigned long long log_size;   /* --log-size, default 1M */
+	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
+	long keep_runs;         /* --keep-runs; -1: not given */
+};
+
+/* Run REQ's command under RUN, holding the run lock RUN_LOCK, with the
+ * signals HOLD held outside the command (OLD_MASK is the mask it gets);
+ * then record the run's end.  Returns dispatch's exit status: the
+ * command's, else the error's; *LOST_LOCK 1 when the run lock was lost. */
+int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
+		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock);
+
+#endif
