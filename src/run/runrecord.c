@@ -51,7 +51,7 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	run->owner.run_lock = (unsigned long long)lock_st.st_ino;
 	record_copy(&rec, &st->rec);
 	begin_attempt(run, &rec, run->note);
-	if (run->late_after >= -1)
+	if (run->late_after != LATE_NOT_GIVEN)
 		record_set_late(&rec, run->late_after, now_seconds());
 	if (run->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)run->keep_runs);
