@@ -3,8 +3,8 @@
 # keep_runs, jobreg-get --history, and a lost run counted as a failure on every
 # path that replaces a STALE record.  (The crash rule: faults.bats, crash points.)
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # hist JOB: the history's lines as "RUN:OUTCOME", space-separated.
 hist() {

@@ -6,8 +6,8 @@
 # teardown.
 
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 local_setup() {
 	OTHER_BOOT=00000000-1111-2222-3333-444444444444
@@ -237,15 +237,16 @@ as_user_hidepid() {
 
 @test "the liveness decision reads every row of the jobreg(7) truth table as the page says" {
 	local cc=${CC:-cc}
-	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/liveness_table.c"
-	local src lib=()
-	# The library: every src/*.c but the commands' mains.
-	for src in "$JOBREG_ROOT"/src/*.c; do
-		case $src in */jobreg-*.c) ;; *) lib+=("$src") ;; esac
-	done
+	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/unit/liveness_table.c"
+	local lib=() inc=()
+	# The library: every .c under src/, at whatever depth, but the commands'
+	# mains; its headers found by name from src/ and from their directories.
+	mapfile -t lib < <(find "$JOBREG_ROOT/src" -name '*.c' ! -name 'jobreg-*.c' | sort)
+	mapfile -t inc < <(find "$JOBREG_ROOT/src" -name '*.h' -printf '-I%h\n' | sort -u)
+	[ "${#lib[@]}" -gt 0 ]
 	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/liveness_table" \
-		"$JOBREG_ROOT/tests/liveness_table.c" "${lib[@]}"
+		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" "${inc[@]}" -o "$T/liveness_table" \
+		"$JOBREG_ROOT/tests/unit/liveness_table.c" "${lib[@]}"
 	run "$T/liveness_table"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]

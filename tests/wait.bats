@@ -3,8 +3,8 @@
 # must notice), issue 9 "Waiting".  Timing bounds leave room for a loaded
 # 2-core machine but still fail on a 1 s poll or on spinning.
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # ---- local helpers -------------------------------------------------------
 
