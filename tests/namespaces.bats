@@ -8,14 +8,11 @@
 bats_require_minimum_version 1.5.0
 load lib/helper
 load lib/procs
+load lib/users
 
 local_setup() {
 	OTHER_BOOT=00000000-1111-2222-3333-444444444444
 	mkdir -p "$REG"
-}
-
-local_teardown() {
-	if [ -n "${TEST_USER:-}" ]; then userdel "$TEST_USER" 2>/dev/null || true; fi
 }
 
 need_unshare() {
@@ -128,14 +125,15 @@ pid_owned() {
 }
 
 # hidepid_user: a temporary user and a registry it can read; name in
-# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.  The user
-# runs the commands from a copy it can reach (public_bin).
+# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown
+# (users_teardown, public_dir).  The user runs the commands from a copy it
+# can reach (public_bin).
 hidepid_user() {
 	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
 		skip "useradd or setpriv missing"
 	need_unshare --mount --propagation private
 	TEST_USER=jrtest_live_$$_$BATS_TEST_NUMBER
-	useradd -M -N -s /usr/sbin/nologin "$TEST_USER"
+	add_user "$TEST_USER"
 	public_dir jrtest-live
 	USER_DIR=$PUBLIC
 	public_bin

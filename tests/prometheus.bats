@@ -272,8 +272,8 @@ jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/file\"} 0" ]
 	# a registry that this user may not read
 	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
 	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-get-up.XXXXXX)
-	chmod 755 "$PERMDIR"
+	public_dir jobreg-get-up
+	PERMDIR=$PUBLIC
 	mkdir -m 700 "$PERMDIR/reg"
 	echo 'version=1' > "$PERMDIR/reg/job"
 	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
