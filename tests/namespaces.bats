@@ -40,13 +40,6 @@ container_owner() {
 	poll_until test -e "$T/ready.$job"
 }
 
-# sleeper: a live background process of this shell; its pid in SLEEPER.
-sleeper() {
-	sleep 30 3>&- >/dev/null 2>&1 &
-	SLEEPER=$!
-	BG_PIDS+=("$SLEEPER")
-}
-
 # pid_owned JOB HOST PID BOOT [LINES...]: an owner=pid RUNNING record.
 pid_owned() {
 	local job=$1 host=$2 pid=$3 boot=$4 start=1
@@ -76,7 +69,7 @@ pid_owned() {
 
 @test "a host's pid owner reads RUNNING inside a container, whose clear --stale -a leaves it and clears its own dead owners" {
 	need_unshare --pid --fork --mount-proc
-	sleeper
+	start_sleeper
 	jobreg-set --owner "$SLEEPER" live RUNNING
 	run --separate-stderr unshare --pid --fork --mount-proc sh -c '
 		sleep 30 & p=$!
@@ -115,7 +108,7 @@ pid_owned() {
 	[ "$(field tjob time_ns)" != "$(stat -L -c %i /proc/self/ns/time)" ]
 	run jobreg-get tjob
 	[ "$output" = RUNNING ]
-	sleeper
+	start_sleeper
 	jobreg-set --owner "$SLEEPER" host RUNNING
 	run unshare --time --boottime 100000 jobreg-get host
 	[ "$output" = RUNNING ]
@@ -154,7 +147,7 @@ as_user_hidepid() {
 # bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, another user's reader sees a root-owned live pid owner as RUNNING and a dead one as STALE" {
 	hidepid_user
-	sleeper
+	start_sleeper
 	jobreg-set --owner "$SLEEPER" live RUNNING
 	pid_owned dead "$HOST" "$(dead_pid)" "$BOOT_ID" $(ns_fields)
 	# The user really cannot see the pid there, but kill(2) finds it.
@@ -168,7 +161,7 @@ as_user_hidepid() {
 # bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, a user may set --owner a root process it cannot see; the record has no pid_start" {
 	hidepid_user
-	sleeper
+	start_sleeper
 	run --separate-stderr as_user_hidepid jobreg-set --owner "$SLEEPER" job RUNNING
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == "jobreg-set: job: pid $SLEEPER: start time hidden"* ]]
@@ -183,7 +176,7 @@ as_user_hidepid() {
 }
 
 @test "a pid owner of this host with another boot id reads STALE: the machine has rebooted, even if the pid is alive now" {
-	sleeper
+	start_sleeper
 	pid_owned old "$HOST" "$SLEEPER" "$OTHER_BOOT" $(ns_fields)
 	run jobreg-get old
 	[ "$output" = STALE ]
@@ -273,7 +266,7 @@ inode() { stat -c %i "$1"; }
 @test "a lock-owned record whose run_lock names .JOB.run is judged by the lock alone, not by the dispatcher's pid" {
 	run_lock_holder held
 	lock_owned held "$(dead_pid)" "run_lock=$(inode "$REG/.held.run")"
-	sleeper
+	start_sleeper
 	: > "$REG/.free.run"
 	lock_owned free "$SLEEPER" "run_lock=$(inode "$REG/.free.run")"
 	run jobreg-get held free
@@ -281,7 +274,7 @@ inode() { stat -c %i "$1"; }
 }
 
 @test "a lock-owned record whose .JOB.run was removed during the run is judged by the dispatcher's pid" {
-	sleeper
+	start_sleeper
 	lock_owned live "$SLEEPER" run_lock=12345
 	lock_owned dead "$(dead_pid)" run_lock=12345
 	run jobreg-get live dead
@@ -295,7 +288,7 @@ inode() { stat -c %i "$1"; }
 @test "a lock-owned record whose .JOB.run was replaced by another inode is judged by the dispatcher's pid, held or not" {
 	run_lock_holder held -s
 	lock_owned held "$(dead_pid)" "run_lock=$(( $(inode "$REG/.held.run") + 1 ))"
-	sleeper
+	start_sleeper
 	: > "$REG/.free.run"
 	lock_owned free "$SLEEPER" "run_lock=$(( $(inode "$REG/.free.run") + 1 ))"
 	run jobreg-get held free
@@ -305,7 +298,7 @@ inode() { stat -c %i "$1"; }
 @test "a lock-owned record without run_lock, as 0.1.0 wrote it, is judged by the lock: a missing .JOB.run is dead" {
 	run_lock_holder held
 	lock_owned held "$(dead_pid)"
-	sleeper
+	start_sleeper
 	lock_owned gone "$SLEEPER"
 	run jobreg-get held gone
 	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]

@@ -101,13 +101,15 @@ make_zombie() {
 	return 1
 }
 
-# stale_record JOB: RUNNING owned by a pid that is dead on this boot (in STALE_PID).
+# stale_record JOB [LINES...]: RUNNING owned by a pid that is dead on this
+# boot (in STALE_PID), LINES added at the end.
 stale_record() {
-	local t
+	local t job=$1
+	shift
 	t=$(now_rfc3339 -60)
 	STALE_PID=$(dead_pid)
-	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$STALE_PID" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
+	write_record "$job" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
+		"pid=$STALE_PID" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$t" "$@"
 }
 
 # live_record JOB: RUNNING owned by a live background sleep (its pid in
