@@ -15,11 +15,11 @@ step_clock() {
 	CLOCK_STEPPED=$(( ${CLOCK_STEPPED:-0} + $1 ))
 }
 
-# clock_by SECONDS: set CLOCK_REALTIME to now + SECONDS, microseconds kept
-# (date -s @$(date +%s) would set it back by up to a second each time).
+# clock_by SECONDS: set CLOCK_REALTIME to now + SECONDS, "now" read by date
+# itself, nanoseconds kept (date -s @$(date +%s) would set it back by up to
+# a second each time, and the time a process takes to start).
 clock_by() {
-	local now=$EPOCHREALTIME
-	date -s "@$(( ${now%.*} + $1 )).${now#*.}" >/dev/null
+	date -s "$1 seconds" >/dev/null
 }
 
 local_teardown() {
