@@ -63,6 +63,11 @@ bin/%: .build/cmd/%.o .build/libjobreg.a
 check: all
 	tests/run
 
+# The tests that step the realtime clock (date -s, as root, and back in
+# teardown): not part of check, which leaves the host as it found it.
+check-clock: all
+	tests/run tests/clock/*.bats
+
 # The suites of a registry shared by hosts, on GlusterFS and on CephFS set
 # up on this machine, each client in a network namespace of its own (root;
 # installs the filesystems if missing; exit 77 when neither can run).
@@ -121,4 +126,4 @@ uninstall:
 # The mains' objects are kept, so that a second make does nothing.
 .SECONDARY:
 FORCE:
-.PHONY: all check check-sharedfs stress fuzz bench lint clean install uninstall FORCE
+.PHONY: all check check-clock check-sharedfs stress fuzz bench lint clean install uninstall FORCE

@@ -2,7 +2,7 @@
 # Shell completion: src/completion/jobreg.bash (bash) and src/completion/_jobreg
 # (zsh), loaded into real shells and asked for candidates.
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 

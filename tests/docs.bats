@@ -1,5 +1,5 @@
 # The manual and --help say what the code does.
-load helper
+load lib/helper
 
 pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7 jobreg-sharedfs.7"
 

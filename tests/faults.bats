@@ -15,7 +15,7 @@
 # system calls by hand (and a SANITIZE=1 build, with its many more calls, works too).
 # The cases run on $JOBREG_TEST_JOBS workers (default: the number of CPUs), each with
 # its own registry.
-load helper
+load lib/helper
 shopt -s extglob
 
 ERRNOS="ENOSPC EIO EDQUOT EMFILE EACCES"

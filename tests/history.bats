@@ -3,20 +3,12 @@
 # keep_runs, jobreg-get --history, and a lost run counted as a failure on every
 # path that replaces a STALE record.  (The crash rule: faults.bats, crash points.)
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # hist JOB: the history's lines as "RUN:OUTCOME", space-separated.
 hist() {
 	sed -n 's/^run=\([0-9]*\) outcome=\([A-Z]*\).*/\1:\2/p' "$REG/.$1.history" 2>/dev/null | tr '\n' ' '
-}
-
-# dead_owner JOB: a RUNNING record owned by a pid of this boot that has ended.
-dead_owner() {
-	local p
-	p=$(dead_pid)
-	write_record "$1" version=1 status=RUNNING "since=$(now_rfc3339 -60)" owner=pid "host=$HOST" \
-		"pid=$p" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$(now_rfc3339 -60)" runs=4
 }
 
 # ---- what a run leaves ---------------------------------------------------------
@@ -269,7 +261,7 @@ for l in sys.stdin.buffer:
 }
 
 @test "set RUNNING over a dead pid owner counts the lost run; consecutive failures add up" {
-	dead_owner job
+	stale_record job runs=4
 	jobreg-set job RUNNING
 	[ "$(field job failures)" = 1 ]
 	[ "$(field job lost)" = 1 ]

@@ -1,52 +1,17 @@
 #!/usr/bin/env bats
 # jobreg-clear: SPEC.md §1, §3, §4 (clear), §5 jobreg-clear, §6.
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
 # ---- local helpers -------------------------------------------------------
 
-load procs
+load lib/procs
 
 # done_record JOB [SECONDS_AGO]: a DONE record whose since lies SECONDS_AGO in the past.
 done_record() {
 	local t
 	t=$(now_rfc3339 "-${2:-0}")
 	write_record "$1" version=1 status=DONE "since=$t" "started=$t" "ended=$t" exit=0
-}
-
-# stale_record JOB: RUNNING owned by a pid that is dead on this boot.
-stale_record() {
-	local t
-	t=$(now_rfc3339 -60)
-	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$(dead_pid)" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
-}
-
-# live_record JOB: RUNNING owned by a live background sleep (its pid in LIVE_PID).
-live_record() {
-	local t
-	t=$(now_rfc3339 -60)
-	sleep 30 3>&- >/dev/null 2>&1 &
-	LIVE_PID=$!
-	BG_PIDS+=("$LIVE_PID")
-	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
-}
-
-# bg_dispatch JOB: a dispatcher of JOB in the background whose command waits for
-# $T/release (at most ~10 s); returns once the command runs. Its pid in BG_PID.
-bg_dispatch() {
-	env --default-signal=INT,QUIT jobreg-dispatch "$1" sh -c \
-		': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
-		"$T/started.$1" "$T/release" 3>&- >"$T/bg.$1.out" 2>&1 &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-	poll_until test -e "$T/started.$1"
-}
-
-# one_line: $stderr is exactly one line.
-one_line() {
-	[ "${#stderr_lines[@]}" -eq 1 ]
 }
 
 # ---- removing records ----------------------------------------------------

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # jobreg-dispatch: SPEC.md §2 (owner=lock), §3 (transitions), §4, §5 jobreg-dispatch, §6.
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
 # ---- local helpers -------------------------------------------------------
 
-load procs
+load lib/procs
 
 local_setup() {
 	# trapper SIG STARTED MARKER: on SIG write SIG to MARKER and exit 0;
@@ -19,44 +19,6 @@ while [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 exit 9
 EOF
 	chmod +x "$T/trapper"
-}
-
-# stale_record JOB: RUNNING owned by a pid that is dead on this boot (in STALE_PID).
-stale_record() {
-	local t
-	t=$(now_rfc3339 -60)
-	STALE_PID=$(dead_pid)
-	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$STALE_PID" pid_start=1 "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
-}
-
-# live_record JOB: RUNNING owned by a live background sleep (its pid in LIVE_PID).
-live_record() {
-	local t
-	t=$(now_rfc3339 -60)
-	LIVE_SINCE=$t
-	sleep 30 3>&- >/dev/null 2>&1 &
-	LIVE_PID=$!
-	BG_PIDS+=("$LIVE_PID")
-	write_record "$1" version=1 status=RUNNING "since=$t" owner=pid "host=$HOST" \
-		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
-}
-
-# bg_dispatch JOB [OPTION...]: a dispatcher of JOB in the background whose command
-# waits for $T/release (at most ~10 s); returns once the command runs. Pid in BG_PID.
-bg_dispatch() {
-	local job=$1
-	shift
-	env --default-signal=INT,QUIT jobreg-dispatch "$@" "$job" sh -c \
-		': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
-		"$T/started.$job" "$T/release" 3>&- >"$T/bg.$job.out" 2>&1 &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-	poll_until test -e "$T/started.$job"
-}
-
-one_line() {
-	[ "${#stderr_lines[@]}" -eq 1 ]
 }
 
 is_rfc3339() {

@@ -2,9 +2,9 @@
 # jobreg-get: statuses, liveness, output formats, corrupt records (SPEC §1-§5).
 
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
-load owners
+load lib/procs
 
 # pid_record JOB PID PID_START BOOT_ID [EXTRA LINES...]: an owner=pid RUNNING
 # record, written in this shell's namespaces.
@@ -242,7 +242,7 @@ get_refuses_id() {
 }
 
 @test "get reports STALE for a record whose owner pid does not exist on this boot" {
-	dead_pid
+	DEAD=$(dead_pid)
 	pid_record job "$DEAD" 12345 "$(boot_id)"
 	run --separate-stderr jobreg-get job
 	[ "$status" -eq 0 ]
@@ -262,7 +262,7 @@ get_refuses_id() {
 }
 
 @test "get counts an owner from another host and boot as alive even if its pid is gone here" {
-	dead_pid
+	DEAD=$(dead_pid)
 	pid_record job "$DEAD" 12345 00000000-1111-2222-3333-444444444444
 	run --separate-stderr jobreg-get job
 	[ "$status" -eq 0 ]
@@ -295,16 +295,16 @@ get_refuses_id() {
 }
 
 @test "get judges a lock-owned record by its run lock alone" {
-	dead_pid
+	DEAD=$(dead_pid)
 	write_record job version=1 status=RUNNING since=2020-01-01T00:00:00Z owner=lock host=build01 \
 		"pid=$DEAD" "expires=$(now_rfc3339 -60)" started=2020-01-01T00:00:00Z
 	flock "$REG/.job.run" sleep 60 3>&- >/dev/null 2>&1 &
-	BG+=("$!")
+	BG_PIDS+=("$!")
 	local i
 	for i in $(seq 100); do flock -n "$REG/.job.run" true || break; sleep 0.05; done
 	run --separate-stderr jobreg-get job
 	[ "$output" = RUNNING ]
-	kill_tree "${BG[-1]}"
+	kill_tree "${BG_PIDS[-1]}"
 	for i in $(seq 100); do flock -n "$REG/.job.run" true && break; sleep 0.05; done
 	run --separate-stderr jobreg-get job
 	[ "$output" = STALE ]
@@ -313,7 +313,7 @@ get_refuses_id() {
 @test "get does not wait for a job lock held by a writer" {
 	write_record job version=1 status=DONE since=2026-01-01T00:00:00Z
 	flock "$REG/.job.lock" sleep 60 3>&- >/dev/null 2>&1 &
-	BG+=("$!")
+	BG_PIDS+=("$!")
 	local i
 	for i in $(seq 100); do flock -n "$REG/.job.lock" true || break; sleep 0.05; done
 	run --separate-stderr timeout 5 jobreg-get job
@@ -344,7 +344,7 @@ get_refuses_id() {
 }
 
 @test "get -l shows the owner and the derived status of a pid-owned run" {
-	dead_pid
+	DEAD=$(dead_pid)
 	pid_record job "$DEAD" 12345 "$(boot_id)"
 	run --separate-stderr jobreg-get -l job
 	[ "$status" -eq 0 ]
@@ -740,7 +740,7 @@ done_records() {
 }
 
 @test "get --is takes status words case-insensitively, STALE included" {
-	dead_pid
+	DEAD=$(dead_pid)
 	pid_record job "$DEAD" 12345 "$(boot_id)"
 	run --separate-stderr jobreg-get --is stale job
 	[ "$status" -eq 0 ]
@@ -1006,7 +1006,7 @@ listings_partly_cleared() {
 		jobreg-clear -q -a >/dev/null 2>&1
 		sleep 0.01
 	done' sh "$stop" "$stage" "$REG" 3>&- &
-	BG+=("$!")
+	BG_PIDS+=("$!")
 	seen=$(listings_partly_cleared) || { : > "$stop"; false; }
 	: > "$stop"
 	echo "runs that saw a partly cleared registry: $seen" >&3

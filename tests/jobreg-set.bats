@@ -3,9 +3,9 @@
 # atomic replace and the safety rules for a shared registry (SPEC §1-§5).
 
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
-load owners
+load lib/procs
 
 # keys JOB: the record's keys in file order, space-separated.
 keys() { cut -d= -f1 "$REG/$1" | paste -sd' ' -; }
@@ -228,7 +228,7 @@ set_refuses_id() {
 }
 
 @test "set --owner refuses a pid that does not exist with 64 and writes nothing" {
-	dead_pid
+	DEAD=$(dead_pid)
 	run --separate-stderr jobreg-set --owner "$DEAD" job RUNNING
 	[ "$status" -eq 64 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
@@ -588,7 +588,7 @@ set_refuses_id() {
 }
 
 @test "set --if compares against the derived status, so STALE can be taken over" {
-	dead_pid
+	DEAD=$(dead_pid)
 	write_record job version=1 status=RUNNING "since=$OLD" owner=pid host=build01 "pid=$DEAD" \
 		pid_start=12345 "boot_id=$(boot_id)" $(ns_fields) "started=$OLD"
 	run --separate-stderr jobreg-set --if RUNNING job DONE
@@ -787,7 +787,7 @@ set_refuses_corrupt() {
 	save job
 	flock "$REG/.job.lock" sleep 3 3>&- >/dev/null 2>&1 &
 	local holder=$!
-	BG+=("$holder")
+	BG_PIDS+=("$holder")
 	wait_locked "$REG/.job.lock"
 	run --separate-stderr jobreg-set -w 0.2 job RUNNING
 	[ "$status" -eq 75 ]
@@ -802,7 +802,7 @@ set_refuses_corrupt() {
 	save job
 	flock "$REG/.job.lock" sleep 3 3>&- >/dev/null 2>&1 &
 	local holder=$!
-	BG+=("$holder")
+	BG_PIDS+=("$holder")
 	wait_locked "$REG/.job.lock"
 	run --separate-stderr jobreg-set --lock-wait 0 job RUNNING
 	[ "$status" -eq 75 ]
@@ -819,7 +819,7 @@ set_refuses_corrupt() {
 	[ ! -e "$REG" ]
 	jobreg-set job DONE
 	flock "$REG/.job.lock" sleep 1 3>&- >/dev/null 2>&1 &
-	BG+=("$!")
+	BG_PIDS+=("$!")
 	wait_locked "$REG/.job.lock" || true
 	run --separate-stderr jobreg-set -w 5 job RUNNING
 	[ "$status" -eq 0 ]

@@ -3,8 +3,8 @@
 # list, "late": true in -j, jobreg_job_late in -P, and --is LATE --wait waking
 # when a job becomes late, a time and not a file change.
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 @test "a job registered with --late-after, never run, is late once that time has passed" {
 	# (3 s: on a loaded machine the checks before the wait take a second)

@@ -3,8 +3,8 @@
 # --log, --follow, --faillog): the relay, a process of the run; the size bound;
 # the fail log kept across later successes; bad input refused before anything runs.
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # in_dir DIR CMD...: CMD run in DIR (strace -P names the log as dispatch opens it).
 in_dir() {

@@ -6,16 +6,13 @@
 # teardown.
 
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
+load lib/users
 
 local_setup() {
 	OTHER_BOOT=00000000-1111-2222-3333-444444444444
 	mkdir -p "$REG"
-}
-
-local_teardown() {
-	if [ -n "${TEST_USER:-}" ]; then userdel "$TEST_USER" 2>/dev/null || true; fi
 }
 
 need_unshare() {
@@ -41,13 +38,6 @@ container_owner() {
 			cut -d" " -f22 /proc/$$/stat > "$READY.start" &&
 			echo $$ > "$READY.pid" && : > "$READY"; '"$HOLD"
 	poll_until test -e "$T/ready.$job"
-}
-
-# sleeper: a live background process of this shell; its pid in SLEEPER.
-sleeper() {
-	sleep 30 3>&- >/dev/null 2>&1 &
-	SLEEPER=$!
-	BG_PIDS+=("$SLEEPER")
 }
 
 # pid_owned JOB HOST PID BOOT [LINES...]: an owner=pid RUNNING record.
@@ -79,7 +69,7 @@ pid_owned() {
 
 @test "a host's pid owner reads RUNNING inside a container, whose clear --stale -a leaves it and clears its own dead owners" {
 	need_unshare --pid --fork --mount-proc
-	sleeper
+	start_sleeper
 	jobreg-set --owner "$SLEEPER" live RUNNING
 	run --separate-stderr unshare --pid --fork --mount-proc sh -c '
 		sleep 30 & p=$!
@@ -118,7 +108,7 @@ pid_owned() {
 	[ "$(field tjob time_ns)" != "$(stat -L -c %i /proc/self/ns/time)" ]
 	run jobreg-get tjob
 	[ "$output" = RUNNING ]
-	sleeper
+	start_sleeper
 	jobreg-set --owner "$SLEEPER" host RUNNING
 	run unshare --time --boottime 100000 jobreg-get host
 	[ "$output" = RUNNING ]
@@ -128,14 +118,15 @@ pid_owned() {
 }
 
 # hidepid_user: a temporary user and a registry it can read; name in
-# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown.  The user
-# runs the commands from a copy it can reach (public_bin).
+# TEST_USER, registry in USER_DIR/reg.  Both removed in teardown
+# (users_teardown, public_dir).  The user runs the commands from a copy it
+# can reach (public_bin).
 hidepid_user() {
 	command -v useradd >/dev/null && command -v setpriv >/dev/null ||
 		skip "useradd or setpriv missing"
 	need_unshare --mount --propagation private
 	TEST_USER=jrtest_live_$$_$BATS_TEST_NUMBER
-	useradd -M -N -s /usr/sbin/nologin "$TEST_USER"
+	add_user "$TEST_USER"
 	public_dir jrtest-live
 	USER_DIR=$PUBLIC
 	public_bin
@@ -156,7 +147,7 @@ as_user_hidepid() {
 # bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, another user's reader sees a root-owned live pid owner as RUNNING and a dead one as STALE" {
 	hidepid_user
-	sleeper
+	start_sleeper
 	jobreg-set --owner "$SLEEPER" live RUNNING
 	pid_owned dead "$HOST" "$(dead_pid)" "$BOOT_ID" $(ns_fields)
 	# The user really cannot see the pid there, but kill(2) finds it.
@@ -170,7 +161,7 @@ as_user_hidepid() {
 # bats test_tags=multiuser
 @test "with /proc mounted hidepid=2, a user may set --owner a root process it cannot see; the record has no pid_start" {
 	hidepid_user
-	sleeper
+	start_sleeper
 	run --separate-stderr as_user_hidepid jobreg-set --owner "$SLEEPER" job RUNNING
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == "jobreg-set: job: pid $SLEEPER: start time hidden"* ]]
@@ -185,7 +176,7 @@ as_user_hidepid() {
 }
 
 @test "a pid owner of this host with another boot id reads STALE: the machine has rebooted, even if the pid is alive now" {
-	sleeper
+	start_sleeper
 	pid_owned old "$HOST" "$SLEEPER" "$OTHER_BOOT" $(ns_fields)
 	run jobreg-get old
 	[ "$output" = STALE ]
@@ -237,15 +228,15 @@ as_user_hidepid() {
 
 @test "the liveness decision reads every row of the jobreg(7) truth table as the page says" {
 	local cc=${CC:-cc}
-	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/liveness_table.c"
-	local src lib=()
-	# The library: every src/*/*.c but the commands' mains.
-	for src in "$JOBREG_ROOT"/src/*/*.c; do
-		case $src in */cmd/jobreg-*.c) ;; *) lib+=("$src") ;; esac
-	done
+	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/unit/liveness_table.c"
+	local lib=()
+	# The library: every .c under src/, at whatever depth, but the commands'
+	# mains; headers are named from src/ ("liveness/liveness.h").
+	mapfile -t lib < <(find "$JOBREG_ROOT/src" -name '*.c' ! -name 'jobreg-*.c' | sort)
+	[ "${#lib[@]}" -gt 0 ]
 	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/liveness_table" \
-		"$JOBREG_ROOT/tests/liveness_table.c" "${lib[@]}"
+		"$JOBREG_ROOT/tests/unit/liveness_table.c" "${lib[@]}"
 	run "$T/liveness_table"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
@@ -274,7 +265,7 @@ inode() { stat -c %i "$1"; }
 @test "a lock-owned record whose run_lock names .JOB.run is judged by the lock alone, not by the dispatcher's pid" {
 	run_lock_holder held
 	lock_owned held "$(dead_pid)" "run_lock=$(inode "$REG/.held.run")"
-	sleeper
+	start_sleeper
 	: > "$REG/.free.run"
 	lock_owned free "$SLEEPER" "run_lock=$(inode "$REG/.free.run")"
 	run jobreg-get held free
@@ -282,7 +273,7 @@ inode() { stat -c %i "$1"; }
 }
 
 @test "a lock-owned record whose .JOB.run was removed during the run is judged by the dispatcher's pid" {
-	sleeper
+	start_sleeper
 	lock_owned live "$SLEEPER" run_lock=12345
 	lock_owned dead "$(dead_pid)" run_lock=12345
 	run jobreg-get live dead
@@ -296,7 +287,7 @@ inode() { stat -c %i "$1"; }
 @test "a lock-owned record whose .JOB.run was replaced by another inode is judged by the dispatcher's pid, held or not" {
 	run_lock_holder held -s
 	lock_owned held "$(dead_pid)" "run_lock=$(( $(inode "$REG/.held.run") + 1 ))"
-	sleeper
+	start_sleeper
 	: > "$REG/.free.run"
 	lock_owned free "$SLEEPER" "run_lock=$(( $(inode "$REG/.free.run") + 1 ))"
 	run jobreg-get held free
@@ -306,7 +297,7 @@ inode() { stat -c %i "$1"; }
 @test "a lock-owned record without run_lock, as 0.1.0 wrote it, is judged by the lock: a missing .JOB.run is dead" {
 	run_lock_holder held
 	lock_owned held "$(dead_pid)"
-	sleeper
+	start_sleeper
 	lock_owned gone "$SLEEPER"
 	run jobreg-get held gone
 	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]

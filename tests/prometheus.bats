@@ -4,8 +4,8 @@
 # (Debian's python3-prometheus-client) and, where installed, promtool.
 
 bats_require_minimum_version 1.5.0
-load helper
-load owners
+load lib/helper
+load lib/procs
 
 # The python that has prometheus_client, looked for once a file, not once a
 # test (a python start costs a tenth of a second or more): exported for them.
@@ -272,8 +272,8 @@ jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/file\"} 0" ]
 	# a registry that this user may not read
 	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
 	[ "$(id -u)" -eq 0 ] || skip "needs root to drop privileges"
-	PERMDIR=$(mktemp -d /tmp/jobreg-get-up.XXXXXX)
-	chmod 755 "$PERMDIR"
+	public_dir jobreg-get-up
+	PERMDIR=$PUBLIC
 	mkdir -m 700 "$PERMDIR/reg"
 	echo 'version=1' > "$PERMDIR/reg/job"
 	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
@@ -369,7 +369,7 @@ temps_in() {
 	[ "$lines" -eq 39030 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
-	BG+=("$writer")
+	BG_PIDS+=("$writer")
 	local reads=0
 	while [ ! -e "$done" ] && [ "$reads" -lt 100000 ]; do
 		cat "$out" > "$snap"
@@ -621,7 +621,7 @@ expect() {
 	port=$("$PROM_PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$exporter" --collector.disable-defaults --collector.textfile --collector.textfile.directory="$tf" \
 		--web.listen-address="127.0.0.1:$port" 3>&- >"$t/exporter.log" 2>&1 &
-	BG+=("$!")
+	BG_PIDS+=("$!")
 	run "$PROM_PY" -c '
 import sys, time, urllib.request
 for _ in range(100):

@@ -5,7 +5,7 @@
 # Round counts are variables so a stress run can raise them, e.g.
 #   JOBREG_RACE_ROUNDS=500 JOBREG_RACE_CROWD_ROUNDS=50 bats tests/races.bats
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
 ROUNDS=${JOBREG_RACE_ROUNDS:-20}              # rounds of the two-dispatcher race, loop lengths elsewhere
 CROWD=${JOBREG_RACE_CROWD:-20}                # dispatchers started at once in the crowd test
@@ -90,20 +90,6 @@ gate_open() {
 # track PID...: kill these in teardown.
 track() {
 	printf '%s\n' "$@" >> "$T/pids"
-}
-
-# wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds; fail after SECONDS.
-wait_until() {
-	local tries=$(($1 * 20))
-	shift
-	until "$@"; do
-		tries=$((tries - 1))
-		if [ "$tries" -le 0 ]; then
-			echo "wait_until: still false after the time limit: $*"
-			return 1
-		fi
-		sleep 0.05
-	done
 }
 
 # lines_of FILE: number of lines in FILE (0 when it does not exist).
@@ -240,7 +226,7 @@ check_losers() {
 once_crowd() {
 	local n=$1 code=$2 line got=0 i
 	crowd_start "$n" --once migrate "$T/bin/migrate" "$T/runs" "$T/gate.RELEASE" "$code"
-	wait_until 5 test -s "$T/runs"
+	poll_until 5 test -s "$T/runs"
 	EARLY=0
 	while read -r -t 1 -u "$CROWD_FD" line; do
 		CROWD_EXITS[${line%% *}]=${line#* }
@@ -296,7 +282,7 @@ check_replays() {
 	jobreg-dispatch job "$T/bin/hold" "$T/runs" "$T/gate.RELEASE" 3>&- </dev/null >/dev/null 2>&1 &
 	local dpid=$! cpid
 	track "$dpid"
-	wait_until 5 test -s "$T/runs"
+	poll_until 5 test -s "$T/runs"
 	cpid=$(cat "$T/runs")
 	track "$cpid"
 	run jobreg-get job
@@ -317,7 +303,7 @@ check_replays() {
 
 	# The command ends: the owner is dead, the record reads STALE.
 	gate_open RELEASE
-	wait_until 5 get_prints job STALE
+	poll_until 5 get_prints job STALE
 	run jobreg-get job
 	[ "$status" -eq 0 ]
 	[ "$output" = STALE ]
@@ -341,14 +327,14 @@ check_replays() {
 	jobreg-dispatch job "$T/bin/hold" "$T/runs" "$T/gate.RELEASE" 3>&- </dev/null >/dev/null 2>&1 &
 	local dpid=$! cpid
 	track "$dpid"
-	wait_until 5 test -s "$T/runs"
+	poll_until 5 test -s "$T/runs"
 	cpid=$(cat "$T/runs")
 	track "$cpid"
 	[ "$(field job status)" = RUNNING ]
 
 	kill -9 "$dpid" "$cpid" # the dispatcher first, so it can never write DONE
 	wait "$dpid" || true
-	wait_until 5 get_prints job STALE
+	poll_until 5 get_prints job STALE
 	run jobreg-get job
 	[ "$status" -eq 0 ]
 	[ "$output" = STALE ]
@@ -453,7 +439,7 @@ consistent() {
 	jobreg-dispatch job "$T/bin/hold" "$T/runs" "$T/gate.RELEASE" 3>&- </dev/null >/dev/null 2>&1 &
 	local dpid=$! cpid rc=0
 	track "$dpid"
-	wait_until 5 test -s "$T/runs"
+	poll_until 5 test -s "$T/runs"
 	cpid=$(cat "$T/runs")
 
 	run --separate-stderr jobreg-clear job
@@ -605,7 +591,7 @@ consistent() {
 		echo $? > "$T/rc.first"
 	) 3>&- </dev/null >/dev/null 2>&1 &
 	track $!
-	wait_until 5 test -s "$T/gpid"
+	poll_until 5 test -s "$T/gpid"
 	local gpid
 	gpid=$(cat "$T/gpid")
 	track "$gpid"
@@ -622,8 +608,8 @@ consistent() {
 
 	# The grandchild ends: the run is over and the job can run again.
 	gate_open RELEASE
-	wait_until 5 flock -n "$REG/.job.run" true
-	wait_until 5 test -s "$T/rc.first"
+	poll_until 5 flock -n "$REG/.job.run" true
+	poll_until 5 test -s "$T/rc.first"
 	[ "$(cat "$T/rc.first")" -eq 0 ]
 	run jobreg-dispatch job sh -c 'echo second run >> "$1"' sh "$T/runs"
 	[ "$status" -eq 0 ]
@@ -642,11 +628,11 @@ consistent() {
 		echo $? > "$T/rc.first"
 	) 3>&- </dev/null >/dev/null 2>&1 &
 	track $!
-	wait_until 5 test -s "$T/gpid"
+	poll_until 5 test -s "$T/gpid"
 	local gpid
 	gpid=$(cat "$T/gpid")
 	track "$gpid"
-	wait_until 5 test -s "$T/rc.first"
+	poll_until 5 test -s "$T/rc.first"
 	kill -0 "$gpid" # the grandchild still lives
 	[ "$(cat "$T/rc.first")" -eq 3 ]
 	[ "$(field job status)" = DONE ]

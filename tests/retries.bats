@@ -3,8 +3,8 @@
 # run lock held across attempts, the delay doubling up to an hour, and no retry
 # after 126/127 or after dispatch was told to stop.
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # flaky N: a command that fails until its Nth attempt, noting each in $T/attempts.
 flaky() {

@@ -2,8 +2,8 @@
 # Shared registries (SPEC §1, §4, §6): a group of users, a sticky directory with
 # fs.protected_regular, lock files opened for NFS.
 bats_require_minimum_version 1.5.0
-load helper
-load users
+load lib/helper
+load lib/users
 # bats file_tags=multiuser
 
 local_setup() {

@@ -3,8 +3,8 @@
 # descriptors 0-2 closed, with a closed pipe for standard output or error, and
 # with SIGPIPE ignored or not.  (As pid 1 of a pid namespace: namespaces.bats.)
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # closed_pipe FD CMD...: run CMD with descriptor FD (1 or 2) a pipe whose
 # reader has gone; prints CMD's exit status (128+N for signal N).

@@ -3,8 +3,8 @@
 # --signal), the process group of a limited run, signal names, and signals
 # from a terminal delivered once.
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
 
 # elapsed_since START: seconds (with fraction) since START=$(date +%s.%N).
 elapsed_since() {

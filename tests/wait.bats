@@ -3,53 +3,11 @@
 # must notice), issue 9 "Waiting".  Timing bounds leave room for a loaded
 # 2-core machine but still fail on a 1 s poll or on spinning.
 bats_require_minimum_version 1.5.0
-load helper
-load procs
+load lib/helper
+load lib/procs
+load lib/wait
 
 # ---- local helpers -------------------------------------------------------
-
-# start_wait OUT ARGS...: jobreg-get ARGS in the background; when it ends,
-# OUT holds "STATUS END_TIME" (bash's $EPOCHREALTIME) and OUT.err its stderr.
-# The subshell's pid is in WAIT_PID.
-start_wait() {
-	local out=$1
-	shift
-	(
-		rc=0
-		jobreg-get "$@" 2>"$out.err" || rc=$?
-		echo "$rc $EPOCHREALTIME" >"$out.tmp"
-		mv "$out.tmp" "$out"
-	) 3>&- &
-	WAIT_PID=$!
-	BG_PIDS+=("$WAIT_PID")
-}
-
-# asleep PID: PID (or the jobreg-get child of subshell PID) sleeps in poll(2),
-# so its watch is armed.
-asleep() {
-	local p=$1 c
-	c=$(cat "/proc/$p/task/$p/children" 2>/dev/null) && [ -n "$c" ] && p=${c%% *}
-	case $(readlink "/proc/$p/exe" 2>/dev/null) in */jobreg-get) ;; *) return 1 ;; esac
-	case $(cat "/proc/$p/wchan" 2>/dev/null) in *poll*) return 0 ;; esac
-	return 1
-}
-
-# ended OUT: the waiter writing OUT has ended; its status in RC, the time in END.
-ended() {
-	[ -s "$1" ] || return 1
-	read -r RC END <"$1"
-}
-
-# still_waiting OUT SECONDS: after SECONDS the waiter has not ended.
-still_waiting() {
-	sleep "$2"
-	[ ! -e "$1" ]
-}
-
-# elapsed FROM TO: TO - FROM in milliseconds.
-elapsed() {
-	echo $(( (${2/./} - ${1/./}) / 1000 ))
-}
 
 # noticed_within MS: the waiter ended (END) within MS ms of the change (t0).
 noticed_within() {
@@ -448,37 +406,4 @@ wait_behind_run() {
 	[ "$(cat "$T/ran")" = "$JOBREG_DIR" ]
 	[ "$(jobreg-get job)" = DONE ]
 	[ "$(elapsed "$t0" "$EPOCHREALTIME")" -lt 1500 ]
-}
-
-# ---- the realtime clock ----------------------------------------------------
-
-# step_clock SECONDS: step CLOCK_REALTIME by SECONDS (root); the test's
-# local_teardown steps it back by what was stepped.
-step_clock() {
-	date -s "@$(( $(date +%s) + $1 ))" >/dev/null
-	CLOCK_STEPPED=$(( ${CLOCK_STEPPED:-0} + $1 ))
-}
-
-local_teardown() {
-	if [ -n "${CLOCK_STEPPED:-}" ] && [ "$CLOCK_STEPPED" != 0 ]; then
-		date -s "@$(( $(date +%s) - CLOCK_STEPPED ))" >/dev/null
-	fi
-}
-
-# bats test_tags=serial
-@test "a --ttl record is seen to expire when the realtime clock steps past it" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to step the clock"
-	date -s "@$(date +%s)" >/dev/null 2>&1 || skip "the clock cannot be set here"
-	jobreg-set --ttl 600 job RUNNING
-	start_wait "$T/out" --is STALE --wait 30 job
-	poll_until asleep "$WAIT_PID"
-	still_waiting "$T/out" 0.3
-	step_clock 700
-	t0=$EPOCHREALTIME
-	[ "$(jobreg-get job)" = STALE ]
-	poll_until ended "$T/out"
-	local_teardown
-	CLOCK_STEPPED=0
-	[ "$RC" = 0 ]
-	[ "$(elapsed "$t0" "$END")" -lt 1500 ]
 }

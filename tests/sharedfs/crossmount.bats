@@ -7,7 +7,7 @@
 # SHAREDFS_LOSS_SECONDS (how long it takes to let a dead client's locks go);
 # figures go to fd 3.
 bats_require_minimum_version 1.5.0
-load ../helper
+load ../lib/helper
 load sharedfs
 JOBREG_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export PATH="$JOBREG_ROOT/bin:$PATH"

@@ -9,7 +9,7 @@
 # (how long the filesystem takes to let a lost client's locks go) and
 # SHAREDFS_CUT_ROUNDS; figures go to fd 3.
 bats_require_minimum_version 1.5.0
-load ../helper
+load ../lib/helper
 load sharedfs
 JOBREG_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export PATH="$JOBREG_ROOT/bin:$PATH"

@@ -1,4 +1,4 @@
-# Helpers of the tests/sharedfs/*.bats suites (after ../helper): clocks,
+# Helpers of the tests/sharedfs/*.bats suites (after ../lib/helper): clocks,
 # polls, and a dispatched run held on one mount while it is cut off.
 
 # ms: the monotonic clock in milliseconds (10 ms steps).

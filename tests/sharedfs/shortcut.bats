@@ -11,7 +11,7 @@
 # JOBREG_DEF1 (client 1) and JOBREG_DEF2 (client 2); SHAREDFS_RUN cuts and
 # heals; the overlap goes to fd 3.
 bats_require_minimum_version 1.5.0
-load ../helper
+load ../lib/helper
 load sharedfs
 JOBREG_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export PATH="$JOBREG_ROOT/bin:$PATH"

@@ -1,7 +1,8 @@
-# Helpers for tests that need other users: a group and users with names unique to
-# this test process, removed again in users_teardown (helper.bash's teardown calls
-# it, even when the test fails); public_dir (helper.bash) makes a directory for a
-# registry they can reach ($BATS_TEST_TMPDIR is private to root).
+# Helpers for tests that need other users (`load lib/users`): a group and users
+# with names unique to this test process, removed again in users_teardown
+# (helper.bash's teardown calls it, even when the test fails); public_dir
+# (helper.bash) makes a directory for a registry they can reach
+# ($BATS_TEST_TMPDIR is private to root).
 
 USERS_MADE=()
 GROUPS_MADE=()
@@ -26,13 +27,14 @@ retry_accounts() {
 	"$@"
 }
 
-# add_group NAME / add_user NAME GROUP: create them (no home, no login shell).
+# add_group NAME / add_user NAME [GROUP]: create them (no home, no login
+# shell; without GROUP, useradd's default group).
 add_group() {
 	retry_accounts groupadd "$1"
 	GROUPS_MADE+=("$1")
 }
 add_user() {
-	retry_accounts useradd -M -N -g "$2" -s /usr/sbin/nologin "$1"
+	retry_accounts useradd -M -N ${2:+-g "$2"} -s /usr/sbin/nologin "$1"
 	USERS_MADE+=("$1")
 }
 

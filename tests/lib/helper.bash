@@ -1,29 +1,32 @@
-# Shared setup for every bats file: a private registry per test, the built
-# commands first on PATH.
+# Shared setup for every bats file (`load lib/helper`): a private registry
+# per test, the built commands first on PATH, and the helpers every file
+# uses.  Background processes are in procs.bash, other users in users.bash.
 # (Every test sources this file, and on a virtual machine each process costs
 # milliseconds of CPU: what runs for every test uses no process where bash
 # can do it alone.)
-case $BATS_TEST_DIRNAME in
-/*/tests) JOBREG_ROOT=${BATS_TEST_DIRNAME%/tests} ;;
-*) JOBREG_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)" ;;
+# The checkout: two levels above this file (tests/lib/), whichever test
+# directory loaded it.
+case ${BASH_SOURCE[0]} in
+*/./* | */../*) JOBREG_ROOT="$(cd "${BASH_SOURCE[0]%/*}/../.." && pwd)" ;;
+/*/tests/lib/helper.bash) JOBREG_ROOT=${BASH_SOURCE[0]%/tests/lib/helper.bash} ;;
+*) JOBREG_ROOT="$(cd "${BASH_SOURCE[0]%/*}/../.." && pwd)" ;;
 esac
 # python3, which some tests use as a tool (JSON, a pty, a socket, the
 # Prometheus parser), is the system's where there is one: the first python3
 # on PATH may be a version manager's shim (pyenv's is a shell script that
 # starts a dozen processes, 0.4 s of CPU here, before python).  The link is
-# made once a bats run (tests/run starts one a file), in its directory.
+# made once a bats run (tests/run starts one a file), in its suite directory.
 if [ -x /usr/bin/python3 ]; then
-	if [ ! -e "$BATS_RUN_TMPDIR/python/python3" ]; then
-		mkdir -p "$BATS_RUN_TMPDIR/python"
+	if [ ! -e "$BATS_SUITE_TMPDIR/python/python3" ]; then
+		mkdir -p "$BATS_SUITE_TMPDIR/python"
 		# (a test of another file of the same run may make it first)
-		ln -s /usr/bin/python3 "$BATS_RUN_TMPDIR/python/python3" 2>/dev/null || true
+		ln -s /usr/bin/python3 "$BATS_SUITE_TMPDIR/python/python3" 2>/dev/null || true
 	fi
-	PATH="$BATS_RUN_TMPDIR/python:$PATH"
+	PATH="$BATS_SUITE_TMPDIR/python:$PATH"
 fi
 export PATH="$JOBREG_ROOT/bin:$PATH"
 
 setup() {
-	trace_failures_only
 	export REG="$BATS_TEST_TMPDIR/reg"
 	export JOBREG_DIR="$REG"
 	unset XDG_STATE_HOME JOBREG_JOB
@@ -35,9 +38,9 @@ setup() {
 	if declare -F local_setup >/dev/null; then local_setup; fi
 }
 
-# The teardowns of the helpers a file loads (procs.bash, owners.bash,
-# users.bash), then the file's own local_teardown, then the scratch
-# directories; each runs even when the test failed.
+# The teardowns of the helpers a file loads (procs.bash, users.bash), then
+# the file's own local_teardown, then the scratch directories; each runs
+# even when the test failed.
 teardown() {
 	local f
 	for f in procs_teardown owners_teardown users_teardown local_teardown; do
@@ -93,29 +96,6 @@ write_record() {
 	printf '%s\n' "$@" > "$REG/$job"
 }
 
-# trace_failures_only: bats records the call stack before every command of
-# a test (a DEBUG trap), only to say where a failed test failed: 0.2 ms of
-# CPU a command on a small virtual machine, an eighth of the suite's time.
-# The ERR trap runs where the failed command is, so the stack is recorded
-# there instead, and bats reports the same line.  Left as bats sets it when
-# bats prints a trace (--trace) or lacks these functions (another version).
-trace_failures_only() {
-	[ "${BATS_TRACE_LEVEL:-0}" -eq 0 ] || return 0
-	declare -F bats_capture_stack_trace bats_error_trap >/dev/null || return 0
-	trap - DEBUG
-	trap 'record_failure_stack; bats_error_trap' ERR
-}
-
-# record_failure_stack: what bats' DEBUG trap records, taken at the failed
-# command (frames as that trap's: this function's caller is the failed one);
-# keeps the failed command's status for bats_error_trap.
-record_failure_stack() {
-	local status=$?
-	bats_capture_stack_trace
-	BATS_DEBUG_LAST_STACK_TRACE_IS_VALID=1   # the trace is the failure's: keep it
-	return "$status"
-}
-
 # nap SECONDS: wait without starting a process (sleep(1) costs one): read -t on
 # a FIFO that nobody writes, opened on the first nap of the (sub)shell.
 nap() {
@@ -124,6 +104,21 @@ nap() {
 		exec {NAP_FD}<>"$BATS_TEST_TMPDIR/nap"
 	fi
 	read -r -t "$1" -u "$NAP_FD" || true
+}
+
+# poll_until [SECONDS] CMD...: run CMD every 25 ms until it succeeds; after
+# SECONDS (default 10) of tries, say so on stderr and fail.
+poll_until() {
+	local tries=400
+	case $1 in [0-9]*) tries=$(($1 * 40)); shift ;; esac
+	until "$@"; do
+		tries=$((tries - 1))
+		if [ "$tries" -le 0 ]; then
+			echo "poll_until: still false after the time limit: $*" >&2
+			return 1
+		fi
+		nap 0.025
+	done
 }
 
 # listings N ARG...: jobreg-get ARG... N times, each listing followed by a
@@ -144,6 +139,11 @@ listings() {
 flunk() {
 	echo "$*" >&2
 	return 1
+}
+
+# one_line: $stderr (of run --separate-stderr) is exactly one line.
+one_line() {
+	[ "${#stderr_lines[@]}" -eq 1 ]
 }
 
 # now_rfc3339 [OFFSET_SECONDS]
