@@ -329,12 +329,12 @@ static int print_history(const struct registry *reg, const struct request *req)
 }
 
 /* --log [--follow], --faillog. */
-static int print_log(const struct registry *reg, const struct request *req)
+static int print_log(struct registry *reg, const struct request *req, double lock_wait)
 {
 	if (req->follow)
 		return logview_follow(reg, req->jobs[0]);
 	return req->mode == LOG ? logview_print(reg, req->jobs[0])
-				: logview_faillog(reg, req->jobs[0]);
+				: logview_faillog(reg, req->jobs[0], lock_wait);
 }
 
 int main(int argc, char **argv)
@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 	if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
 	else if (!rc && req.mode != STATUS)
-		rc = print_log(&reg, &req);
+		rc = print_log(&reg, &req, common.lock_wait);
 	else if (!rc && req.wait_arg)
 		rc = wait_is(&reg, &req);
 	else if (!rc && req.all && (rc = reg_list(&reg, LIST_JOBS, &listing)) == 0) {
