@@ -436,3 +436,15 @@ in_order() {
 	[ "$(tr -d '\0' < "$T/printed" | wc -c)" = "$(wc -c < "$T/printed")" ] || flunk "NUL bytes printed"
 	[ "$(tail -n 1 "$T/printed")" = "$(printf '%1023s' '' | tr ' ' x)" ]
 }
+
+@test "--follow of a quiet run sleeps in the one wait: it reads the record on changes, not every 100 ms" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	jobreg-dispatch --log job sh -c 'echo start; sleep 2; echo end' 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until test -s "$REG/.job.log"
+	traced -o "$T/trace" -e trace=openat jobreg-get --log --follow job > "$T/followed"
+	[ "$(cat "$T/followed")" = $'start\nend' ]
+	# about 2 s: a look a second (DIR followed by name), and at the run's end
+	reads=$(grep -c 'openat(.*"job",' "$T/trace")
+	[ "$reads" -le 8 ] || flunk "the record was read $reads times"
+}
