@@ -37,7 +37,7 @@ static const char help[] =
 	"      --faillog     the output of the job's last run that failed or was lost\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
-	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
+	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
