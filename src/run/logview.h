@@ -2,16 +2,19 @@
  * --follow and --faillog, and dispatch --chronic's print of a failed run's
  * log.
  *
- * The relay cuts a log in place (logrelay.h): it moves the kept bytes to
- * the front, then writes the first line that says how many were dropped,
- * then truncates.  A reader takes no lock.  It knows how far into the
- * run's output it has printed, finds that place from the first line, and
- * keeps a read only when the log's first bytes (that line and the start
- * of what follows it, which a cut rewrites first) were the same before and
- * after it, and the log was not shortened under it; else it reads again.
- * While a relay may write, a first byte NUL is a first line not yet
- * written: it waits for it.  Output cut before it was read is told in one
- * line on stderr, and the reader goes on from the next whole line. */
+ * The relay cuts a log in place (logrelay.h) and a reader takes no lock.
+ * A reader knows how far into the run's output it has printed and finds
+ * that place from the log's first line.  It keeps a read only when the
+ * log's first bytes (that line and the start of what follows it) were the
+ * same before and after the read and the log was not shortened under it;
+ * and, while a relay may write, when the first byte is not NUL and the
+ * start did not change under the same first line since the last read (a
+ * move under way).  That is exact for a cut that makes its first byte NUL
+ * first, then moves the kept bytes, truncates, and writes the first line
+ * last: a cut under way is then always seen, and waited for.  A cut that
+ * writes the line before moving, or truncates after writing it, can still
+ * be read half done, rarely.  Output cut before it was read is told in
+ * one line on stderr, and the reader goes on from the next whole line. */
 #ifndef JOBREG_LOGVIEW_H
 #define JOBREG_LOGVIEW_H
 
