@@ -1,4 +1,4 @@
-/* The wait of wait.h.  One file although it is near 460 lines: the loop,
+/* The wait of wait.h.  One file although it is near 480 lines: the loop,
  * its checks and the inotify events that wake it share the struct waiter,
  * and split apart they would only pass it to and fro. */
 #include "liveness/wait.h"
