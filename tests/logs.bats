@@ -343,3 +343,108 @@ local_teardown() {
 	[ ! -e "$REG/.job.log" ]
 	[ ! -e "$REG/.job.faillog" ]
 }
+
+is_running() {
+	[ "$(jobreg-get job)" = RUNNING ]
+}
+
+# in_order FILE: FILE is whole numbers, one a line, each greater than the one
+# before (and its last line ends with a newline): no byte printed twice, no
+# two lines spliced.  (Its first line may be the log's own, of a cut made
+# before it was first read.)
+in_order() {
+	awk 'NR == 1 && /^\[jobreg: [0-9]+ bytes dropped\]$/ { next }
+		!/^[0-9]+$/ || $1 + 0 <= last { print "line " NR ": " $0; bad = 1; exit }
+		{ last = $1 + 0 } END { exit bad }' "$1" || flunk "$1 is not strictly increasing"
+	[ -z "$(tail -c 1 "$1")" ] || flunk "$1 ends in the middle of a line"
+}
+
+@test "--follow under a flood prints whole lines, each once and in order, and says on stderr when the log was cut under it" {
+	jobreg-dispatch --log --log-size 4k job sh -c 'while [ ! -e "$1/go" ]; do sleep 0.01; done; seq 1 3000000' sh "$T" 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until is_running
+	jobreg-get --log --follow job 3>&- > "$T/followed" 2> "$T/said" &
+	f=$!
+	BG_PIDS+=("$f")
+	: > "$T/go"
+	wait_bg "$f"
+	[ "$BG_RC" = 0 ] || flunk "--follow exited $BG_RC: $(cat "$T/said")"
+	in_order "$T/followed"
+	[ "$(tail -n 1 "$T/followed")" = 3000000 ]
+	# each cut it met is one line on stderr, and it met some
+	grep -qv '^jobreg-get: job: ' "$T/said" && flunk "stderr: $(cat "$T/said")"
+	[ -s "$T/said" ]
+}
+
+@test "--follow follows every attempt of a run with --retries until the run ends" {
+	jobreg-dispatch -q --log --retries 2 --retry-delay 0.3 job sh -c 'echo "attempt $JOBREG_ATTEMPT"; while [ ! -e "$1/go" ]; do sleep 0.01; done; [ "$JOBREG_ATTEMPT" = 3 ]' sh "$T" 3>&- >/dev/null &
+	d=$!
+	BG_PIDS+=("$d")
+	poll_until grep -q 'attempt 1' "$REG/.job.log"
+	jobreg-get --log --follow job 3>&- > "$T/followed" &
+	f=$!
+	BG_PIDS+=("$f")
+	: > "$T/go"
+	wait_bg "$d"
+	[ "$BG_RC" = 0 ]
+	wait_bg "$f"
+	[ "$BG_RC" = 0 ]
+	[ "$(cat "$T/followed")" = $'attempt 1\nattempt 2\nattempt 3' ]
+}
+
+@test "--follow started after the log is made but before the record says RUNNING follows that run" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	jobreg-dispatch job true
+	# The first fsync of the dispatch is its RUNNING record's, after the log
+	# is made: held back a second, it leaves the log without its RUNNING.
+	traced -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000:when=1 \
+		jobreg-dispatch --log job sh -c 'sleep 0.3; echo hello; sleep 0.3; echo bye' 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.job.log"
+	[ "$(jobreg-get job)" = DONE ]
+	run jobreg-get --log --follow job
+	[ "$status" -eq 0 ]
+	[ "$output" = $'hello\nbye' ]
+}
+
+@test "--faillog prints the last failed run's log while new runs start, never an empty one or none" {
+	jobreg-dispatch -q --log job sh -c 'echo "fail $JOBREG_RUN"; exit 1' >/dev/null || true
+	# Runs that fail, one after another, some with a retry; meanwhile
+	# --faillog, again and again.  Calls one after another never go back to
+	# an older failure.
+	sh -c 'i=0; while [ $i -lt 40 ]; do
+		jobreg-dispatch -q --log job sh -c "echo fail \$JOBREG_RUN; exit 1" >/dev/null 2>&1
+		jobreg-dispatch -q --log --retries 1 --retry-delay 0.01 job sh -c "echo fail \$JOBREG_RUN; exit 1" >/dev/null 2>&1
+		i=$((i + 1)); done; : > "$1/end"' sh "$T" 3>&- &
+	BG_PIDS+=("$!")
+	sh -c 'until [ -e "$1/end" ]; do out=$(jobreg-get --faillog job 2>&1); echo "$? $out"; done' sh "$T" > "$T/calls"
+	awk '!/^0 fail [0-9]+$/ || $3 + 0 < last { print "call " NR ": " $0; bad = 1; exit }
+		{ last = $3 + 0 } END { if (NR < 100) { print NR " calls"; bad = 1 } exit bad }' "$T/calls" ||
+		flunk "a wrong --faillog"
+}
+
+@test "--log never prints the NUL bytes of a first line being written: it waits for it" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	# A first write of more than --log-size goes in after room for the
+	# first line, which comes next: the relay is held a second between.
+	traced -f -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_exit=1000000:when=1 \
+		jobreg-dispatch --log --log-size 1k job python3 -c 'import os; os.write(1, b"x" * 5000 + b"\n")' 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until test -s "$REG/.job.log"
+	head -c 1 "$REG/.job.log" | od -An -c | grep -q '\\0' || flunk "no hole seen: $(head -c 40 "$REG/.job.log")"
+	jobreg-get --log job > "$T/printed"
+	[ "$(tr -d '\0' < "$T/printed" | wc -c)" = "$(wc -c < "$T/printed")" ] || flunk "NUL bytes printed"
+	[ "$(tail -n 1 "$T/printed")" = "$(printf '%1023s' '' | tr ' ' x)" ]
+}
+
+@test "--follow of a quiet run sleeps in the one wait: it reads the record on changes, not every 100 ms" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	jobreg-dispatch --log job sh -c 'echo start; sleep 2; echo end' 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until test -s "$REG/.job.log"
+	traced -o "$T/trace" -e trace=openat jobreg-get --log --follow job > "$T/followed"
+	[ "$(cat "$T/followed")" = $'start\nend' ]
+	# about 2 s: a look a second (DIR followed by name), and at the run's end
+	reads=$(grep -c 'openat(.*"job",' "$T/trace")
+	[ "$reads" -le 8 ] || flunk "the record was read $reads times"
+}

@@ -37,7 +37,7 @@ static const char help[] =
 	"      --faillog     the output of the job's last run that failed or was lost\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
-	"  -w, --lock-wait S accepted for symmetry; reading takes no lock\n"
+	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
@@ -305,12 +305,12 @@ static int print_history(const struct registry *reg, const struct request *req)
 }
 
 /* --log [--follow], --faillog. */
-static int print_log(const struct registry *reg, const struct request *req)
+static int print_log(struct registry *reg, const struct request *req, double lock_wait)
 {
 	if (req->follow)
 		return logview_follow(reg, req->jobs[0]);
 	return req->mode == LOG ? logview_print(reg, req->jobs[0])
-				: logview_faillog(reg, req->jobs[0]);
+				: logview_faillog(reg, req->jobs[0], lock_wait);
 }
 
 int main(int argc, char **argv)
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
 	else if (!rc && req.mode != STATUS)
-		rc = print_log(&reg, &req);
+		rc = print_log(&reg, &req, common.lock_wait);
 	else if (!rc && req.wait_arg)
 		rc = wait_is(&reg, &req);
 	else if (!rc && req.all && (rc = reg_list(&reg, LIST_JOBS, &listing)) == 0) {

@@ -1,4 +1,4 @@
-/* The wait of wait.h.  One file although it is near 460 lines: the loop,
+/* The wait of wait.h.  One file although it is near 480 lines: the loop,
  * its checks and the inotify events that wake it share the struct waiter,
  * and split apart they would only pass it to and fro. */
 #include "liveness/wait.h"
@@ -20,7 +20,10 @@
 
 #define POLL_EVERY 0.1   /* seconds: the slowest notice SPEC §5 allows */
 #define FOLLOW_EVERY 1.0 /* seconds: how soon a wait notices that DIR names
-			  * another directory, or that the clock has jumped */
+			  * another directory */
+#define CLOCK_EVERY 1.0  /* seconds: how soon a time read off the realtime
+			  * clock (expires, late) is judged again, for a
+			  * clock stepped or a machine suspended */
 
 /* What the last check found out about one job. */
 struct wjob {
@@ -40,6 +43,8 @@ struct waiter {
 	char *parent, *base;   /* DIR split for the parent watch (NULL: none) */
 	char *const *jobs;
 	size_t njobs;
+	const char *file;      /* an entry of DIR whose writes count as
+				* changes (--follow's log), or NULL */
 	struct wjob *w;
 	double check_at;       /* when to check next (-1: on an event) */
 	double last_check;
@@ -60,6 +65,8 @@ static void want(struct waiter *w, double when)
 #define PARENT_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 /* A record's own events; a reader's open and close of it are not. */
 #define RECORD_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_ATTRIB)
+/* The file's: written (and cut), made, renamed, removed. */
+#define FILE_EVENTS (IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE)
 
 static int notify_open(void)
 {
@@ -117,6 +124,7 @@ static int pid_watch(long pid) { (void)pid; return -1; }
 static int remote_fs(int fd) { (void)fd; return 0; }
 #define DIR_EVENTS 0u
 #define PARENT_EVENTS 0u
+#define FILE_EVENTS 0u
 #endif
 
 /* ---- The registry directory: open it, watch it, or its parent. ---- */
@@ -164,7 +172,8 @@ static int attach(struct waiter *w)
 	if (w->reg->fd < 0 || w->dir_wd >= 0 || w->polling)
 		return 0;
 	if (w->ino < 0 || remote_fs(w->reg->fd) ||
-	    (w->dir_wd = notify_add(w->ino, w->reg->path, DIR_EVENTS)) < 0)
+	    (w->dir_wd = notify_add(w->ino, w->reg->path,
+				    DIR_EVENTS | (w->file ? FILE_EVENTS : 0u))) < 0)
 		w->polling = 1;
 	if (w->parent_wd >= 0)
 		notify_rm(w->ino, w->parent_wd);
@@ -196,7 +205,7 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	if (st->late_at >= 0 && !st->late) {
 		/* LATE is a time, not a file change (SPEC §2). */
 		double at = now + (st->late_at - now_real()) + 0.01;
-		want(w, at < now + FOLLOW_EVERY ? at : now + FOLLOW_EVERY);
+		want(w, at < now + CLOCK_EVERY ? at : now + CLOCK_EVERY);
 	}
 	if (st->status != ST_RUNNING) {
 		unwatch_pid(j);   /* only a file change can change it */
@@ -209,8 +218,8 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		 * poll would, and no later than a second from now: the
 		 * realtime clock may be stepped, or the machine suspended. */
 		double at = now + ((double)until - now_real()) + 0.01;
-		if (at > now + FOLLOW_EVERY)
-			at = now + FOLLOW_EVERY;
+		if (at > now + CLOCK_EVERY)
+			at = now + CLOCK_EVERY;
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
 	if (!owner) {
@@ -296,6 +305,11 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 	}
 	if (!e->len)
 		return;
+	if (w->file && strcmp(e->name, w->file) == 0) {
+		if (e->mask & FILE_EVENTS)
+			want(w, now);
+		return;
+	}
 	for (size_t i = 0; i < w->njobs; i++) {
 		struct wjob *j = &w->w[i];
 		if (strcmp(e->name, w->jobs[i]) == 0) {
@@ -366,21 +380,12 @@ static int timeout_ms(double next, double now)
 	return (int)ms + 1;
 }
 
-static double earliest(double a, double b)
-{
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
-}
-
-int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
-	       wait_cond cond, void *ctx, double deadline)
+static int wait_loop(struct registry *reg, char *const *jobs, size_t njobs, const char *file,
+		     wait_cond cond, void *ctx, double deadline)
 {
 	struct waiter w = {
 		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
-		.njobs = njobs, .check_at = -1, .followup = -1,
+		.njobs = njobs, .file = file, .check_at = -1, .followup = -1,
 	};
 	struct pollfd *fds = xmalloc((njobs + 1) * sizeof *fds);
 	size_t *owner = xmalloc((njobs + 1) * sizeof *owner);
@@ -460,4 +465,17 @@ int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
 	free(fds);
 	free(owner);
 	return rc;
+}
+
+int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
+	       wait_cond cond, void *ctx, double deadline)
+{
+	return wait_loop(reg, jobs, njobs, NULL, cond, ctx, deadline);
+}
+
+int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
+		   void *ctx)
+{
+	char *jobs[] = { (char *)job };
+	return wait_loop(reg, jobs, 1, file, cond, ctx, -1);
 }

@@ -13,6 +13,8 @@
  *   probe, ours included, so that one re-checks at most every 100 ms and
  *   ignores the closes that come while it checks, its own probes among
  *   them — a read-only holder dying in those microseconds is missed);
+ * - for wait_following(), the writes to one file of DIR (IN_MODIFY), its
+ *   creation, rename and removal;
  * - a pidfd of a RUNNING record's pid, where pidfd_open(2) works;
  * - timers: the deadline, a record's `expires` (judged again at least once
  *   a second, for a stepped clock), one a second to follow DIR by name, a
@@ -47,5 +49,11 @@ typedef int (*wait_cond)(void *ctx, size_t index, const struct job_state *st);
  * corrupt record is reported as jobstate_corrupt() does). */
 int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
 	       wait_cond cond, void *ctx, double deadline);
+
+/* wait_until() for the one job JOB, with no deadline, checking also
+ * whenever DIR's entry FILE is written, made, renamed or removed
+ * (jobreg-get --log --follow: FILE is the log, and COND prints what came). */
+int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
+		   void *ctx);
 
 #endif

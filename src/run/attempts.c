@@ -25,8 +25,8 @@ static struct supervise supervision(const struct run_request *req, const struct 
 }
 
 /* JOBREG_RUN (and with --retries JOBREG_ATTEMPT) for the attempt; and
- * with --log its log, begun afresh after the first attempt (the one before
- * failed), and its relay.  Returns an exit status. */
+ * with --log its relay, into the log begun with the run (begin()) or the
+ * attempt (run_next()).  Returns an exit status. */
 static int ready(const struct registry *reg, const struct run_request *req,
 		 const struct run *run, int run_lock, struct logrelay *relay, struct supervise *how)
 {
@@ -35,12 +35,12 @@ static int ready(const struct registry *reg, const struct run_request *req,
 	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
 	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
 		return fail_errno(errno, req->job, "setenv");
-	/* After a failed attempt its log is set aside, as at any run's start. */
+	if (run->log_status)
+		return run->log_status;
 	if (req->log == LOG_NONE)
-		return run->attempt > 1 ? logrelay_turn_over(reg, req->job, 1) : 0;
-	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
-	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
-					&how->out_fd, &how->err_fd);
+		return 0;
+	return logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
+			      &how->out_fd, &how->err_fd);
 }
 
 /* Step 5, one attempt: run the command, its output through the relay with

@@ -1,27 +1,26 @@
 #include "run/logview.h"
+#include "registry/lock.h"
 #include "registry/openat.h"
 #include "util/msg.h"
 #include "record/record.h"
 #include "record/transition.h"
 #include "liveness/jobstate.h"
+#include "liveness/wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef __linux__
-#include <sys/inotify.h>
-#endif
-
 #define CHUNK 65536
-#define FOLLOW_EVERY 100   /* ms: how soon the end of the run is noticed */
+#define HEAD 128   /* the first bytes compared: the first line (under 64
+		    * bytes) and the start of what follows it */
 
-/* Open JOB's log NAME (".log" or ".faillog") into *fd; 1 with a message
- * (unless QUIET) when there is none, else an exit status. */
+/* Open JOB's log SUFFIX (".log" or ".faillog") into *fd; 1 with a message
+ * (none when QUIET_MISSING) when there is none, else an exit status. */
 static int open_log(const struct registry *reg, const char *job, const char *suffix, int *fd,
 		    int quiet_missing, int failed_run)
 {
@@ -49,141 +48,332 @@ static int load(const struct registry *reg, const char *job, struct job_state *s
 	return rc == EXIT_CORRUPT ? jobstate_corrupt(reg, job, st) : rc;
 }
 
-/* Copy FD from *OFFSET to its end to OUT; -1 with errno. */
-static int copy_out(int fd, off_t *offset, int out, char *buf)
+/* ---- Reading a log that the relay may be cutting. ---- */
+
+/* One log file, as a reader goes through it. */
+struct reader {
+	const char *job;
+	int fd;
+	int out;                  /* where it is printed */
+	int started;              /* the log's first line is printed */
+	unsigned long long pos;   /* the run's output printed so far, the
+				   * bytes dropped before it counted */
+	int skip_line;            /* output was lost: go on after a newline */
+	int mid_line;             /* the last byte printed was no newline */
+	char seen[HEAD];          /* the log's first bytes at the last read */
+	size_t nseen;
+	off_t seen_size;          /* and its size then */
+	char *buf;
+};
+
+/* The bytes dropped before what the log holds, as the first line of H (N
+ * bytes) says; returns that line's length (0: there is none). */
+static size_t first_line(const char *h, size_t n, unsigned long long *dropped)
 {
-	for (;;) {
-		ssize_t n = pread(fd, buf, CHUNK, *offset);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+	static const char tag[] = "[jobreg: ", tail[] = " bytes dropped]\n";
+	size_t i = sizeof tag - 1;
+	*dropped = 0;
+	if (n < i || memcmp(h, tag, i) != 0)
+		return 0;
+	unsigned long long d = 0;
+	for (; i < n && h[i] >= '0' && h[i] <= '9'; i++)
+		d = d * 10 + (unsigned long long)(h[i] - '0');
+	if (n - i < sizeof tail - 1 || memcmp(h + i, tail, sizeof tail - 1) != 0)
+		return 0;
+	*dropped = d;
+	return i + sizeof tail - 1;
+}
+
+static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
+{
+	ssize_t n;
+	while ((n = pread(fd, buf, len, at)) < 0 && errno == EINTR)
+		;
+	return n;
+}
+
+/* Read the run's output from r->pos on into r->buf: the count of bytes
+ * read, or -1 with errno; or 0 with *busy when the log changed under the
+ * read, or, while GOING (a relay may write), a cut is seen under way: a
+ * first byte NUL (its first line not yet written), or the same first line
+ * as at the last read over another start, the log not shortened since
+ * (the kept bytes moved, the line not yet rewritten).  Output dropped
+ * before it was read is told here. */
+static ssize_t look(struct reader *r, int going, int *busy)
+{
+	char h1[HEAD], h2[HEAD];
+	unsigned long long dropped;
+	struct stat before, after;
+
+	*busy = 0;
+	ssize_t n1 = fstat(r->fd, &before) < 0 ? -1 : read_at(r->fd, h1, HEAD, 0);
+	if (n1 < 0)
+		return -1;
+	size_t len = first_line(h1, (size_t)n1, &dropped);
+	size_t common = (size_t)n1 < r->nseen ? (size_t)n1 : r->nseen;
+	if (going && ((n1 > 0 && h1[0] == '\0') ||
+		      (len <= common && memcmp(h1, r->seen, len) == 0 &&
+		       memcmp(h1, r->seen, common) != 0 && before.st_size >= r->seen_size)))
+		return *busy = 1, 0;
+	unsigned long long from = r->pos > dropped ? r->pos : dropped;
+	off_t at = (off_t)(len + (from - dropped));
+	ssize_t n = read_at(r->fd, r->buf, CHUNK, at);
+	ssize_t n2 = n < 0 ? -1 : read_at(r->fd, h2, HEAD, 0);
+	if (n2 < 0 || fstat(r->fd, &after) < 0)
+		return -1;
+	/* The start may grow (a short log written to), never change; nor
+	 * may the log be shortened under what was read. */
+	if (n2 < n1 || memcmp(h1, h2, (size_t)n1) != 0 || after.st_size < at + n)
+		return *busy = 1, 0;
+	memcpy(r->seen, h2, (size_t)n2);
+	r->nseen = (size_t)n2;
+	r->seen_size = after.st_size;
+	if (!r->started) {
+		/* As the log is: its first line too. */
+		r->started = 1;
+		r->pos = from;
+		if (len && write_full(r->out, h1, len) < 0)
 			return -1;
-		if (n == 0)
+	} else if (from > r->pos) {
+		warn(r->job, "the log was cut: %llu bytes dropped before they were read",
+		     from - r->pos);
+		r->pos = from;
+		r->skip_line = 1;
+		if (r->mid_line && write_full(r->out, "\n", 1) < 0)
+			return -1;
+		r->mid_line = 0;
+	}
+	return n;
+}
+
+/* Print N bytes that look() read: after a loss, from the next newline on;
+ * with WHOLE only whole lines, but a chunk with no newline at all (a long
+ * line) as it is.  Returns 0, or -1 with errno. */
+static int emit(struct reader *r, size_t n, int whole)
+{
+	const char *p = r->buf, *end = r->buf + n;
+	if (r->skip_line) {
+		const char *nl = memchr(p, '\n', n);
+		if (!nl) {
+			if (n == CHUNK || !whole)
+				r->pos += n;   /* all of it the rest of a lost line */
 			return 0;
-		if (write_full(out, buf, (size_t)n) < 0)
-			return -1;
-		*offset += n;
+		}
+		r->pos += (unsigned long long)(nl + 1 - p);
+		p = nl + 1;
+		r->skip_line = 0;
+	}
+	const char *stop = end;
+	if (whole) {
+		while (stop > p && stop[-1] != '\n')
+			stop--;
+		if (stop == r->buf && n == CHUNK)
+			stop = end;
+	}
+	if (stop == p)
+		return 0;
+	if (write_full(r->out, p, (size_t)(stop - p)) < 0)
+		return -1;
+	r->pos += (unsigned long long)(stop - p);
+	r->mid_line = stop[-1] != '\n';
+	return 0;
+}
+
+/* Print the log from r->pos to its end (see look() and emit()); *settled
+ * 0 when a cut or a first line under way kept some back.  Returns an exit
+ * status. */
+static int take(struct reader *r, int going, int whole, int *settled)
+{
+	*settled = 1;
+	for (int tries = 0;;) {
+		int busy;
+		ssize_t n = look(r, going, &busy);
+		if (n < 0)
+			return fail_errno(errno, r->job, "read the log");
+		if (busy && ++tries < 100)
+			continue;   /* a cut takes microseconds */
+		if (busy)
+			*settled = 0;
+		if (busy || n == 0)
+			return 0;
+		if (emit(r, (size_t)n, whole) < 0)
+			return fail_errno(errno, r->job, "%s the log", r->out == 1 ? "print" : "show");
+		if (n < CHUNK)
+			return 0;
 	}
 }
 
-/* Copy JOB's log SUFFIX to OUT (see open_log()). */
-static int print(const struct registry *reg, const char *job, const char *suffix, int out,
-		 int quiet_missing, int failed_run)
+/* Print all of FD (no relay writes it any more) to OUT. */
+static int print_fd(const char *job, int fd, int out)
 {
-	char *buf = xmalloc(CHUNK);
-	off_t offset = 0;
-	int fd, rc = open_log(reg, job, suffix, &fd, quiet_missing, failed_run);
-	if (!rc && copy_out(fd, &offset, out, buf) < 0)
-		rc = fail_errno(errno, job, "%s log", out == 1 ? "print the" : "show the");
-	if (fd >= 0)
-		close_fd(fd);
-	free(buf);
+	struct reader r = { .job = job, .fd = fd, .out = out, .buf = xmalloc(CHUNK) };
+	int settled, rc = take(&r, 0, 0, &settled);
+	free(r.buf);
 	return rc;
 }
 
-int logview_print(const struct registry *reg, const char *job)
-{
-	return print(reg, job, ".log", 1, 0, 0);
-}
+/* ---- --faillog and --chronic: logs no relay writes. ---- */
 
-int logview_faillog(const struct registry *reg, const char *job)
+int logview_faillog(const struct registry *reg, const char *job, double lock_wait)
 {
 	struct job_state st;
-	int rc = load(reg, job, &st);
-	/* Until the next run begins, the last failure's log is the latest. */
-	int latest = !rc && jobstate_last_run_failed(&st);
-	jobstate_free(&st);
-	return rc ? rc : print(reg, job, latest ? ".log" : ".faillog", 1, 0, 1);
+	int fd = -1, lock = -1;
+	int rc = reg->fd < 0 ? 0 : reg_lock(reg, job, JOB_LOCK, LOCK_SH, lock_wait, 0, &lock);
+	if (!rc) {
+		rc = load(reg, job, &st);
+		/* Until the next run begins, the last failure's log is the latest. */
+		int latest = !rc && jobstate_last_run_failed(&st);
+		jobstate_free(&st);
+		if (!rc)
+			rc = open_log(reg, job, latest ? ".log" : ".faillog", &fd, 0, 1);
+	}
+	reg_unlock(&lock);
+	if (!rc)
+		rc = print_fd(job, fd, 1);
+	if (fd >= 0)
+		close_fd(fd);
+	return rc;
 }
 
 void logview_chronic(const struct registry *reg, const char *job)
 {
-	(void)print(reg, job, ".log", 2, 1, 1);
-}
-
-/* The bytes dropped from the log so far, as its first line says. */
-static unsigned long long dropped(int fd, off_t *head)
-{
-	char line[64];
-	ssize_t n = pread(fd, line, sizeof line - 1, 0);
-	*head = 0;
-	if (n <= 0)
-		return 0;
-	line[n] = '\0';
-	if (strncmp(line, "[jobreg: ", 9) != 0 || !strchr(line, '\n'))
-		return 0;
-	*head = strchr(line, '\n') - line + 1;
-	return strtoull(line + 9, NULL, 10);
-}
-
-/* Is run RUN of JOB still going?  (An attempt waiting for its retry, and
- * a job read dead or otherwise, have ended.) */
-static int going(const struct registry *reg, const char *job, unsigned long long run, int *rc)
-{
-	struct job_state st;
-	*rc = load(reg, job, &st);
-	int yes = !*rc && st.status == ST_RUNNING && record_count(&st.rec, "runs") == run &&
-		  !record_get(&st.rec, "retry_at");
-	jobstate_free(&st);
-	return yes;
-}
-
-int logview_follow(const struct registry *reg, const char *job)
-{
-	char *buf = xmalloc(CHUNK);
-	struct job_state st;
-	unsigned long long run = 0, seen_dropped = 0, run_pos = 0;
-	off_t offset = 0, head = 0;
-	int fd = -1, ino = -1, rc = load(reg, job, &st);
-
-	if (!rc && st.status == ST_RUNNING && !record_get(&st.rec, "retry_at"))
-		run = record_count(&st.rec, "runs");
-	jobstate_free(&st);
-	if (!rc)
-		rc = open_log(reg, job, ".log", &fd, 0, 0);
-#ifdef __linux__
-	if (!rc && run) {
-		char *name = reg_dot_name(job, ".log");
-		ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (ino >= 0 && inotify_add_watch(ino, reg_path(reg, name), IN_MODIFY) < 0) {
-			close_fd(ino);
-			ino = -1;
-		}
-		free(name);
-	}
-#endif
-	/* RUN_POS: how far into the run's output we have printed.  A cut
-	 * moves what is kept to the front, after a new first line: go on from
-	 * there (what was dropped before it was read is gone). */
-	seen_dropped = rc ? 0 : dropped(fd, &head);
-	for (int live = run != 0; !rc;) {
-		unsigned long long d = dropped(fd, &head);
-		if (d != seen_dropped) {
-			seen_dropped = d;
-			offset = head + (off_t)(run_pos > d ? run_pos - d : 0);
-		}
-		if (copy_out(fd, &offset, 1, buf) < 0) {
-			rc = fail_errno(errno, job, "print the log");
-			break;
-		}
-		run_pos = seen_dropped + (unsigned long long)(offset > head ? offset - head : 0);
-		if (!live)
-			break;
-		/* One more look at the log once the run has ended. */
-		live = going(reg, job, run, &rc);
-		if (!live || rc)
-			continue;
-		struct pollfd p = { .fd = ino, .events = POLLIN };
-		if (poll(&p, ino >= 0, FOLLOW_EVERY) > 0) {
-			char events[4096];
-			while (read(ino, events, sizeof events) > 0)
-				;
-		}
-	}
-	if (ino >= 0)
-		close_fd(ino);
-	if (fd >= 0)
+	int fd;
+	if (open_log(reg, job, ".log", &fd, 1, 1) == 0) {
+		(void)print_fd(job, fd, 2);
 		close_fd(fd);
-	free(buf);
+	}
+}
+
+/* ---- --log and --follow: the latest log, which a relay may write. ---- */
+
+struct view {
+	struct registry *reg;
+	const char *job;
+	int follow;            /* --follow: until the run ends */
+	struct reader r;
+	struct record run;     /* the run followed, as first seen RUNNING */
+	int have_run;
+	int rc;
+};
+
+static int same_value(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Are A and B records of one dispatch?  (Its attempts are runs of
+ * their own, by the same process.) */
+static int same_dispatch(const struct record *a, const struct record *b)
+{
+	static const char *const keys[] = { "host", "pid", "pid_start" };
+	if (!record_get(a, "pid"))
+		return record_count(a, "runs") == record_count(b, "runs");
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (!same_value(record_get(a, keys[i]), record_get(b, keys[i])))
+			return 0;
+	return 1;
+}
+
+/* Does the run that writes the log go on?  The one RUNNING when first
+ * asked, or before that one that is starting: its log is made before its
+ * record says RUNNING, holding the run lock (SPEC §5 step 4). */
+static int going(struct view *v, const struct job_state *st)
+{
+	if (st->status == ST_RUNNING && !v->have_run) {
+		record_copy(&v->run, &st->rec);
+		v->have_run = 1;
+	}
+	if (v->have_run)
+		return st->status == ST_RUNNING && same_dispatch(&v->run, &st->rec);
+	int probe = -1, busy = 0;
+	unsigned long long ino;
+	if (reg_probe_run_lock(v->reg, v->job, &probe, &ino, &busy) != 0)
+		busy = 0;
+	reg_unlock(&probe);
+	return busy;
+}
+
+/* Has the log a new file (the next attempt's)?  Then the last one is
+ * whole: print its rest, a newline ending a last line left open, and go
+ * on with the new one from its start.  Returns an exit status. */
+static int next_attempt(struct view *v)
+{
+	char *name = reg_dot_name(v->job, ".log");
+	struct stat now, ours;
+	int fd, rc = 0, settled;
+
+	int there = v->reg->fd >= 0 && fstatat(v->reg->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0;
+	free(name);
+	if (!there || fstat(v->r.fd, &ours) < 0 ||
+	    (now.st_dev == ours.st_dev && now.st_ino == ours.st_ino))
+		return 0;   /* none between the two steps of a turnover: wait */
+	if ((rc = take(&v->r, 0, 0, &settled)) != 0)
+		return rc;
+	if (v->r.mid_line && write_full(1, "\n", 1) < 0)
+		return fail_errno(errno, v->job, "print the log");
+	v->r.mid_line = 0;
+	if ((rc = open_log(v->reg, v->job, ".log", &fd, 1, 0)) != 0)
+		return rc == EXIT_FALSE ? 0 : rc;
+	close_fd(v->r.fd);
+	v->r = (struct reader){ .job = v->job, .fd = fd, .out = 1, .buf = v->r.buf };
+	return 0;
+}
+
+/* The condition of the wait (wait.h), called at each change: print what
+ * came; met when all is printed (--log), or when the run has ended and
+ * the rest of its log is printed (--follow), or on an error (v->rc). */
+static int printed(void *ctx, size_t index, const struct job_state *st)
+{
+	struct view *v = ctx;
+	int settled = 1, on = going(v, st);
+	(void)index;
+	if (on && v->follow)
+		v->rc = next_attempt(v);
+	if (!v->rc)
+		v->rc = take(&v->r, on, on && v->follow, &settled);
+	return v->rc || !on || (!v->follow && settled);
+}
+
+/* --log: the log as it is now, the record read once (a corrupt one is no
+ * run going); only a cut or a first line under way is waited for. */
+static int print_now(struct view *v, const char *name)
+{
+	struct job_state st;
+	int rc = jobstate_load(v->reg, v->job, &st);
+	int done = rc == 0 || rc == EXIT_CORRUPT ? printed(v, 0, &st) : 1;
+	jobstate_free(&st);
+	if (rc == EXIT_CORRUPT)
+		rc = 0;
+	return rc || done ? rc : wait_following(v->reg, v->job, name, printed, v);
+}
+
+static int view(struct registry *reg, const char *job, int follow)
+{
+	struct view v = { .reg = reg, .job = job, .follow = follow };
+	char *name = reg_dot_name(job, ".log");
+	int fd;
+
+	int rc = open_log(reg, job, ".log", &fd, 0, 0);
+	if (!rc) {
+		v.r = (struct reader){ .job = job, .fd = fd, .out = 1, .buf = xmalloc(CHUNK) };
+		rc = follow ? wait_following(reg, job, name, printed, &v) : print_now(&v, name);
+		if (!rc)
+			rc = v.rc;
+		close_fd(v.r.fd);
+		free(v.r.buf);
+	}
+	if (v.have_run)
+		record_free(&v.run);
+	free(name);
 	return rc;
+}
+
+int logview_print(struct registry *reg, const char *job)
+{
+	return view(reg, job, 0);
+}
+
+int logview_follow(struct registry *reg, const char *job)
+{
+	return view(reg, job, 1);
 }

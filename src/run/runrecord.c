@@ -123,6 +123,11 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 
 	int rc = lock_ours(reg, run, &job_lock, &st, ours);
 	if (!rc && *ours) {
+		/* The failed attempt's log is set aside before the record
+		 * says the next one runs, under the same lock, so a reader of
+		 * the fail log sees the two change as one (logview.h). */
+		run->log_status = run->logged ? logrelay_prepare(reg, run->job, 1)
+					      : logrelay_turn_over(reg, run->job, 1);
 		record_copy(&rec, &st.rec);
 		run->attempt++;
 		begin_attempt(run, &rec, NULL);

@@ -27,6 +27,8 @@ struct run {
 	char number[24];           /* its run number (JOBREG_RUN) */
 	time_t ended_at;           /* when the last attempt to retry ended */
 	int logged;                /* --log or --chronic: the run writes a log */
+	int log_status;            /* the attempt's log could not be begun: the
+				    * exit status (run_next()), else 0 */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
@@ -38,8 +40,10 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
  * history line added.  Returns an exit status. */
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
 	      time_t retry_at);
-/* The next attempt begins: RUNNING again, a new run number; *OURS 0 when
- * the record was no longer this run's (nothing written). */
+/* The next attempt begins: the last one's log set aside (and with
+ * run->logged the new one's begun, its failure in run->log_status), then
+ * RUNNING again, a new run number; *OURS 0 when the record was no longer
+ * this run's (nothing done). */
 int run_next(const struct registry *reg, struct run *run, int *ours);
 /* Step 6: DONE with how the run ended, or with CLEAR no record (nor
  * history and logs).  A record that is no longer this run's is left

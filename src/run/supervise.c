@@ -157,11 +157,6 @@ static void stop_run(const struct supervise *s, pid_t pid, int own_group, double
 	*kill_at = kill_after > 0 && s->signal != SIGKILL ? now_mono() + kill_after : -1;
 }
 
-static double earliest(double a, double b)
-{
-	return a < 0 ? b : b < 0 || a < b ? a : b;
-}
-
 /* Wait for the command PID to end, forwarding signals once it STARTED,
  * enforcing the limit from START on, and checking the run lock. */
 static void wait_command(const struct supervise *s, pid_t pid, int started, double start,

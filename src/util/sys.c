@@ -203,6 +203,11 @@ double now_real(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double earliest(double a, double b)
+{
+	return a < 0 ? b : b < 0 || a < b ? a : b;
+}
+
 double now_mono(void)
 {
 	struct timespec ts;

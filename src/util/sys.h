@@ -50,6 +50,8 @@ time_t now_seconds(void);
 double now_real(void);
 /* Monotonic seconds, for deadlines. */
 double now_mono(void);
+/* The earlier of two times, either < 0 meaning none (then the other). */
+double earliest(double a, double b);
 
 /* PATH made absolute against the working directory, with "." and empty
  * components dropped; ".." and symlinks are kept as they are, so the
