@@ -903,3 +903,62 @@ crash() {
 @test "crash points: jobreg-dispatch killed at every system call: never torn, never RUNNING forever, the next dispatch runs" {
 	untraced crash dispatch
 }
+
+# retry_history WHAT: after a --retries run of a failing command was killed and the
+# next dispatch ran (true): the crash rule of SPEC §3a with attempts.  Runs 0 (the old
+# record's) to the record's last each have exactly one line, none missing; the last
+# is OK, the ones between FAILED or LOST; the record's failures and lost count them.
+retry_history() {
+	local what=$1 runs failures lost l k out bad=0 nlost=0
+	local -A seen=()
+	field_into runs "$J" runs
+	field_into failures "$J" failures
+	field_into lost "$J" lost
+	while IFS= read -r l || [[ -n $l ]]; do
+		[[ $l =~ ^run=([0-9]+)\ outcome=([A-Z]+) ]] || continue
+		k=${BASH_REMATCH[1]}
+		[[ -z ${seen[$k]:-} ]] || note_fail "$what run $k is in the history twice"
+		seen[$k]=${BASH_REMATCH[2]}
+	done < "$REG/.$J.history"
+	for ((k = 0; k <= runs; k++)); do
+		out=${seen[$k]:-missing}
+		if ((k == 0 || k == runs)); then
+			[[ $out == OK ]] || note_fail "$what run $k is $out in the history, want OK"
+		elif [[ $out == FAILED || $out == LOST ]]; then
+			bad=$((bad + 1))
+			[[ $out == LOST ]] && nlost=$((nlost + 1))
+		else
+			note_fail "$what run $k of $runs is $out in the history, want FAILED or LOST"
+		fi
+	done
+	((${failures:-0} == bad && ${lost:-0} == nlost)) ||
+		note_fail "$what the record counts failures=${failures:-0} lost=${lost:-0}; the history $bad and $nlost"
+}
+
+# retry_crash: kill `dispatch --retries 1 ... false` at each rename it makes (each
+# write's commit point: the records of both attempts, the one between them, and
+# the attempts' history lines), then dispatch again.
+retry_crash() {
+	local cmd=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) calls c sc
+	prepare_record
+	strace -o "$T/trace.retry" "${cmd[@]}" > /dev/null 2>&1
+	jobreg-dispatch -q "$J" true
+	retry_history "a plain run, and the next:"
+	mapfile -t calls < <(awk 'match($0, /^rename(at2?)?\(/) {
+		sc = substr($0, 1, RLENGTH - 1); print sc, ++n[sc] }' "$T/trace.retry")
+	((${#calls[@]} >= 6)) || note_fail "a plain run made ${#calls[@]} renames, want at least 6"
+	for c in "${calls[@]}"; do
+		CASES=$((CASES + 1))
+		sc=${c% *}
+		prepare_record
+		strace -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=${c#* }" \
+			"${cmd[@]}" > /dev/null 2>&1
+		jobreg-dispatch -q "$J" true 2> "$ERR" ||
+			note_fail "killed at $c: the next dispatch failed: $(<"$ERR")"
+		retry_history "killed at $c:"
+	done
+}
+
+@test "crash points: jobreg-dispatch --retries killed at each rename: every attempt is in the history once, none lost" {
+	untraced retry_crash
+}
