@@ -923,6 +923,31 @@ done_fault() {
 	[[ "$(cat "$T/err")" == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
 }
 
+@test "a log emptied to make room for DONE: when DONE is then written, no error is said about the first try" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null true >/dev/null 2>&1 || skip "strace cannot trace here (ptrace not permitted)"
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	strace -o "$T/trace" -e trace=fsync,openat jobreg-dispatch --log j echo out >/dev/null 2>&1
+	when=$(awk '/^openat\(.*\.j\.tmp/ { tmps++ } /^fsync\(/ { n++; if (tmps == 2) { print n; exit } }' "$T/trace")
+	[ -n "$when" ]
+	jobreg-clear -q --force j
+	# the first try of DONE fails (ENOSPC), the one after emptying the log does not
+	run --separate-stderr strace -o /dev/null -e trace=fsync -e inject="fsync:error=ENOSPC:when=$when" \
+		jobreg-dispatch --log j echo out
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: j: emptied the run's log to make room for its record" ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 0 ]
+	# both tries fail: the second one's error is said, once
+	jobreg-clear -q --force j
+	run --separate-stderr strace -o /dev/null -e trace=fsync -e inject="fsync:error=ENOSPC:when=$when+" \
+		jobreg-dispatch --log j echo out
+	[ "$status" -eq 74 ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "jobreg-dispatch: j: emptied the run's log to make room for its record" ]
+	[[ ${stderr_lines[1]} == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
+}
+
 @test "a STALE lock-owned record whose dead dispatcher had our pid is taken over as a new run: JOBREG_RUN and started move on" {
 	t=$(now_rfc3339 -120)
 	mkdir -p "$REG"

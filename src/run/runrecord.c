@@ -160,14 +160,22 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		else
 			record_to_done(&rec, now_seconds(), end, NULL);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
+		/* The first try's error is held: it is said only when there
+		 * is no second try, which speaks for itself. */
+		struct buf first_try = {0};
+		struct buf *was_held = message_hold(&first_try);
 		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		message_hold(was_held);
 		/* The result is state, the log diagnostics: a log that filled
 		 * the disk makes room for the record. */
 		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+			message_release(&first_try, 0);
 			message_context(NULL);
 			warn(run->job, "emptied the run's log to make room for its record");
 			message_context(context.data);
 			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		} else {
+			message_release(&first_try, 1);
 		}
 		record_free(&rec);
 	}

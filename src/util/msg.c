@@ -11,6 +11,7 @@ int quiet;
 static const char *context;
 static void (*before)(void);
 static int errors_are_info;
+static struct buf *hold;
 
 const char *message_context(const char *text)
 {
@@ -22,6 +23,23 @@ const char *message_context(const char *text)
 void errors_informational(int on)
 {
 	errors_are_info = on;
+}
+
+struct buf *message_hold(struct buf *held)
+{
+	struct buf *was = hold;
+	hold = held;
+	return was;
+}
+
+void message_release(struct buf *held, int write)
+{
+	if (write && held->len) {
+		if (before)
+			before();
+		(void)write_full(2, held->data, held->len);
+	}
+	buf_free(held);
 }
 
 void message_before(void (*flush)(void))
@@ -55,6 +73,11 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		if (line.data[i] == '\n' || line.data[i] == '\r')
 			line.data[i] = '?';
 	buf_addc(&line, '\n');
+	if (hold) {
+		buf_add(hold, line.data, line.len);
+		buf_free(&line);
+		return;
+	}
 	if (before)
 		before();
 	/* A closed stderr loses the message, nothing else (SIGPIPE is
