@@ -948,6 +948,49 @@ done_fault() {
 	[[ ${stderr_lines[1]} == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
 }
 
+# ---- how a failed run ended, in dispatch's own words (cron mails output) ----
+
+@test "-q does not silence a time limit: one line says the run timed out, and with which signals" {
+	run --separate-stderr jobreg-dispatch -q --timeout 0.5 j sleep 30
+	[ "$status" -eq 124 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 1 timed out after 0.5s (TERM)" ]
+	run --separate-stderr jobreg-dispatch -q --timeout 1 --kill-after 0.3 j \
+		sh -c 'trap "" TERM; sleep 30'
+	[ "$status" -eq 124 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 2 timed out after 1s (TERM, then KILL)" ]
+	# a run that ends within its limit says nothing
+	run --separate-stderr jobreg-dispatch -q --timeout 5 j sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[ -z "$stderr" ]
+}
+
+@test "--chronic: a failed run's report ends with how it ended, even when the command printed nothing, and with -q" {
+	run --separate-stderr jobreg-dispatch -q --chronic j false
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "jobreg-dispatch: j: run 1 failed: exit 1" ]
+	run --separate-stderr jobreg-dispatch -q --chronic j sh -c 'echo said; kill -KILL $$'
+	[ "$status" -eq 137 ]
+	[ "$stderr" = $'said\njobreg-dispatch: j: run 2 killed by SIGKILL' ]
+	# a time limit: said once, at the end of the report
+	run --separate-stderr jobreg-dispatch -q --chronic --timeout 0.5 j sh -c 'echo said; exec sleep 30'
+	[ "$status" -eq 124 ]
+	[ "$stderr" = $'said\njobreg-dispatch: j: run 3 timed out after 0.5s (TERM)' ]
+	# a --once replay of it prints the same report
+	run --separate-stderr jobreg-dispatch -q --once --chronic j true
+	[ "$status" -eq 124 ]
+	[ "$stderr" = $'said\njobreg-dispatch: j: run 3 timed out after 0.5s (TERM)' ]
+	# with --clear too, and after the retries ran out: the last attempt's
+	run --separate-stderr jobreg-dispatch -q --chronic --clear --retries 1 --retry-delay 0 j sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 5 failed: exit 4" ]
+	# an OK run prints nothing, even after an attempt that the limit ended
+	run --separate-stderr jobreg-dispatch -q --chronic --timeout 0.5 --retries 1 --retry-delay 0 j \
+		sh -c '[ "$JOBREG_ATTEMPT" = 2 ] || exec sleep 30'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
 @test "a STALE lock-owned record whose dead dispatcher had our pid is taken over as a new run: JOBREG_RUN and started move on" {
 	t=$(now_rfc3339 -120)
 	mkdir -p "$REG"

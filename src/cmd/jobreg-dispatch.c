@@ -110,6 +110,42 @@ static enum action decide(const struct request *req, const struct job_state *st,
 	return RUN;
 }
 
+/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
+static void add_duration(struct buf *b, double seconds)
+{
+	if (seconds >= 3600 && seconds == 3600 * (double)(long long)(seconds / 3600))
+		buf_addf(b, "%lldh", (long long)(seconds / 3600));
+	else if (seconds >= 60 && seconds == 60 * (double)(long long)(seconds / 60))
+		buf_addf(b, "%lldm", (long long)(seconds / 60));
+	else
+		buf_addf(b, "%gs", seconds);
+}
+
+/* How a failed run ended, in dispatch's words (SPEC §5 Logs): "failed:
+ * exit 3", "timed out after 5s (TERM, then KILL)", "killed by SIGKILL",
+ * "lost its run lock".  A time limit of TIMEOUT seconds names the signals
+ * sent: LIMIT_SIGNAL (NULL: not known, the one that ended the run), then
+ * KILL when KILLED. */
+static void describe_failure(struct buf *b, const struct run_result *end, double timeout,
+			     const char *limit_signal, int killed, int lost)
+{
+	const char *sig = limit_signal ? limit_signal : end->signal_name;
+	if (lost) {
+		buf_adds(b, "lost its run lock");
+	} else if (end->timed_out) {
+		buf_adds(b, "timed out after ");
+		add_duration(b, timeout);
+		if (sig)
+			buf_addf(b, " (%s%s)", sig, killed ? ", then KILL" : "");
+	} else if (end->signal_name) {
+		buf_addf(b, "killed by SIG%s", end->signal_name);
+	} else if (end->exit_status >= 0) {
+		buf_addf(b, "failed: exit %d", end->exit_status);
+	} else {
+		buf_adds(b, "failed: how it ended is not known");
+	}
+}
+
 /* Step 3: the result of the DONE run, as its message and exit status. */
 static int replay(const struct registry *reg, const struct request *req, const struct record *r)
 {
@@ -123,10 +159,16 @@ static int replay(const struct registry *reg, const struct request *req, const s
 	run_describe_result(&how, &end);
 	info(req->job, "already done: failed (%s%s%s); clear it to allow a new run",
 	     how.data, ended ? ", ended " : "", ended ? ended : "");
-	buf_free(&how);
-	/* --chronic prints the failed run's log, as at its end. */
-	if (req->log == LOG_CHRONIC)
+	/* --chronic prints the failed run's log, as at its end, and how
+	 * it ended, -q or not. */
+	if (req->log == LOG_CHRONIC) {
+		const char *limit = record_get(r, "timeout");
 		logview_chronic(reg, req->job);
+		buf_reset(&how);
+		describe_failure(&how, &end, limit ? strtod(limit, NULL) : 0, NULL, 0, 0);
+		warn(req->job, "run %llu %s", record_count(r, "runs"), how.data);
+	}
+	buf_free(&how);
 	return run_result_status(&end);
 }
 
@@ -328,13 +370,33 @@ static double retry_delay(const struct request *req, unsigned long k)
 	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
 }
 
+/* "JOB: run N timed out after ...": a line of dispatch's own, which -q
+ * does not silence when LOUD (cron mails output, not exit statuses). */
+static void say_failure(const struct request *req, const struct run *run,
+			const struct run_result *end, const struct supervise_end *ended, int lost,
+			int loud)
+{
+	struct buf how = {0};
+	char name[SIGNAME_MAX];
+	describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
+			 ended->killed, lost);
+	if (loud)
+		warn(req->job, "run %s %s", run->number, how.data);
+	else
+		info(req->job, "run %s %s", run->number, how.data);
+	buf_free(&how);
+}
+
 /* Steps 5 and 6: run the command, and again after a FAILED attempt while
  * --retries allows (not after 126 or 127, nor after dispatch was told to
- * stop), holding the run lock throughout; then record the end.  Returns
- * dispatch's exit status. */
+ * stop), holding the run lock throughout; then record the end.  A time
+ * limit is dispatch's own doing: it says so on stderr, -q or not (with
+ * --chronic, at the end of the report of a run that failed, which always
+ * ends with how it failed).  Returns dispatch's exit status. */
 static int run_attempts(const struct registry *reg, const struct request *req, struct run *run,
 			int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
 {
+	int chronic_mode = req->log == LOG_CHRONIC;
 	for (;;) {
 		struct run_result end;
 		struct supervise_end ended;
@@ -348,26 +410,38 @@ static int run_attempts(const struct registry *reg, const struct request *req, s
 		    run->attempt && run->attempt <= (unsigned long)req->retries) {
 			double delay = retry_delay(req, run->attempt);
 			struct supervise how = supervision(req, run, run_lock);
+			/* --chronic: a run that ends OK after all prints nothing. */
+			if (end.timed_out)
+				say_failure(req, run, &end, &ended, 0, !chronic_mode);
 			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
 			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
 			     run->attempt + 1, delay);
 			if (!rc && !supervise_pause(&how, hold, delay, &lost) &&
 			    (rc = run_next(reg, run, &ours)) == 0 && ours)
 				continue;
+		} else if (end.timed_out && !lost && !chronic_mode) {
+			say_failure(req, run, &end, &ended, 0, 1);
 		}
+		/* --chronic: a failed run's log, printed before --clear
+		 * removes it, then how it failed. */
+		int chronic = chronic_mode && status;
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
-		if (lost)
+		if (lost) {
+			if (chronic) {
+				logview_chronic(reg, req->job);
+				say_failure(req, run, &end, &ended, 1, 1);
+			}
 			return EXIT_IO;
-		/* --chronic: a failed run's log, printed before --clear
-		 * removes it. */
-		int chronic = req->log == LOG_CHRONIC && status;
+		}
 		if (chronic && req->clear_after)
 			logview_chronic(reg, req->job);
 		if (!rc && ours)
 			rc = run_finish(reg, run, &end, req->clear_after);
 		if (chronic && !req->clear_after)
 			logview_chronic(reg, req->job);
+		if (chronic)
+			say_failure(req, run, &end, &ended, 0, 1);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */
 		return status ? status : rc;
