@@ -95,6 +95,9 @@ start_cron() {
 	# a DONE record a month old, for the housekeeping line to forget
 	old=$(date -u -d '-30 days' +%Y-%m-%dT%H:%M:%SZ)
 	printf '%s\n' version=1 status=DONE "since=$old" "started=$old" "ended=$old" exit=0 > "$d/reg/old"
+	# for the metrics line, a registry with a corrupt record: data there, no mail
+	mkdir -p "$d/metrics"
+	echo garbage > "$d/metrics/bad"
 	# a job already running, which the no-overlap lines must skip without a word
 	JOBREG_DIR=$d/reg jobreg-dispatch busy sleep 300 < /dev/null > /dev/null 2>&1 3>&- &
 	CRON_BUSY=$!
@@ -128,7 +131,7 @@ start_cron() {
 		echo "$when jobreg-dispatch -q --chronic --retries 2 --late-after 25h nightly2 -- flaky.sh"
 		# README, jobreg-clear(1), jobreg(7): housekeeping; README: the metrics
 		echo "$when jobreg-clear -q -a --if DONE --older-than 7d"
-		echo "$when jobreg-get -q -d $d/reg -a -P -o $d/jobreg.prom"
+		echo "$when jobreg-get -q -d $d/metrics -a -P -o $d/jobreg.prom"
 	} > "$d/crontab"
 	# shellcheck disable=SC2016  # expanded by the namespace's sh
 	unshare -m --propagation private sh -c '
@@ -299,5 +302,6 @@ last_line_is() {
 	[ ! -e "$REG/old" ]
 	mails_for "jobreg-get "
 	[ "$N" -eq 0 ]
-	grep -q '^jobreg_registry_up' "$CRON_DIR/jobreg.prom"
+	grep -Eq '^jobreg_registry_up(\{[^}]*\})? 1$' "$CRON_DIR/jobreg.prom" || flunk "$(cat "$CRON_DIR/jobreg.prom")"
+	grep -Eq '^jobreg_corrupt_records(\{[^}]*\})? 1$' "$CRON_DIR/jobreg.prom" || flunk "$(cat "$CRON_DIR/jobreg.prom")"
 }

@@ -422,9 +422,10 @@ static int run_attempts(const struct registry *reg, const struct request *req, s
 		} else if (end.timed_out && !lost && !chronic_mode) {
 			say_failure(req, run, &end, &ended, 0, 1);
 		}
-		/* --chronic: a failed run's log, printed before --clear
-		 * removes it, then how it failed. */
-		int chronic = chronic_mode && status;
+		/* --chronic: a failed run's log (a lost one's too, whatever
+		 * the command's status), printed before --clear removes it,
+		 * then how it failed. */
+		int chronic = chronic_mode && (status || lost);
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
 		if (lost) {
