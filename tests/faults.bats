@@ -249,6 +249,7 @@ scenario() {
 	dispatch) CMD=(jobreg-dispatch -m new "$J" cp -- "$REG/$J" "$SNAP") ;;
 	dispatch-clear) CMD=(jobreg-dispatch --clear "$J" cp -- "$REG/$J" "$SNAP") ;;
 	dispatch-mkdir) CMD=(jobreg-dispatch "$J" cp -- "$REG/$J" "$SNAP"); PREPARE=prepare_none ;;
+	dispatch-retry) CMD=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -935,30 +936,40 @@ retry_history() {
 		note_fail "$what the record counts failures=${failures:-0} lost=${lost:-0}; the history $bad and $nlost"
 }
 
-# retry_crash: kill `dispatch --retries 1 ... false` at each rename it makes (each
-# write's commit point: the records of both attempts, the one between them, and
-# the attempts' history lines), then dispatch again.
-retry_crash() {
-	local cmd=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) calls c sc
-	prepare_record
-	strace -o "$T/trace.retry" "${cmd[@]}" > /dev/null 2>&1
-	jobreg-dispatch -q "$J" true
-	retry_history "a plain run, and the next:"
-	mapfile -t calls < <(awk 'match($0, /^rename(at2?)?\(/) {
-		sc = substr($0, 1, RLENGTH - 1); print sc, ++n[sc] }' "$T/trace.retry")
-	((${#calls[@]} >= 6)) || note_fail "a plain run made ${#calls[@]} renames, want at least 6"
-	for c in "${calls[@]}"; do
-		CASES=$((CASES + 1))
-		sc=${c% *}
-		prepare_record
-		strace -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=${c#* }" \
-			"${cmd[@]}" > /dev/null 2>&1
-		jobreg-dispatch -q "$J" true 2> "$ERR" ||
-			note_fail "killed at $c: the next dispatch failed: $(<"$ERR")"
-		retry_history "killed at $c:"
+# retry_crash_one "SYSCALL WHEN": kill `dispatch --retries 1 ... false` at that call,
+# then dispatch again (true) once the command is gone, and check the history.
+retry_crash_one() {
+	local i
+	CASES=$((CASES + 1))
+	$PREPARE
+	strace -o /dev/null -e trace="${1% *}" -e inject="${1% *}:signal=SIGKILL:when=${1#* }" \
+		"${CMD[@]}" > /dev/null 2>&1 || true
+	for ((i = 0; i < 200; i++)); do
+		status_of
+		[[ $GOT == RUNNING ]] || break
+		sleep 0.05
 	done
+	jobreg-dispatch -q "$J" true 2> "$ERR" || note_fail "killed at $1: the next dispatch failed: $(<"$ERR")"
+	retry_history "killed at $1:"
 }
 
-@test "crash points: jobreg-dispatch --retries killed at each rename: every attempt is in the history once, none lost" {
+# retry_crash: a --retries run of a failing command killed at each of its system
+# calls in turn (its records, the one between the attempts, the attempts' history
+# lines, and everything between).
+retry_crash() {
+	local calls
+	SCEN=dispatch-retry
+	scenario "$SCEN"
+	$PREPARE
+	strace -o "$T/trace.retry" "${CMD[@]}" > /dev/null 2>&1
+	jobreg-dispatch -q "$J" true
+	retry_history "a plain run, and the next:"
+	every_call "$T/trace.retry" > "$T/calls.retry"
+	mapfile -t calls < "$T/calls.retry"
+	spread retry_crash_one "${calls[@]}"
+	echo "# crash points: ${CMD[0]} --retries: $CASES cases (of its $CALLS_TOTAL system calls)" >&3
+}
+
+@test "crash points: jobreg-dispatch --retries killed at every system call: every attempt is in the history once, none lost" {
 	untraced retry_crash
 }
