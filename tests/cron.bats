@@ -29,7 +29,7 @@ expected_mails() {
 }
 
 setup_file() {
-	CRON_SKIP= CRON_STRACE=
+	CRON_SKIP='' CRON_STRACE=''
 	if [ "$(id -u)" -ne 0 ]; then
 		CRON_SKIP="needs root (mounts in a private namespace, root's crontab)"
 	elif ! command -v cron >/dev/null 2>&1; then
@@ -43,7 +43,7 @@ setup_file() {
 	   strace -o /dev/null -e trace=close -e inject=close:error=EIO:when=1 true >/dev/null 2>&1; then
 		CRON_STRACE=1
 	fi
-	CRON_DIR=$BATS_FILE_TMPDIR/cron CRON_PID= CRON_BUSY=
+	CRON_DIR=$BATS_FILE_TMPDIR/cron
 	export CRON_SKIP CRON_STRACE CRON_DIR
 	[ -z "$CRON_SKIP" ] || return 0
 	start_cron
@@ -57,14 +57,13 @@ teardown_file() {
 
 local_setup() {
 	[ -z "$CRON_SKIP" ] || skip "$CRON_SKIP"
-	REG=$CRON_DIR/reg
-	JOBREG_DIR=$REG
+	export REG=$CRON_DIR/reg JOBREG_DIR=$CRON_DIR/reg
 }
 
-# start_cron: the scripts, the crontab, a job held RUNNING, and the daemon; its pid
-# in CRON_PID.
+# start_cron: the scripts, the crontab, a job held RUNNING, and the daemon; their
+# pids in busy.pid and cron.pid.
 start_cron() {
-	local d=$CRON_DIR now at when old
+	local d=$CRON_DIR now at when old i
 	mkdir -p "$d/bin" "$d/mail" "$d/reg"
 	: > "$d/empty"
 	# the mail catcher: each mail whole into mail/mail.N, once it has ended
@@ -100,9 +99,11 @@ start_cron() {
 	echo garbage > "$d/metrics/bad"
 	# a job already running, which the no-overlap lines must skip without a word
 	JOBREG_DIR=$d/reg jobreg-dispatch busy sleep 300 < /dev/null > /dev/null 2>&1 3>&- &
-	CRON_BUSY=$!
-	echo "$CRON_BUSY" > "$d/busy.pid"
-	until [ "$(JOBREG_DIR=$d/reg jobreg-get busy 2>/dev/null)" = RUNNING ]; do sleep 0.1; done
+	echo "$!" > "$d/busy.pid"
+	for ((i = 0; i < 100; i++)); do
+		[ "$(JOBREG_DIR=$d/reg jobreg-get busy 2>/dev/null)" != RUNNING ] || break
+		sleep 0.1
+	done
 	# the next minute boundary with at least 8 s to go, as cron's fields (local time)
 	now=$(date +%s)
 	at=$((now - now % 60 + 60))
@@ -156,8 +157,7 @@ start_cron() {
 		fi
 		exec cron -f
 	' sh "$d" < /dev/null > "$d/cron.out" 2>&1 3>&- &
-	CRON_PID=$!
-	echo "$CRON_PID" > "$d/cron.pid"
+	echo "$!" > "$d/cron.pid"
 }
 
 # wait_for_mails: until every mail expected is in and every job that must not
@@ -189,7 +189,7 @@ work_done() {
 
 # stop_cron: end the daemon and the running job, by their pids, if still there.
 stop_cron() {
-	local d=$CRON_DIR p i
+	local d=$CRON_DIR p i pid
 	for p in cron busy; do
 		[ -e "$d/$p.pid" ] || continue
 		read -r pid < "$d/$p.pid"
