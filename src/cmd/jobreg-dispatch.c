@@ -110,42 +110,6 @@ static enum action decide(const struct request *req, const struct job_state *st,
 	return RUN;
 }
 
-/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
-static void add_duration(struct buf *b, double seconds)
-{
-	if (seconds >= 3600 && seconds == 3600 * (double)(long long)(seconds / 3600))
-		buf_addf(b, "%lldh", (long long)(seconds / 3600));
-	else if (seconds >= 60 && seconds == 60 * (double)(long long)(seconds / 60))
-		buf_addf(b, "%lldm", (long long)(seconds / 60));
-	else
-		buf_addf(b, "%gs", seconds);
-}
-
-/* How a failed run ended, in dispatch's words (SPEC §5 Logs): "failed:
- * exit 3", "timed out after 5s (TERM, then KILL)", "killed by SIGKILL",
- * "lost its run lock".  A time limit of TIMEOUT seconds names the signals
- * sent: LIMIT_SIGNAL (NULL: not known, the one that ended the run), then
- * KILL when KILLED. */
-static void describe_failure(struct buf *b, const struct run_result *end, double timeout,
-			     const char *limit_signal, int killed, int lost)
-{
-	const char *sig = limit_signal ? limit_signal : end->signal_name;
-	if (lost) {
-		buf_adds(b, "lost its run lock");
-	} else if (end->timed_out) {
-		buf_adds(b, "timed out after ");
-		add_duration(b, timeout);
-		if (sig)
-			buf_addf(b, " (%s%s)", sig, killed ? ", then KILL" : "");
-	} else if (end->signal_name) {
-		buf_addf(b, "killed by SIG%s", end->signal_name);
-	} else if (end->exit_status >= 0) {
-		buf_addf(b, "failed: exit %d", end->exit_status);
-	} else {
-		buf_adds(b, "failed: how it ended is not known");
-	}
-}
-
 /* Step 3: the result of the DONE run, as its message and exit status. */
 static int replay(const struct registry *reg, const struct request *req, const struct record *r)
 {
@@ -165,7 +129,7 @@ static int replay(const struct registry *reg, const struct request *req, const s
 		const char *limit = record_get(r, "timeout");
 		logview_chronic(reg, req->job);
 		buf_reset(&how);
-		describe_failure(&how, &end, limit ? strtod(limit, NULL) : 0, NULL, 0, 0);
+		run_describe_failure(&how, &end, limit ? strtod(limit, NULL) : 0, NULL, 0, 0);
 		warn(req->job, "run %llu %s", record_count(r, "runs"), how.data);
 	}
 	buf_free(&how);
@@ -378,8 +342,8 @@ static void say_failure(const struct request *req, const struct run *run,
 {
 	struct buf how = {0};
 	char name[SIGNAME_MAX];
-	describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
-			 ended->killed, lost);
+	run_describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
+			     ended->killed, lost);
 	if (loud)
 		warn(req->job, "run %s %s", run->number, how.data);
 	else
