@@ -249,6 +249,7 @@ scenario() {
 	dispatch) CMD=(jobreg-dispatch -m new "$J" cp -- "$REG/$J" "$SNAP") ;;
 	dispatch-clear) CMD=(jobreg-dispatch --clear "$J" cp -- "$REG/$J" "$SNAP") ;;
 	dispatch-mkdir) CMD=(jobreg-dispatch "$J" cp -- "$REG/$J" "$SNAP"); PREPARE=prepare_none ;;
+	dispatch-retry) CMD=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -902,4 +903,73 @@ crash() {
 
 @test "crash points: jobreg-dispatch killed at every system call: never torn, never RUNNING forever, the next dispatch runs" {
 	untraced crash dispatch
+}
+
+# retry_history WHAT: after a --retries run of a failing command was killed and the
+# next dispatch ran (true): the crash rule of SPEC §3a with attempts.  Runs 0 (the old
+# record's) to the record's last each have exactly one line, none missing; the last
+# is OK, the ones between FAILED or LOST; the record's failures and lost count them.
+retry_history() {
+	local what=$1 runs failures lost l k out bad=0 nlost=0
+	local -A seen=()
+	field_into runs "$J" runs
+	field_into failures "$J" failures
+	field_into lost "$J" lost
+	while IFS= read -r l || [[ -n $l ]]; do
+		[[ $l =~ ^run=([0-9]+)\ outcome=([A-Z]+) ]] || continue
+		k=${BASH_REMATCH[1]}
+		[[ -z ${seen[$k]:-} ]] || note_fail "$what run $k is in the history twice"
+		seen[$k]=${BASH_REMATCH[2]}
+	done < "$REG/.$J.history"
+	for ((k = 0; k <= runs; k++)); do
+		out=${seen[$k]:-missing}
+		if ((k == 0 || k == runs)); then
+			[[ $out == OK ]] || note_fail "$what run $k is $out in the history, want OK"
+		elif [[ $out == FAILED || $out == LOST ]]; then
+			bad=$((bad + 1))
+			[[ $out == LOST ]] && nlost=$((nlost + 1))
+		else
+			note_fail "$what run $k of $runs is $out in the history, want FAILED or LOST"
+		fi
+	done
+	((${failures:-0} == bad && ${lost:-0} == nlost)) ||
+		note_fail "$what the record counts failures=${failures:-0} lost=${lost:-0}; the history $bad and $nlost"
+}
+
+# retry_crash_one "SYSCALL WHEN": kill `dispatch --retries 1 ... false` at that call,
+# then dispatch again (true) once the command is gone, and check the history.
+retry_crash_one() {
+	local i
+	CASES=$((CASES + 1))
+	$PREPARE
+	strace -o /dev/null -e trace="${1% *}" -e inject="${1% *}:signal=SIGKILL:when=${1#* }" \
+		"${CMD[@]}" > /dev/null 2>&1 || true
+	for ((i = 0; i < 200; i++)); do
+		status_of
+		[[ $GOT == RUNNING ]] || break
+		sleep 0.05
+	done
+	jobreg-dispatch -q "$J" true 2> "$ERR" || note_fail "killed at $1: the next dispatch failed: $(<"$ERR")"
+	retry_history "killed at $1:"
+}
+
+# retry_crash: a --retries run of a failing command killed at each of its system
+# calls in turn (its records, the one between the attempts, the attempts' history
+# lines, and everything between).
+retry_crash() {
+	local calls
+	SCEN=dispatch-retry
+	scenario "$SCEN"
+	$PREPARE
+	strace -o "$T/trace.retry" "${CMD[@]}" > /dev/null 2>&1
+	jobreg-dispatch -q "$J" true
+	retry_history "a plain run, and the next:"
+	every_call "$T/trace.retry" > "$T/calls.retry"
+	mapfile -t calls < "$T/calls.retry"
+	spread retry_crash_one "${calls[@]}"
+	echo "# crash points: ${CMD[0]} --retries: $CASES cases (of its $CALLS_TOTAL system calls)" >&3
+}
+
+@test "crash points: jobreg-dispatch --retries killed at every system call: every attempt is in the history once, none lost" {
+	untraced retry_crash
 }

@@ -885,6 +885,74 @@ done_fault() {
 	[[ "$(cat "$T/err")" == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
 }
 
+@test "a log emptied to make room for DONE: when DONE is then written, no error is said about the first try" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	strace -o /dev/null true >/dev/null 2>&1 || skip "strace cannot trace here (ptrace not permitted)"
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	strace -o "$T/trace" -e trace=fsync,openat jobreg-dispatch --log j echo out >/dev/null 2>&1
+	when=$(awk '/^openat\(.*\.j\.tmp/ { tmps++ } /^fsync\(/ { n++; if (tmps == 2) { print n; exit } }' "$T/trace")
+	[ -n "$when" ]
+	jobreg-clear -q --force j
+	# the first try of DONE fails (ENOSPC), the one after emptying the log does not
+	run --separate-stderr strace -o /dev/null -e trace=fsync -e inject="fsync:error=ENOSPC:when=$when" \
+		jobreg-dispatch --log j echo out
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: j: emptied the run's log to make room for its record" ]
+	[ "$(field j status)" = DONE ]
+	[ "$(field j exit)" = 0 ]
+	# both tries fail: the second one's error is said, once
+	jobreg-clear -q --force j
+	run --separate-stderr strace -o /dev/null -e trace=fsync -e inject="fsync:error=ENOSPC:when=$when+" \
+		jobreg-dispatch --log j echo out
+	[ "$status" -eq 74 ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "jobreg-dispatch: j: emptied the run's log to make room for its record" ]
+	[[ ${stderr_lines[1]} == "jobreg-dispatch: j: cannot record DONE (exit 0): fsync "*": No space left on device" ]]
+}
+
+# ---- how a failed run ended, in dispatch's own words (cron mails output) ----
+
+@test "-q does not silence a time limit: one line says the run timed out, and with which signals" {
+	run --separate-stderr jobreg-dispatch -q --timeout 0.5 j sleep 30
+	[ "$status" -eq 124 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 1 timed out after 0.5s (TERM)" ]
+	run --separate-stderr jobreg-dispatch -q --timeout 1 --kill-after 0.3 j \
+		sh -c 'trap "" TERM; sleep 30'
+	[ "$status" -eq 124 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 2 timed out after 1s (TERM, then KILL)" ]
+	# a run that ends within its limit says nothing
+	run --separate-stderr jobreg-dispatch -q --timeout 5 j sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[ -z "$stderr" ]
+}
+
+@test "--chronic: a failed run's report ends with how it ended, even when the command printed nothing, and with -q" {
+	run --separate-stderr jobreg-dispatch -q --chronic j false
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "jobreg-dispatch: j: run 1 failed: exit 1" ]
+	run --separate-stderr jobreg-dispatch -q --chronic j sh -c 'echo said; kill -KILL $$'
+	[ "$status" -eq 137 ]
+	[ "$stderr" = $'said\njobreg-dispatch: j: run 2 killed by SIGKILL' ]
+	# a time limit: said once, at the end of the report
+	run --separate-stderr jobreg-dispatch -q --chronic --timeout 0.5 j sh -c 'echo said; exec sleep 30'
+	[ "$status" -eq 124 ]
+	[ "$stderr" = $'said\njobreg-dispatch: j: run 3 timed out after 0.5s (TERM)' ]
+	# a --once replay of it prints the same report
+	run --separate-stderr jobreg-dispatch -q --once --chronic j true
+	[ "$status" -eq 124 ]
+	[ "$stderr" = $'said\njobreg-dispatch: j: run 3 timed out after 0.5s (TERM)' ]
+	# with --clear too, and after the retries ran out: the last attempt's
+	run --separate-stderr jobreg-dispatch -q --chronic --clear --retries 1 --retry-delay 0 j sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+	[ "$stderr" = "jobreg-dispatch: j: run 5 failed: exit 4" ]
+	# an OK run prints nothing, even after an attempt that the limit ended
+	run --separate-stderr jobreg-dispatch -q --chronic --timeout 0.5 --retries 1 --retry-delay 0 j \
+		sh -c '[ "$JOBREG_ATTEMPT" = 2 ] || exec sleep 30'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
 @test "a STALE lock-owned record whose dead dispatcher had our pid is taken over as a new run: JOBREG_RUN and started move on" {
 	t=$(now_rfc3339 -120)
 	mkdir -p "$REG"

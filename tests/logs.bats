@@ -75,7 +75,9 @@ local_teardown() {
 	run --separate-stderr jobreg-dispatch --chronic bad sh -c 'echo step 1; echo oops >&2; exit 3'
 	[ "$status" -eq 3 ]
 	[ -z "$output" ]
-	[ "$(sort <<< "$stderr")" = $'oops\nstep 1' ]
+	[ "$(head -n 2 <<< "$stderr" | sort)" = $'oops\nstep 1' ]
+	# and ends with dispatch's own line saying how it ended
+	[ "$(tail -n +3 <<< "$stderr")" = "jobreg-dispatch: bad: run 1 failed: exit 3" ]
 	# a --once replay of the failed run prints its log the same way
 	run --separate-stderr jobreg-dispatch --once --chronic bad true
 	[ "$status" -eq 3 ]
@@ -153,7 +155,7 @@ local_teardown() {
 @test "--chronic --clear prints a failed run's log before the log goes with the record" {
 	run --separate-stderr jobreg-dispatch --chronic --clear job sh -c 'echo out3; exit 5'
 	[ "$status" -eq 5 ]
-	[ "$stderr" = out3 ]
+	[ "$stderr" = $'out3\njobreg-dispatch: job: run 1 failed: exit 5' ]
 	[ ! -e "$REG/job" ]
 	[ ! -e "$REG/.job.log" ]
 }

@@ -379,6 +379,17 @@ lose_lock() {
 	[ "$output" = STALE ]
 }
 
+@test "--chronic: a run that lost its run lock prints its log, and its report ends saying so, even with -q" {
+	lose_lock EAGAIN -q --chronic j sh -c 'echo said; exec sleep 30'
+	[ "$status" -eq 74 ]
+	[ "$stderr" = $'jobreg-dispatch: j: run 1 lost its run lock; stopping it with TERM\nsaid\njobreg-dispatch: j: run 1 lost its run lock' ]
+	# also when the command, told to stop, exits 0: the run failed all the same
+	jobreg-clear -q --force j
+	lose_lock EAGAIN -q --chronic j sh -c 'trap "exit 0" TERM; echo said; while :; do sleep 0.1; done'
+	[ "$status" -eq 74 ]
+	[ "$stderr" = $'jobreg-dispatch: j: run 1 lost its run lock; stopping it with TERM\nsaid\njobreg-dispatch: j: run 1 lost its run lock' ]
+}
+
 @test "a lost run lock is EBADFD too; the run gets --signal, then KILL --kill-after later" {
 	t0=$(date +%s.%N)
 	lose_lock EBADFD --timeout 60 --signal INT --kill-after 0.5 j \

@@ -95,10 +95,16 @@ static int replay(const struct registry *reg, const struct run_request *req,
 	run_describe_result(&how, &end);
 	info(req->job, "already done: failed (%s%s%s); clear it to allow a new run",
 	     how.data, ended ? ", ended " : "", ended ? ended : "");
-	buf_free(&how);
-	/* --chronic prints the failed run's log, as at its end. */
-	if (req->log == LOG_CHRONIC)
+	/* --chronic prints the failed run's log, as at its end, and how
+	 * it ended, -q or not. */
+	if (req->log == LOG_CHRONIC) {
+		const char *limit = record_get(r, "timeout");
 		logview_chronic(reg, req->job);
+		buf_reset(&how);
+		run_describe_failure(&how, &end, limit ? strtod(limit, NULL) : 0, NULL, 0, 0);
+		warn(req->job, "run %llu %s", record_count(r, "runs"), how.data);
+	}
+	buf_free(&how);
 	return run_result_status(&end);
 }
 

@@ -19,6 +19,14 @@ static time_t ended_at(const struct record *r)
 	return e && time_parse(e, &t) == 0 ? t : now_seconds();
 }
 
+/* When the record R was written, its since. */
+static time_t since_at(const struct record *r)
+{
+	const char *e = record_get(r, "since");
+	time_t t;
+	return e && time_parse(e, &t) == 0 ? t : now_seconds();
+}
+
 /* Put R's line (OUTCOME, ended at ENDED) into JOB's history, bounded by
  * KEEP. */
 static int put_line(const struct registry *reg, const char *job, const struct record *r,
@@ -54,6 +62,11 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 		/* Leaving a DONE record: its run's line, if a crash lost it. */
 		rc = put_line(reg, job, was, outcome_word(was), ended_at(was),
 			      keep, 1);
+	} else if (between_attempts && !ends_was && record_get(was, "started")) {
+		/* Leaving the record between two attempts: the failed one's
+		 * line, if a crash lost it (it ended when that record was
+		 * written, its since). */
+		rc = put_line(reg, job, was, "FAILED", since_at(was), keep, 1);
 	}
 	if (rc)
 		return rc;

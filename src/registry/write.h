@@ -20,6 +20,11 @@
  * - an ended run: the record first, then its line; a crash between leaves
  *   the last run missing, and the next write that leaves that DONE record
  *   puts the line in (from the record, which still says how it ended);
+ * - an attempt that dispatch will retry: the record (RUNNING, with
+ *   retry_at) first, then the attempt's line; a crash between leaves that
+ *   attempt missing, and the next write that leaves the record between
+ *   attempts puts its FAILED line in (how it failed is not in that
+ *   record: the line has no exit or signal);
  * - a lost run: its LOST line first, then the record; a crash between
  *   leaves the record STALE, which the next writer accounts again — the
  *   same line, or the result an operator gives it (set --exit), replacing

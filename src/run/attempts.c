@@ -85,9 +85,27 @@ static double retry_delay(const struct run_request *req, unsigned long k)
  * --retries allows (not after 126 or 127, nor after dispatch was told to
  * stop), holding the run lock throughout; then record the end.  Returns
  * dispatch's exit status. */
+/* "JOB: run N timed out after ...": a line of dispatch's own, which -q
+ * does not silence when LOUD (cron mails output, not exit statuses). */
+static void say_failure(const struct run_request *req, const struct run *run,
+			const struct run_result *end, const struct supervise_end *ended, int lost,
+			int loud)
+{
+	struct buf how = {0};
+	char name[SIGNAME_MAX];
+	run_describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
+			     ended->killed, lost);
+	if (loud)
+		warn(req->job, "run %s %s", run->number, how.data);
+	else
+		info(req->job, "run %s %s", run->number, how.data);
+	buf_free(&how);
+}
+
 int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
 		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
 {
+	int chronic_mode = req->log == LOG_CHRONIC;
 	for (;;) {
 		struct run_result end;
 		struct supervise_end ended;
@@ -101,26 +119,39 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		    run->attempt && run->attempt <= (unsigned long)req->retries) {
 			double delay = retry_delay(req, run->attempt);
 			struct supervise how = supervision(req, run, run_lock);
+			/* --chronic: a run that ends OK after all prints nothing. */
+			if (end.timed_out)
+				say_failure(req, run, &end, &ended, 0, !chronic_mode);
 			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
 			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
 			     run->attempt + 1, delay);
 			if (!rc && !supervise_pause(&how, hold, delay, &lost) &&
 			    (rc = run_next(reg, run, &ours)) == 0 && ours)
 				continue;
+		} else if (end.timed_out && !lost && !chronic_mode) {
+			say_failure(req, run, &end, &ended, 0, 1);
 		}
+		/* --chronic: a failed run's log (a lost one's too, whatever
+		 * the command's status), printed before --clear removes it,
+		 * then how it failed. */
+		int chronic = chronic_mode && (status || lost);
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
-		if (lost)
+		if (lost) {
+			if (chronic) {
+				logview_chronic(reg, req->job);
+				say_failure(req, run, &end, &ended, 1, 1);
+			}
 			return EXIT_IO;
-		/* --chronic: a failed run's log, printed before --clear
-		 * removes it. */
-		int chronic = req->log == LOG_CHRONIC && status;
+		}
 		if (chronic && req->clear_after)
 			logview_chronic(reg, req->job);
 		if (!rc && ours)
 			rc = run_finish(reg, run, &end, req->clear_after);
 		if (chronic && !req->clear_after)
 			logview_chronic(reg, req->job);
+		if (chronic)
+			say_failure(req, run, &end, &ended, 0, 1);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */
 		return status ? status : rc;

@@ -23,6 +23,37 @@ void run_describe_result(struct buf *b, const struct run_result *e)
 		buf_adds(b, "exit status unknown");
 }
 
+/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
+static void add_duration(struct buf *b, double seconds)
+{
+	if (seconds >= 3600 && seconds == 3600 * (double)(long long)(seconds / 3600))
+		buf_addf(b, "%lldh", (long long)(seconds / 3600));
+	else if (seconds >= 60 && seconds == 60 * (double)(long long)(seconds / 60))
+		buf_addf(b, "%lldm", (long long)(seconds / 60));
+	else
+		buf_addf(b, "%gs", seconds);
+}
+
+void run_describe_failure(struct buf *b, const struct run_result *e, double timeout,
+			  const char *limit_signal, int killed, int lost)
+{
+	const char *sig = limit_signal ? limit_signal : e->signal_name;
+	if (lost) {
+		buf_adds(b, "lost its run lock");
+	} else if (e->timed_out) {
+		buf_adds(b, "timed out after ");
+		add_duration(b, timeout);
+		if (sig)
+			buf_addf(b, " (%s%s)", sig, killed ? ", then KILL" : "");
+	} else if (e->signal_name) {
+		buf_addf(b, "killed by SIG%s", e->signal_name);
+	} else if (e->exit_status >= 0) {
+		buf_addf(b, "failed: exit %d", e->exit_status);
+	} else {
+		buf_adds(b, "failed: how it ended is not known");
+	}
+}
+
 /* REC is a new attempt's RUNNING record: note its start and number. */
 static void note_attempt(struct run *run, const struct record *rec)
 {
@@ -165,14 +196,22 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		else
 			record_to_done(&rec, now_seconds(), end, NULL);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
+		/* The first try's error is held: it is said only when there
+		 * is no second try, which speaks for itself. */
+		struct buf first_try = {0};
+		struct buf *was_held = message_hold(&first_try);
 		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		message_hold(was_held);
 		/* The result is state, the log diagnostics: a log that filled
 		 * the disk makes room for the record. */
 		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+			message_release(&first_try, 0);
 			message_context(NULL);
 			warn(run->job, "emptied the run's log to make room for its record");
 			message_context(context.data);
 			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		} else {
+			message_release(&first_try, 1);
 		}
 		record_free(&rec);
 	}

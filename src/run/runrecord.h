@@ -54,5 +54,12 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
+/* How a failed run ended, in dispatch's words (SPEC §5 Logs): "failed:
+ * exit 3", "timed out after 5s (TERM, then KILL)", "killed by SIGKILL",
+ * "lost its run lock" (LOST).  A time limit of TIMEOUT seconds names the
+ * signals sent: LIMIT_SIGNAL (NULL: not known, then the one that ended the
+ * run), then KILL when KILLED. */
+void run_describe_failure(struct buf *b, const struct run_result *e, double timeout,
+			  const char *limit_signal, int killed, int lost);
 
 #endif

@@ -187,6 +187,7 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 		}
 		if (kill_at >= 0 && now >= kill_at) {
 			signal_run(pid, own_group, SIGKILL);
+			end->killed = 1;
 			kill_at = -1;
 			continue;
 		}

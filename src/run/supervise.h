@@ -66,6 +66,7 @@ struct supervise_end {
 	int exec_errno;     /* the exec failed (the child exited 126/127) */
 	int wait_errno;     /* waitpid failed: the end is unknown */
 	int timed_out;      /* the limit's signal was sent */
+	int killed;         /* and SIGKILL --kill-after later */
 	int lost_lock;      /* the run lock was lost and the run stopped */
 	int stopped;        /* dispatch was told to stop: HUP, INT, QUIT or
 			     * TERM came (and was passed on) */

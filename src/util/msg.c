@@ -11,6 +11,7 @@ int quiet;
 static const char *context;
 static int errors_are_info;
 static struct buf out;   /* standard output, not yet written */
+static struct buf *hold;  /* messages kept (message_hold) */
 
 const char *message_context(const char *text)
 {
@@ -22,6 +23,22 @@ const char *message_context(const char *text)
 void errors_informational(int on)
 {
 	errors_are_info = on;
+}
+
+struct buf *message_hold(struct buf *held)
+{
+	struct buf *was = hold;
+	hold = held;
+	return was;
+}
+
+void message_release(struct buf *held, int write)
+{
+	if (write && held->len) {
+		(void)out_flush();
+		(void)write_full(2, held->data, held->len);
+	}
+	buf_free(held);
 }
 
 static void emit(const char *job, int err, const char *fmt, va_list ap)
@@ -50,6 +67,11 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		if (line.data[i] == '\n' || line.data[i] == '\r')
 			line.data[i] = '?';
 	buf_addc(&line, '\n');
+	if (hold) {
+		buf_add(hold, line.data, line.len);
+		buf_free(&line);
+		return;
+	}
 	(void)out_flush();
 	/* A closed stderr loses the message, nothing else (SIGPIPE is
 	 * ignored: cli.h). */

@@ -36,6 +36,14 @@ void info(const char *job, const char *fmt, ...)
  * "PROG: JOB: cannot record DONE (exit 3): write PATH: strerror".
  * Returns the context it replaces. */
 const char *message_context(const char *text);
+/* While HELD is not NULL, messages are kept in it rather than written,
+ * so that a caller that may yet recover from an error can drop them, or
+ * write them (message_release()) when it could not.  Returns the buffer
+ * it replaces. */
+struct buf;
+struct buf *message_hold(struct buf *held);
+/* Write the messages HELD kept to stderr when WRITE, then empty it. */
+void message_release(struct buf *held, int write);
 /* While ON, errors count as informational: -q silences them too
  * (jobreg-get -P, where a record's error is data in the metrics). */
 void errors_informational(int on);
