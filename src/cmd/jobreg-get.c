@@ -6,6 +6,7 @@
 #include "report/outfile.h"
 #include "report/format.h"
 #include "report/prom.h"
+#include "report/report.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
@@ -13,9 +14,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
-	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P] [-s S[,S]] [-o FILE] [-a | JOB...]"
+	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P | --report] [-s S[,S]] [-o FILE] [-a | JOB...]"
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
 	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB";
@@ -25,6 +27,7 @@ static const char help[] =
 	"                    job status since owner host pid exit note\n"
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
 	"  -P, --prometheus  metrics in the Prometheus text format\n"
+	"      --report      for people: one line a job, why, worst first; a summary\n"
 	"  -s, --status S[,S]  print only the jobs whose status is one of S\n"
 	"                    (PENDING RUNNING STALE DONE, OK FAILED for DONE, LATE)\n"
 	"  -o, --output FILE write the output to FILE atomically\n"
@@ -43,7 +46,7 @@ static const char help[] =
 	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
-enum format { PLAIN, LONG, JSON, PROMETHEUS };
+enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
 enum mode { STATUS, HISTORY, LOG, FAILLOG };
 
 struct request {
@@ -86,6 +89,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		{ "log", no_argument, 0, 'G' },
 		{ "follow", no_argument, 0, 'F' },
 		{ "faillog", no_argument, 0, 'X' },
+		{ "report", no_argument, 0, 'R' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -96,10 +100,11 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 		switch (opt) {
 		case 'l':
 		case 'j':
-		case 'P': {
-			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : PROMETHEUS;
+		case 'P':
+		case 'R': {
+			enum format f = opt == 'l' ? LONG : opt == 'j' ? JSON : opt == 'P' ? PROMETHEUS : REPORT;
 			if (req->format != PLAIN && req->format != f)
-				return usage_error("-l, -j and -P exclude each other");
+				return usage_error("-l, -j, -P and --report exclude each other");
 			req->format = f;
 			break;
 		}
@@ -158,8 +163,8 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 	if (req->follow && req->mode != LOG)
 		return usage_error("--follow needs --log");
 	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
-				    req->format == PROMETHEUS))
-		return usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o or -P");
+				    req->format == PROMETHEUS || req->format == REPORT))
+		return usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o, -P or --report");
 	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
 		return usage_error("--log and --faillog take one JOB, and no -l or -j");
 	*go = 1;
@@ -198,17 +203,25 @@ static int wait_is(struct registry *reg, const struct request *req)
 	return rc;
 }
 
-/* Append one job in the request's format (Prometheus collects it for the
- * end). */
-static void format_job(const struct request *req, struct buf *out, struct prom *prom,
-		       const char *job, const struct job_state *st)
+/* The sinks of the formats that collect every job for the end. */
+struct collect {
+	struct prom prom;
+	struct report report;
+};
+
+/* Append one job in the request's format (Prometheus and the report
+ * collect it for the end). */
+static void format_job(const struct registry *reg, const struct request *req, struct buf *out,
+		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
+	struct prom *prom = &all->prom;
 	switch (req->format) {
 	case PLAIN: format_plain(out, job, st->status, req->all); break;
 	case LONG: format_long(out, job, r, st->status); break;
 	case JSON: format_json(out, job, r, st->status, st->late); break;
 	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
+	case REPORT: report_job(reg, &all->report, job, st); break;
 	}
 }
 
@@ -240,7 +253,7 @@ static int shown(const struct request *req, const struct job_state *st)
  * cannot be used is data (jobreg_corrupt_records), not a failure, and its
  * message is informational. */
 static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
-		     struct prom *prom, struct outfile *file)
+		     struct collect *all, struct outfile *file)
 {
 	int status = 0;
 	errors_informational(req->format == PROMETHEUS);
@@ -255,7 +268,7 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 			if (req->is_arg && !rc && !jobstate_in(&st, req->is_mask))
 				keep_first(&status, EXIT_FALSE);
 			else if (!req->is_arg)
-				format_job(req, text, prom, req->jobs[i], &st);
+				format_job(reg, req, text, all, req->jobs[i], &st);
 		}
 		jobstate_free(&st);
 		/* The text goes out as it grows, so memory follows the number
@@ -277,28 +290,35 @@ static int report(const struct registry *reg, const char *path, const struct req
 		  int up)
 {
 	struct buf text = {0};
-	struct prom prom = {0};
+	struct collect all = {0};
+	struct prom *prom = &all.prom;
 	struct outfile file = {0}, *to = req->out_file ? &file : NULL;
 	int status = 0;
 
+	/* Colour only on a terminal, and never with NO_COLOR set. */
+	report_init(&all.report, now_real(), !to && isatty(1) && !getenv("NO_COLOR"));
 	if (req->format == PROMETHEUS) {
 		/* The registry label: DIR made absolute. */
 		char *label = path_absolute(path);
 		if (!label)
 			return fail_errno(errno, NULL, "cannot find the working directory");
-		prom_init(&prom, label);
+		prom_init(prom, label);
 		free(label);
 	}
 	if (to && (status = outfile_open(to, req->out_file)) != 0) {
 		outfile_close(to, 1);
-		prom_free(&prom);
+		prom_free(prom);
 		buf_free(&text);
 		return status;
 	}
-	status = read_jobs(reg, req, &text, &prom, to);
-	/* -P: the families, grouped, once every job is read */
-	while (req->format == PROMETHEUS && prom_more(&prom, up, &text))
+	status = read_jobs(reg, req, &text, &all, to);
+	/* -P: the families, grouped, once every job is read; the report,
+	 * sorted */
+	while (req->format == PROMETHEUS && prom_more(prom, up, &text))
 		put_text(to, &text);
+	if (req->format == REPORT)
+		report_finish(&all.report, &text);
+	report_free(&all.report);
 	put_text(to, &text);
 	if (to)
 		keep_first(&status, outfile_close(to, 0));
