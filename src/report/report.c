@@ -226,7 +226,8 @@ static void column(struct buf *out, const char *s, size_t width, const char *col
 void report_finish(struct report *rp, struct buf *out)
 {
 	size_t width[5] = {0}, count[RK_KINDS] = {0};
-	qsort(rp->lines, rp->n, sizeof *rp->lines, by_severity);
+	if (rp->n > 1)
+		qsort(rp->lines, rp->n, sizeof *rp->lines, by_severity);
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct report_line *l = &rp->lines[i];
 		const char *cols[5] = { l->job, l->status, l->why, l->success, l->took };
