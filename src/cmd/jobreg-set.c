@@ -217,7 +217,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct se
 	if (req->all && !req->if_mask)
 		return usage_error("-a needs --if");
 	if (req->all && argc - optind != 1)
-		return usage_error(argc - optind ? "-a takes no JOB" : "STATUS needed");
+		return usage_error(argc > optind ? "-a takes no JOB" : "STATUS needed");
 	if (!req->all && argc - optind != 2)
 		return usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
 	req->job = req->all ? NULL : argv[optind];

@@ -316,10 +316,10 @@ static char *log_last_line(const struct registry *reg, const char *job)
 static int last_run_lost(const struct registry *reg, const char *job)
 {
 	struct buf data = {0};
-	const char *line = NULL, *l, *v;
-	size_t pos = 0, len = 0, n, vlen;
 	int found, lost = 0;
 	if (history_read(reg, job, &data, &found) == 0 && found) {
+		const char *line = NULL, *l, *v;
+		size_t pos = 0, len = 0, n, vlen;
 		while (history_next(&data, &pos, &l, &n)) {
 			line = l;
 			len = n;
