@@ -1329,3 +1329,24 @@ plant_report() {
 		[ "${#stderr_lines[@]}" -eq 1 ]
 	done
 }
+
+@test "get --report tells a lost last run from a failed one by the history, and reports a history it cannot read" {
+	write_record reset version=1 status=PENDING since=2026-01-01T00:00:00Z runs=2 failures=1 \
+		consecutive_failures=1
+	echo "run=2 outcome=FAILED started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z exit=1" > "$REG/.reset.history"
+	write_record lost version=1 status=DONE since=2026-01-01T00:00:00Z runs=1 failures=1 lost=1 \
+		consecutive_failures=1
+	printf 'run=1 outcome=LOST started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z\n' > "$REG/.lost.history"
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^lost\ +DONE\ +lost\  ]]
+	[[ "${lines[1]}" =~ ^reset\ +PENDING\ +failed\  ]]
+	[ "${lines[2]}" = "2 jobs: 2 failed" ]
+	rm "$REG/.lost.history"
+	mkdir "$REG/.lost.history"
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 77 ]
+	[ "$stderr" = "jobreg-get: lost: not a regular file: $REG/.lost.history" ]
+	[[ "${lines[0]}" =~ ^lost\ +DONE\ +failed\  ]]
+	[ "${lines[2]}" = "2 jobs: 2 failed" ]
+}

@@ -210,19 +210,21 @@ struct collect {
 };
 
 /* Append one job in the request's format (Prometheus and the report
- * collect it for the end). */
-static void format_job(const struct registry *reg, const struct request *req, struct buf *out,
+ * collect it for the end); an exit status (the report reads files). */
+static int format_job(const struct registry *reg, const struct request *req, struct buf *out,
 		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
 	struct prom *prom = &all->prom;
+	int rc = 0;
 	switch (req->format) {
 	case PLAIN: format_plain(out, job, st->status, req->all); break;
 	case LONG: format_long(out, job, r, st->status); break;
 	case JSON: format_json(out, job, r, st->status, st->late); break;
 	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
-	case REPORT: report_job(reg, &all->report, job, st); break;
+	case REPORT: rc = report_job(reg, &all->report, job, st); break;
 	}
+	return rc;
 }
 
 /* TEXT to -o's FILE, else to standard output; then empty it. */
@@ -268,7 +270,7 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 			if (req->is_arg && !rc && !jobstate_in(&st, req->is_mask))
 				keep_first(&status, EXIT_FALSE);
 			else if (!req->is_arg)
-				format_job(reg, req, text, all, req->jobs[i], &st);
+				keep_first(&status, format_job(reg, req, text, all, req->jobs[i], &st));
 		}
 		jobstate_free(&st);
 		/* The text goes out as it grows, so memory follows the number

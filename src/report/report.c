@@ -312,30 +312,33 @@ static char *log_last_line(const struct registry *reg, const char *job)
 	return line;
 }
 
-/* Was JOB's last run lost?  Its history's last line says. */
-static int last_run_lost(const struct registry *reg, const char *job)
+/* Was JOB's last run lost?  Its history's last line says, into *LOST;
+ * an exit status. */
+static int last_run_lost(const struct registry *reg, const char *job, int *lost)
 {
 	struct buf data = {0};
-	int found, lost = 0;
-	if (history_read(reg, job, &data, &found) == 0 && found) {
+	int found, rc = history_read(reg, job, &data, &found);
+	*lost = 0;
+	if (rc == 0 && found) {
 		const char *line = NULL, *l, *v;
 		size_t pos = 0, len = 0, n, vlen;
 		while (history_next(&data, &pos, &l, &n)) {
 			line = l;
 			len = n;
 		}
-		lost = line && history_get(line, len, "outcome", &v, &vlen) && vlen == 4 &&
-		       memcmp(v, "LOST", 4) == 0;
+		*lost = line && history_get(line, len, "outcome", &v, &vlen) && vlen == 4 &&
+			memcmp(v, "LOST", 4) == 0;
 	}
 	buf_free(&data);
-	return lost;
+	return rc;
 }
 
-void report_job(const struct registry *reg, struct report *rp, const char *job,
-		const struct job_state *st)
+int report_job(const struct registry *reg, struct report *rp, const char *job,
+	       const struct job_state *st)
 {
 	struct report_facts f = {0};
 	char *line = NULL;
+	int rc = 0;
 	if (st->found) {
 		line = log_last_line(reg, job);
 		f.log_line = line;
@@ -343,8 +346,9 @@ void report_job(const struct registry *reg, struct report *rp, const char *job,
 		if ((st->status == ST_PENDING ||
 		     (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_UNKNOWN)) &&
 		    record_count(&st->rec, "consecutive_failures") > 0)
-			f.last_lost = last_run_lost(reg, job);
+			rc = last_run_lost(reg, job, &f.last_lost);
 	}
 	report_add(rp, job, st, &f);
 	free(line);
+	return rc;
 }

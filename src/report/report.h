@@ -54,10 +54,11 @@ void report_free(struct report *rp);
 void report_duration(struct buf *out, double seconds);
 
 /* report_add() for JOB of REG, the facts read: the last line of its
- * latest run's log (DIR/.JOB.log, SPEC §3b; only its tail is read), and
- * whether its last run was lost.  A log or history that cannot be read
- * is left out: the report is about the record. */
-void report_job(const struct registry *reg, struct report *rp, const char *job,
+ * latest run's log (DIR/.JOB.log, SPEC §3b; only its tail is read: a log
+ * that cannot be read is left out, as diagnostics), and whether its last
+ * run was lost (its history).  Returns an exit status: a history that
+ * cannot be read is reported, and the job's line says "failed". */
+int report_job(const struct registry *reg, struct report *rp, const char *job,
 		const struct job_state *st);
 
 #endif
