@@ -1327,6 +1327,7 @@ plant_report() {
 		run --separate-stderr jobreg-get $args
 		[ "$status" -eq 64 ] || flunk "jobreg-get $args: exit $status"
 		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == *--report* ]] || flunk "jobreg-get $args: $stderr"
 	done
 }
 

@@ -155,7 +155,7 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 	if (!req->all && !req->njobs)
 		return usage_error("no JOB given");
 	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
-		return usage_error("--is prints nothing; it takes no -l, -j, -P, -s or -o");
+		return usage_error("--is prints nothing; it takes no -l, -j, -P, --report, -s or -o");
 	if (req->wait_arg && (!req->is_arg || req->all))
 		return usage_error("--wait needs --is and JOB ids (not -a)");
 	if (req->out_file && !*req->out_file)
