@@ -964,6 +964,12 @@ s2 PENDING" ]
 	unchanged broken
 	[ "$(field a status)" = PENDING ]
 	[ "$(field c status)" = PENDING ]
+	# --force replaces a named job's corrupt record, never a sweep's
+	run --separate-stderr jobreg-set -a --force --if STALE,PENDING DONE
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == "jobreg-set: broken: corrupt record $REG/broken"* ]]
+	unchanged broken
+	[ "$(field a status)" = DONE ]
 }
 
 @test "set -a without --if, with a JOB, or without STATUS is a usage error that writes nothing" {

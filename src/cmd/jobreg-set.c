@@ -93,7 +93,9 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	int rc = jobstate_load(reg, req->job, &st);
 
 	record_init(&rec);
-	if (rc == EXIT_CORRUPT && !req->force) {
+	/* A corrupt record has no status for a sweep's --if to match: it is
+	 * reported, never replaced. */
+	if (rc == EXIT_CORRUPT && (!req->force || req->all)) {
 		rc = jobstate_corrupt(reg, req->job, &st);
 		goto out;
 	}
