@@ -785,7 +785,9 @@ snapshot() {
 		times+=($((start + 60)) $((end - 60)) $((end + 60)))
 	done
 	n=$((n + 1))
-	snapshot "$T/s$n.prom" "$next" version=1 status=DONE since=@$end started=@$start ended=@$end \
+	# (read as a minute after it became late, so that late is not a matter
+	# of the second the test runs in)
+	snapshot "$T/s$n.prom" "$((next + 60))" version=1 status=DONE since=@$end started=@$start ended=@$end \
 		exit=0 runs=4 $last $late
 	segs+=("$T/s$n.prom:60:$SHIFT")
 	grep -qx "jobreg_job_late{name=\"daily\",registry=\"$REG\"} 1" "$T/s$n.prom"
