@@ -1198,8 +1198,8 @@ for i in range(1, 2001): os.link(sys.argv[1], "%s/j%04d" % (sys.argv[2], i))' "$
 
 # plant_report: a registry with a job of each kind, times relative to now.
 plant_report() {
-	local h2=$(now_rfc3339 -7800) h3=$(now_rfc3339 -11400) m5=$(now_rfc3339 -300)
-	local old=2020-01-01T00:00:00Z
+	local h2 h3 m5 old=2020-01-01T00:00:00Z
+	h2=$(now_rfc3339 -7800) h3=$(now_rfc3339 -11400) m5=$(now_rfc3339 -300)
 	write_record ok version=1 status=DONE "since=$m5" "started=$(now_rfc3339 -485)" "ended=$m5" exit=0 \
 		runs=3 "last_success=$h2"
 	write_record failed version=1 status=DONE "since=$m5" "started=$m5" "ended=$m5" exit=3 runs=2 \
@@ -1309,6 +1309,7 @@ plant_report() {
 	[[ "$output" == *"${esc}32mOK${esc}0m"* ]]
 	[[ "$output" == *'oops: ?[31mdisk full'* ]]
 	# NO_COLOR, even empty, and -o: none
+	# shellcheck disable=SC1007  # an empty NO_COLOR, on purpose
 	NO_COLOR= run script -qec "jobreg-get --report -a" /dev/null
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"FAILED exit 3"* ]]
@@ -1317,13 +1318,15 @@ plant_report() {
 	[[ "$output" != *"$esc"* ]]
 	run script -qec "jobreg-get --report -a -o '$T/file'" /dev/null
 	[ "$status" -eq 0 ]
-	! grep -qF "$esc" "$T/file"
+	[ -s "$T/file" ]
+	if grep -qF "$esc" "$T/file"; then flunk "colour in -o FILE"; fi
 }
 
 @test "get --report with -l, -j, -P, --is or --history is a usage error" {
 	local args
 	for args in "--report -l -a" "--report -j -a" "-P --report -a" "--report --is OK job" \
 		"--report --history job"; do
+		# shellcheck disable=SC2086  # the words of ARGS, split on purpose
 		run --separate-stderr jobreg-get $args
 		[ "$status" -eq 64 ] || flunk "jobreg-get $args: exit $status"
 		[ "${#stderr_lines[@]}" -eq 1 ]

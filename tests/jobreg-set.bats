@@ -884,6 +884,7 @@ local_teardown() {
 # plant_stale JOB [LINES...]: a RUNNING record whose pid owner is dead (STALE).
 plant_stale() {
 	local job=$1; shift
+	# shellcheck disable=SC2046  # ns_fields gives one line a field
 	write_record "$job" version=1 status=RUNNING "since=$OLD" owner=pid "host=$HOST" "pid=$DEAD" \
 		pid_start=12345 "boot_id=$BOOT_ID" $(ns_fields) "started=$OLD" "$@"
 }
@@ -926,16 +927,17 @@ s2 PENDING" ]
 }
 
 @test "set -a --if leaves the jobs that do not match untouched and exits 0" {
+	local j
 	dead_pid
 	plant_stale stale runs=1
-	write_record done version=1 status=DONE "since=$OLD" exit=3 runs=2 failures=1
+	write_record ended version=1 status=DONE "since=$OLD" exit=3 runs=2 failures=1
 	write_record pending version=1 status=PENDING "since=$OLD"
 	write_record live version=1 status=RUNNING "since=$OLD" "started=$OLD" runs=1
-	for j in done pending live; do save "$j"; done
+	for j in ended pending live; do save "$j"; done
 	run --separate-stderr jobreg-set -a --if STALE PENDING
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	for j in done pending live; do unchanged "$j"; done
+	for j in ended pending live; do unchanged "$j"; done
 	[ "$(field stale status)" = PENDING ]
 	# nothing matches: still 0, nothing written
 	save stale
@@ -946,7 +948,7 @@ s2 PENDING" ]
 	# another list and STATUS: each matching job gets the write
 	run --separate-stderr jobreg-set -a --if FAILED,PENDING DONE
 	[ "$status" -eq 0 ]
-	[ "$(field done status)" = DONE ]
+	[ "$(field ended status)" = DONE ]
 	[ "$(field pending status)" = DONE ]
 	unchanged live
 }
@@ -979,6 +981,7 @@ s2 PENDING" ]
 	local args
 	for args in "-a PENDING" "-a --if STALE job PENDING" "--if STALE -a" "--if STALE -a job" \
 		"--if STALE -a STALE"; do
+		# shellcheck disable=SC2086  # the words of ARGS, split on purpose
 		run --separate-stderr jobreg-set $args
 		[ "$status" -eq 64 ] || flunk "jobreg-set $args: exit $status"
 		[ "${#stderr_lines[@]}" -eq 1 ]

@@ -709,6 +709,7 @@ expect_at() {
 	local k
 	# each run is scraped while it runs and once it has failed
 	for k in 1 2 3; do
+		# shellcheck disable=SC2016  # expanded by sh
 		run jobreg-dispatch job -- sh -c 'jobreg-get -P -o "$1" job; exit 1' sh "$T/during$k.prom"
 		[ "$status" -eq 1 ]
 		grep -qx "jobreg_job_status{name=\"job\",registry=\"$REG\",status=\"running\"} 1" "$T/during$k.prom"
