@@ -1253,3 +1253,164 @@ operands() {
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[ "$output" = 1000 ]
 }
+
+# --- --report: a view for people (SPEC §5, issue 31) --------------------------
+
+# plant_report: a registry with a job of each kind, times relative to now.
+plant_report() {
+	local h2 h3 m5 old=2020-01-01T00:00:00Z
+	h2=$(now_rfc3339 -7800) h3=$(now_rfc3339 -11400) m5=$(now_rfc3339 -300)
+	write_record ok version=1 status=DONE "since=$m5" "started=$(now_rfc3339 -485)" "ended=$m5" exit=0 \
+		runs=3 "last_success=$h2"
+	write_record failed version=1 status=DONE "since=$m5" "started=$m5" "ended=$m5" exit=3 runs=2 \
+		failures=1 consecutive_failures=1
+	write_record killed version=1 status=DONE "since=$m5" "started=$m5" "ended=$m5" signal=KILL runs=1 \
+		failures=1 consecutive_failures=1
+	write_record timed version=1 status=DONE "since=$m5" "started=$h2" "ended=$m5" timeout=3600 exit=0 \
+		timed_out=1 runs=1 failures=1 consecutive_failures=1
+	write_record stale version=1 status=RUNNING "since=$old" host=build01 pid=1 "expires=$old" \
+		"started=$old" runs=1
+	write_record late version=1 status=PENDING "since=$h3" late_after=3600 "late_from=$h3"
+	write_record running version=1 status=RUNNING "since=$m5" "started=$m5" runs=1
+	write_record pending version=1 status=PENDING "since=$m5"
+	# a lost run, reset by jobreg-set -a --if STALE PENDING
+	write_record lost version=1 status=PENDING "since=$m5" runs=1 failures=1 lost=1 \
+		consecutive_failures=1
+	echo "run=1 outcome=LOST started=$old ended=$m5 host=build01 pid=1" > "$REG/.lost.history"
+	printf 'starting\nhalfway\nall done\n' > "$REG/.ok.log"
+	printf 'oops: \033[31mdisk full\r\n' > "$REG/.failed.log"
+}
+
+@test "get --report gives a line a job, why it is so, worst first by id, and a summary" {
+	plant_report
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# the first word of a line is its job: worst first, then by id
+	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
+		"stale failed killed lost timed late running pending ok 9" ]
+	local line
+	for line in "stale +STALE +STALE since 2020-01-01T00:00:00Z on build01 +never ok +-$" \
+		"failed +DONE +FAILED exit 3 +never ok +took 0s +oops: \?\[31mdisk full$" \
+		"killed +DONE +killed by SIGKILL " \
+		"lost +PENDING +lost " \
+		"timed +DONE +timed out after 1h +never ok +took 2h5m$" \
+		"late +PENDING +LATE by 2h10m +never ok +-$" \
+		"running +RUNNING +running for 5m[0-9]*s? +never ok +-$" \
+		"pending +PENDING +pending +never ok +-$" \
+		"ok +DONE +OK +last ok 2h10m ago +took 3m5s +all done$"; do
+		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"
+	done
+	[ "${lines[9]}" = "9 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok" ]
+	# the columns line up
+	[ "$(printf '%s\n' "${lines[@]:0:9}" | awk '{ print index($0, $2) }' | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "get --report takes -s and JOBs like any listing, and -o" {
+	plant_report
+	run --separate-stderr jobreg-get --report -a -s FAILED,LATE
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = "failed killed timed late 4" ]
+	[ "${lines[4]}" = "4 jobs: 3 failed, 1 late" ]
+	run --separate-stderr jobreg-get --report ok nosuch
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[0]}" == "nosuch  PENDING  pending"* ]]
+	[ "${lines[2]}" = "2 jobs: 1 pending, 1 ok" ]
+	jobreg-get --report -a -o "$T/report"
+	[ "$(tail -n 1 "$T/report")" = "9 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok" ]
+	run --separate-stderr jobreg-get --report -d "$T/none" -a
+	[ "$status" -eq 0 ]
+	[ "$output" = "0 jobs" ]
+}
+
+@test "get --report shows a corrupt record first as CORRUPT and exits 65" {
+	plant_report
+	write_record broken version=1 junk
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == "jobreg-get: broken: corrupt record $REG/broken"* ]]
+	[[ "${lines[0]}" =~ ^broken\ +CORRUPT\ +corrupt\ record\ +-\ +-$ ]]
+	[ "${lines[10]}" = "10 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok, 1 corrupt" ]
+}
+
+@test "get --report reads only the tail of a job's log for its last line" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	write_record big version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
+	# 64 MiB of lines, then the last one
+	head -c 67108864 /dev/zero | tr '\0' 'x' | fold -w 1023 > "$REG/.big.log"
+	echo 'the last line' >> "$REG/.big.log"
+	# (LeakSanitizer cannot run under ptrace)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		strace -o "$T/trace" -e trace=read,pread64 jobreg-get --report big > "$T/out"
+	grep -qE '^big +DONE +OK .*the last line$' "$T/out"
+	# what was read: the record, and no more than a few KiB of the log
+	local bytes
+	bytes=$(awk -F' = ' '/^(read|pread64)\(/ { n += $NF } END { print n + 0 }' "$T/trace")
+	[ "$bytes" -lt 65536 ] || flunk "read $bytes bytes"
+	# a line longer than the tail: its end
+	head -c 10000 /dev/zero | tr '\0' 'y' > "$REG/.big.log"
+	run jobreg-get --report big
+	[[ "${lines[0]}" == *" yyyy"* ]]
+	[ "${#lines[0]}" -lt 300 ]
+}
+
+@test "get --report colours only a terminal, and not with NO_COLOR set" {
+	command -v script >/dev/null || skip "script (util-linux) is not installed"
+	plant_report
+	local esc=$'\033['
+	# through a pipe: no colour
+	run jobreg-get --report -a
+	[[ "$output" != *"$esc"* ]]
+	# on a terminal (a pty): colour, the escapes of the log line still replaced
+	run script -qec "jobreg-get --report -a" /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"${esc}1;31mFAILED exit 3${esc}0m"* ]]
+	[[ "$output" == *"${esc}32mOK${esc}0m"* ]]
+	[[ "$output" == *'oops: ?[31mdisk full'* ]]
+	# NO_COLOR, even empty, and -o: none
+	# shellcheck disable=SC1007  # an empty NO_COLOR, on purpose
+	NO_COLOR= run script -qec "jobreg-get --report -a" /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"FAILED exit 3"* ]]
+	[[ "$output" != *"$esc"* ]]
+	NO_COLOR=1 run script -qec "jobreg-get --report -a" /dev/null
+	[[ "$output" != *"$esc"* ]]
+	run script -qec "jobreg-get --report -a -o '$T/file'" /dev/null
+	[ "$status" -eq 0 ]
+	[ -s "$T/file" ]
+	if grep -qF "$esc" "$T/file"; then flunk "colour in -o FILE"; fi
+}
+
+@test "get --report with -l, -j, -P, --is or --history is a usage error" {
+	local args
+	for args in "--report -l -a" "--report -j -a" "-P --report -a" "--report --is OK job" \
+		"--report --history job"; do
+		# shellcheck disable=SC2086  # the words of ARGS, split on purpose
+		run --separate-stderr jobreg-get $args
+		[ "$status" -eq 64 ] || flunk "jobreg-get $args: exit $status"
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == *--report* ]] || flunk "jobreg-get $args: $stderr"
+	done
+}
+
+@test "get --report tells a lost last run from a failed one by the history, and reports a history it cannot read" {
+	write_record reset version=1 status=PENDING since=2026-01-01T00:00:00Z runs=2 failures=1 \
+		consecutive_failures=1
+	echo "run=2 outcome=FAILED started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z exit=1" > "$REG/.reset.history"
+	write_record lost version=1 status=DONE since=2026-01-01T00:00:00Z runs=1 failures=1 lost=1 \
+		consecutive_failures=1
+	printf 'run=1 outcome=LOST started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z\n' > "$REG/.lost.history"
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^lost\ +DONE\ +lost\  ]]
+	[[ "${lines[1]}" =~ ^reset\ +PENDING\ +failed\  ]]
+	[ "${lines[2]}" = "2 jobs: 2 failed" ]
+	rm "$REG/.lost.history"
+	mkdir "$REG/.lost.history"
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 77 ]
+	[ "$stderr" = "jobreg-get: lost: not a regular file: $REG/.lost.history" ]
+	[[ "${lines[0]}" =~ ^lost\ +DONE\ +failed\  ]]
+	[ "${lines[2]}" = "2 jobs: 2 failed" ]
+}

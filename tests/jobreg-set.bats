@@ -931,3 +931,121 @@ set_refuses_corrupt() {
 local_teardown() {
 	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
 }
+
+# --- set -a --if: a sweep (SPEC §5 jobreg-set, issue 31) ----------------------
+
+# plant_stale JOB [LINES...]: a RUNNING record whose pid owner is dead (STALE).
+plant_stale() {
+	local job=$1; shift
+	# shellcheck disable=SC2046  # ns_fields gives one line a field
+	write_record "$job" version=1 status=RUNNING "since=$OLD" owner=pid "host=$HOST" "pid=$DEAD" \
+		pid_start=12345 "boot_id=$BOOT_ID" $(ns_fields) "started=$OLD" "$@"
+}
+
+@test "set -a --if STALE PENDING resets every STALE job, each lost run counted, settings, history and logs kept" {
+	dead_pid
+	plant_stale s1 runs=4 failures=1 consecutive_failures=1 last_success=$OLD late_after=3600 \
+		late_from=$OLD keep_runs=5 note=kept
+	plant_stale s2 runs=1
+	printf 'run=3 outcome=OK started=%s ended=%s duration=0 exit=0\n' "$OLD" "$OLD" > "$REG/.s1.history"
+	echo 'last words' > "$REG/.s1.log"
+	echo 'older failure' > "$REG/.s1.faillog"
+	run --separate-stderr jobreg-set -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	[ "$(jobreg-get -a)" = "s1 PENDING
+s2 PENDING" ]
+	[ "$(keys s1)" = "version status since runs failures lost consecutive_failures last_success late_after late_from keep_runs note" ]
+	[ "$(field s1 runs)" = 4 ]
+	[ "$(field s1 failures)" = 2 ]
+	[ "$(field s1 lost)" = 1 ]
+	[ "$(field s1 consecutive_failures)" = 2 ]
+	[ "$(field s1 last_success)" = "$OLD" ]
+	[ "$(field s1 late_after)" = 3600 ]
+	[ "$(field s1 keep_runs)" = 5 ]
+	[ "$(field s1 note)" = kept ]
+	[ "$(keys s2)" = "version status since runs failures lost consecutive_failures" ]
+	# one history line more for each, the LOST run; the logs are where they were
+	[ "$(wc -l < "$REG/.s1.history")" -eq 2 ]
+	[[ "$(sed -n 2p "$REG/.s1.history")" == "run=4 outcome=LOST started=$OLD ended="* ]]
+	[[ "$(cat "$REG/.s2.history")" == "run=1 outcome=LOST started=$OLD ended="* ]]
+	[ "$(cat "$REG/.s1.log")" = 'last words' ]
+	[ "$(cat "$REG/.s1.faillog")" = 'older failure' ]
+	# the same bookkeeping as the one-job call
+	plant_stale one runs=4 failures=1 consecutive_failures=1 last_success=$OLD late_after=3600 \
+		late_from=$OLD keep_runs=5 note=kept
+	jobreg-set --if STALE one PENDING
+	[ "$(keys one)" = "$(keys s1)" ]
+}
+
+@test "set -a --if leaves the jobs that do not match untouched and exits 0" {
+	local j
+	dead_pid
+	plant_stale stale runs=1
+	write_record ended version=1 status=DONE "since=$OLD" exit=3 runs=2 failures=1
+	write_record pending version=1 status=PENDING "since=$OLD"
+	write_record live version=1 status=RUNNING "since=$OLD" "started=$OLD" runs=1
+	for j in ended pending live; do save "$j"; done
+	run --separate-stderr jobreg-set -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	for j in ended pending live; do unchanged "$j"; done
+	[ "$(field stale status)" = PENDING ]
+	# nothing matches: still 0, nothing written
+	save stale
+	run --separate-stderr jobreg-set -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	unchanged stale
+	# another list and STATUS: each matching job gets the write
+	run --separate-stderr jobreg-set -a --if FAILED,PENDING DONE
+	[ "$status" -eq 0 ]
+	[ "$(field ended status)" = DONE ]
+	[ "$(field pending status)" = DONE ]
+	unchanged live
+}
+
+@test "set -a --if reports a corrupt record with 65, writes every other job and leaves it as it was" {
+	dead_pid
+	plant_stale a runs=1
+	write_record broken version=1 junk
+	plant_stale c runs=1
+	save broken
+	run --separate-stderr jobreg-set -a --if STALE PENDING
+	[ "$status" -eq 65 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "jobreg-set: broken: corrupt record $REG/broken"* ]]
+	unchanged broken
+	[ "$(field a status)" = PENDING ]
+	[ "$(field c status)" = PENDING ]
+	# --force replaces a named job's corrupt record, never a sweep's
+	run --separate-stderr jobreg-set -a --force --if STALE,PENDING DONE
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == "jobreg-set: broken: corrupt record $REG/broken"* ]]
+	unchanged broken
+	[ "$(field a status)" = DONE ]
+}
+
+@test "set -a without --if, with a JOB, or without STATUS is a usage error that writes nothing" {
+	dead_pid
+	plant_stale job runs=1
+	save job
+	local args
+	for args in "-a PENDING" "-a --if STALE job PENDING" "--if STALE -a" "--if STALE -a job" \
+		"--if STALE -a STALE"; do
+		# shellcheck disable=SC2086  # the words of ARGS, split on purpose
+		run --separate-stderr jobreg-set $args
+		[ "$status" -eq 64 ] || flunk "jobreg-set $args: exit $status"
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		unchanged job
+	done
+	run --separate-stderr jobreg-set -a PENDING
+	[[ "$stderr" == "jobreg-set: -a needs --if;"* ]]
+	run --separate-stderr jobreg-set -a --if STALE job PENDING
+	[[ "$stderr" == "jobreg-set: -a takes no JOB;"* ]]
+	# an empty or missing registry: nothing to do
+	run --separate-stderr jobreg-set -d "$T/none" -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}

@@ -536,10 +536,16 @@ expect() {
 	local ended="since=$hour_ago started=$hour_ago ended=$hour_ago"
 	write_record fresh version=1 status=DONE $ended exit=0 runs=5 last_success=$hour_ago
 	write_record old version=1 status=DONE since=$days_ago ended=$days_ago exit=0 runs=3 last_success=$days_ago
-	write_record failed version=1 status=DONE $ended exit=2 runs=4 failures=1 last_success=$hour_ago
-	write_record killed version=1 status=DONE $ended signal=KILL runs=2 failures=1 last_success=$hour_ago
-	write_record timed version=1 status=DONE $ended exit=0 timed_out=1 runs=2 failures=1 last_success=$hour_ago
-	write_record never version=1 status=DONE $ended exit=1 runs=2 failures=2
+	write_record failed version=1 status=DONE $ended exit=2 runs=4 failures=1 consecutive_failures=1 \
+		last_success=$hour_ago
+	write_record killed version=1 status=DONE $ended signal=KILL runs=2 failures=1 consecutive_failures=1 \
+		last_success=$hour_ago
+	write_record timed version=1 status=DONE $ended exit=0 timed_out=1 runs=2 failures=1 \
+		consecutive_failures=1 last_success=$hour_ago
+	write_record never version=1 status=DONE $ended exit=1 runs=2 failures=2 consecutive_failures=2
+	# failed before, running again: the failure stands until a run succeeds
+	write_record again version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=3 failures=2 \
+		consecutive_failures=2
 	write_record first version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=1
 	write_record stale version=1 status=RUNNING since=$days_ago expires=$hour_ago runs=1
 	write_record waiting version=1 status=PENDING since=$hour_ago
@@ -575,14 +581,12 @@ expect() {
 		echo '    alert_rule_test:'
 		for alert in $alerts; do
 			case $alert in
-			JobNotSucceededForADay) expect "$alert" "name: flaky, $reg" "name: old, $reg" ;;
 			JobStale) expect "$alert" "name: stale, $reg, status: stale" ;;
-			JobFailed) expect "$alert" "name: failed, $reg" "name: flaky, $reg" "name: killed, $reg" \
-				"name: never, $reg" "name: timed, $reg" ;;
+			JobFailed) expect "$alert" "name: again, $reg" "name: failed, $reg" "name: flaky, $reg" \
+				"name: killed, $reg" "name: lost, $reg" "name: never, $reg" "name: timed, $reg" ;;
 			JobFailedThreeTimesInARow) expect "$alert" "name: flaky, $reg" ;;
 			JobLate) expect "$alert" "name: late, $reg" ;;
 			JobLostARun) expect "$alert" "name: lost, $reg" ;;
-			JobNeverSucceeded) expect "$alert" "name: never, $reg" ;;
 			JobregCorruptRecords) expect "$alert" "$reg" ;;
 			JobregRegistryDown) expect "$alert" "registry: \"$t/typo\"" ;;
 			JobregMetricsOld) expect "$alert" "file: \"$tf/late-jobreg.prom\"" ;;
@@ -639,4 +643,171 @@ else:
 	[ -n "$served" ]
 	[ "$served" = "$(scraped "$tf"/*.prom | paste - - | LC_ALL=C sort)" ]
 	grep -q 'jobreg_job_exit_code{instance=\\"host1:9100\\",job=\\"node\\",name=\\"done\\",' <<<"$served"
+}
+
+# --- the alert rules over a job's story (issue 31) ---------------------------
+
+# timeline FILE:COUNT[:SHIFT]...: promtool input series (YAML lines of
+# input_series) for a Prometheus that scrapes the -P text of each FILE
+# COUNT times in a row, one scrape an interval from time 0: a series a file
+# lacks is stale from its first scrape on (Prometheus's staleness marker),
+# as when a scrape no longer has it.  SHIFT: seconds to take off the
+# *_time_seconds values (a file printed with the clock SHIFT ahead).
+timeline() {
+	"$PROM_PY" -c '
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+segments, order, seen = [], [], set()
+for arg in sys.argv[1:]:
+    path, count, *shift = arg.split(":")
+    shift = int(shift[0]) if shift else 0
+    values = {}
+    with open(path) as f:
+        for fam in text_string_to_metric_families(f.read()):
+            for s in fam.samples:
+                v = s.value - shift if s.name.endswith("_time_seconds") else s.value
+                key = s.name + "{" + ",".join("%s=%s" % (k, json.dumps(v2)) for k, v2 in sorted(s.labels.items())) + "}"
+                values[key] = v
+                if key not in seen:
+                    seen.add(key)
+                    order.append(key)
+    segments.append((int(count), values))
+for key in order:
+    out, present = [], False
+    for count, values in segments:
+        if key in values:
+            out.append("%r+0x%d" % (values[key], count - 1))
+            present = True
+        elif present:
+            out.append("stale" + (" _x%d" % (count - 1) if count > 1 else ""))
+            present = False
+        else:
+            out.append("_x%d" % count)
+    print("      - series: %s\n        values: \"%s\"" % (json.dumps(key), " ".join(out)))
+' "$@"
+}
+
+# expect_at T ALERT [LABELS]...: as expect, at time T (seconds), without
+# the target labels.
+expect_at() {
+	local t=$1 alert=$2; shift 2
+	printf '      - eval_time: %ss\n        alertname: %s\n' "$t" "$alert"
+	if [ $# -eq 0 ]; then
+		echo '        exp_alerts: []'
+		return
+	fi
+	echo '        exp_alerts:'
+	local labels
+	for labels in "$@"; do
+		printf '          - exp_labels: {%s}\n' "$labels"
+	done
+}
+
+@test "the README's JobFailed fires at every scrape of a job that fails every minute, during its runs too" {
+	need_parser
+	need_promtool
+	local k
+	# each run is scraped while it runs and once it has failed
+	for k in 1 2 3; do
+		# shellcheck disable=SC2016  # expanded by sh
+		run jobreg-dispatch job -- sh -c 'jobreg-get -P -o "$1" job; exit 1' sh "$T/during$k.prom"
+		[ "$status" -eq 1 ]
+		grep -qx "jobreg_job_status{name=\"job\",registry=\"$REG\",status=\"running\"} 1" "$T/during$k.prom"
+		jobreg-get -P -o "$T/after$k.prom" job
+	done
+	readme_rules > "$T/rules.yml"
+	local job="name: job, registry: \"$REG\""
+	{
+		echo 'rule_files: [rules.yml]'
+		echo 'evaluation_interval: 15s'
+		echo 'tests:'
+		echo '  - interval: 15s'
+		echo '    input_series:'
+		# scraped every 15 s: three scrapes a run (45 s), one between runs
+		timeline "$T/during1.prom:3" "$T/after1.prom:1" "$T/during2.prom:3" "$T/after2.prom:1" \
+			"$T/during3.prom:3" "$T/after3.prom:1"
+		echo '    alert_rule_test:'
+		# nothing before the first run ended; from then on, at every scrape
+		for t in 0 15 30; do expect_at "$t" JobFailed; done
+		for t in 45 60 75 90 105 120 135 150 165; do expect_at "$t" JobFailed "$job"; done
+		expect_at 150 JobFailedThreeTimesInARow
+		expect_at 165 JobFailedThreeTimesInARow "$job"
+	} > "$T/test.yml"
+	run promtool test rules "$T/test.yml"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# snapshot FILE TIME LINES...: the -P text of a record of LINES, as it is
+# read at the story's TIME (seconds): "@N" in a line is the story's time N.
+# The record's times are planted with the clock TIME ahead of the story,
+# so that -P judges late as at TIME; the shift to take off is SHIFT.
+snapshot() {
+	local file=$1 at=$2 line; shift 2
+	local base=$EPOCHSECONDS lines=()
+	for line in "$@"; do
+		case $line in
+		*=@*) lines+=("${line%%=*}=$(TZ=UTC0 printf '%(%Y-%m-%dT%H:%M:%SZ)T' "$((base + ${line#*=@} - at))")") ;;
+		*) lines+=("$line") ;;
+		esac
+	done
+	write_record daily "${lines[@]}"
+	jobreg-get -P -o "$file" daily
+	SHIFT=$((base - at))
+}
+
+@test "no README alert fires for a daily job that ends 10 minutes later each day; JobLate fires when it misses a day" {
+	need_parser
+	need_promtool
+	readme_rules > "$T/rules.yml"
+	local alerts
+	alerts=$(sed -n 's/^ *- alert: //p' "$T/rules.yml")
+	local late="late_after=90000 late_from=@0" d start end next segs=() n=0 times=()
+	local last=
+	# registered with --late-after 25h at 0; day d runs from 03:00, 30 minutes
+	# and 10 more each day
+	snapshot "$T/s$n.prom" 0 version=1 status=PENDING since=@0 $late
+	segs+=("$T/s$n.prom:$((10800 / 60)):$SHIFT")
+	for d in 0 1 2 3; do
+		start=$((d * 86400 + 10800)) end=$((d * 86400 + 10800 + 1800 + d * 600))
+		n=$((n + 1))
+		snapshot "$T/s$n.prom" "$start" version=1 status=RUNNING since=@$start started=@$start \
+			runs=$((d + 1)) $last $late
+		segs+=("$T/s$n.prom:$(((end - start) / 60)):$SHIFT")
+		last="last_success=@$end last_success_started=@$start"
+		n=$((n + 1))
+		snapshot "$T/s$n.prom" "$end" version=1 status=DONE since=@$end started=@$start ended=@$end \
+			exit=0 runs=$((d + 1)) $last $late
+		next=$(((d + 1) * 86400 + 10800))
+		# (after the last day: no run on day 4, so 25 hours later it is late)
+		[ "$d" -lt 3 ] || next=$((end + 90000))
+		segs+=("$T/s$n.prom:$(((next - end) / 60)):$SHIFT")
+		# the minute before each run ends: a day and ten minutes since the last success
+		times+=($((start + 60)) $((end - 60)) $((end + 60)))
+	done
+	n=$((n + 1))
+	# (read as a minute after it became late, so that late is not a matter
+	# of the second the test runs in)
+	snapshot "$T/s$n.prom" "$((next + 60))" version=1 status=DONE since=@$end started=@$start ended=@$end \
+		exit=0 runs=4 $last $late
+	segs+=("$T/s$n.prom:60:$SHIFT")
+	grep -qx "jobreg_job_late{name=\"daily\",registry=\"$REG\"} 1" "$T/s$n.prom"
+	grep -qx "jobreg_job_late{name=\"daily\",registry=\"$REG\"} 0" "$T/s$((n - 1)).prom"
+	local t alert
+	{
+		echo 'rule_files: [rules.yml]'
+		echo 'evaluation_interval: 1m'
+		echo 'tests:'
+		echo '  - interval: 1m'
+		echo '    input_series:'
+		timeline "${segs[@]}"
+		echo '    alert_rule_test:'
+		for t in "${times[@]}" $((next - 60)); do
+			for alert in $alerts; do expect_at "$t" "$alert"; done
+		done
+		expect_at $((next + 60)) JobLate "name: daily, registry: \"$REG\""
+	} > "$T/test.yml"
+	run promtool test rules "$T/test.yml"
+	echo "$output" | head -40
+	[ "$status" -eq 0 ]
 }

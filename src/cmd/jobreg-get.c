@@ -6,6 +6,7 @@
 #include "report/outfile.h"
 #include "report/format.h"
 #include "report/prom.h"
+#include "report/report.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
@@ -13,9 +14,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
-	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P] [-s S[,S]] [-o FILE] [-a | JOB...]"
+	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P | --report] [-s S[,S]] [-o FILE] [-a | JOB...]"
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
 	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB";
@@ -25,6 +27,7 @@ static const char help[] =
 	"                    job status since owner host pid exit note\n"
 	"  -j, --json        one JSON object per job (JSON Lines)\n"
 	"  -P, --prometheus  metrics in the Prometheus text format\n"
+	"      --report      for people: one line a job, why, worst first; a summary\n"
 	"  -s, --status S[,S]  print only the jobs whose status is one of S\n"
 	"                    (PENDING RUNNING STALE DONE, OK FAILED for DONE, LATE)\n"
 	"  -o, --output FILE write the output to FILE atomically\n"
@@ -43,7 +46,7 @@ static const char help[] =
 	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
-enum format { PLAIN, LONG, JSON, PROMETHEUS };
+enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
 enum mode { STATUS, HISTORY, LOG, FAILLOG };
 
 struct request {
@@ -66,7 +69,7 @@ struct request {
 static void set_format(struct request *req, enum format f)
 {
 	if (req->format != PLAIN && req->format != f)
-		usage_error("-l, -j and -P exclude each other");
+		usage_error("-l, -j, -P and --report exclude each other");
 	req->format = f;
 }
 
@@ -93,6 +96,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "log", no_argument, 0, 'G' },
 		{ "follow", no_argument, 0, 'F' },
 		{ "faillog", no_argument, 0, 'X' },
+		{ "report", no_argument, 0, 'R' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -104,6 +108,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'l': set_format(req, LONG); break;
 		case 'j': set_format(req, JSON); break;
 		case 'P': set_format(req, PROMETHEUS); break;
+		case 'R': set_format(req, REPORT); break;
 		case 's': req->show_arg = optarg; req->show_mask = status_list_or_err(optarg); break;
 		case 'o': req->out_file = optarg; break;
 		case 'a': req->all = 1; break;
@@ -132,7 +137,7 @@ static void check_request(const struct request *req)
 	if (!req->all && !req->njobs)
 		usage_error("no JOB given");
 	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
-		usage_error("--is prints nothing; it takes no -l, -j, -P, -s or -o");
+		usage_error("--is prints nothing; it takes no -l, -j, -P, --report, -s or -o");
 	if (req->wait_arg && (!req->is_arg || req->all))
 		usage_error("--wait needs --is and JOB ids (not -a)");
 	if (req->out_file && !*req->out_file)
@@ -140,8 +145,8 @@ static void check_request(const struct request *req)
 	if (req->follow && req->mode != LOG)
 		usage_error("--follow needs --log");
 	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
-				    req->format == PROMETHEUS))
-		usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o or -P");
+				    req->format == PROMETHEUS || req->format == REPORT))
+		usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o, -P or --report");
 	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
 		usage_error("--log and --faillog take one JOB, and no -l or -j");
 }
@@ -178,18 +183,28 @@ static int wait_is(struct registry *reg, const struct request *req)
 	return rc;
 }
 
-/* Append one job in the request's format (Prometheus collects it for the
- * end). */
-static void format_job(const struct request *req, struct buf *out, struct prom *prom,
-		       const char *job, const struct job_state *st)
+/* The sinks of the formats that collect every job for the end. */
+struct collect {
+	struct prom prom;
+	struct report report;
+};
+
+/* Append one job in the request's format (Prometheus and the report
+ * collect it for the end); an exit status (the report reads files). */
+static int format_job(const struct registry *reg, const struct request *req, struct buf *out,
+		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
+	struct prom *prom = &all->prom;
+	int rc = 0;
 	switch (req->format) {
 	case PLAIN: format_plain(out, job, st->status, req->all); break;
 	case LONG: format_long(out, job, r, st->status); break;
 	case JSON: format_json(out, job, r, st->status, st->late); break;
 	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
+	case REPORT: rc = report_job(reg, &all->report, job, st); break;
 	}
+	return rc;
 }
 
 /* TEXT to -o's FILE, else to standard output; then empty it. */
@@ -220,7 +235,7 @@ static int shown(const struct request *req, const struct job_state *st)
  * cannot be used is data (jobreg_corrupt_records), not a failure, and its
  * message is informational. */
 static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
-		     struct prom *prom, struct outfile *file)
+		     struct collect *all, struct outfile *file)
 {
 	int status = 0;
 	errors_informational(req->format == PROMETHEUS);
@@ -235,7 +250,7 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 			if (req->is_arg && !rc && !jobstate_in(&st, req->is_mask))
 				keep_first(&status, EXIT_FALSE);
 			else if (!req->is_arg)
-				format_job(req, text, prom, req->jobs[i], &st);
+				keep_first(&status, format_job(reg, req, text, all, req->jobs[i], &st));
 		}
 		jobstate_free(&st);
 		/* The text goes out as it grows, so memory follows the number
@@ -253,28 +268,35 @@ static int report(const struct registry *reg, const char *path, const struct req
 		  int up)
 {
 	struct buf text = {0};
-	struct prom prom = {0};
+	struct collect all = {0};
+	struct prom *prom = &all.prom;
 	struct outfile file = {0}, *to = req->out_file ? &file : NULL;
 	int status = 0;
 
+	/* Colour only on a terminal, and never with NO_COLOR set. */
+	report_init(&all.report, now_real(), !to && isatty(1) && !getenv("NO_COLOR"));
 	if (req->format == PROMETHEUS) {
 		/* The registry label: DIR made absolute. */
 		char *label = path_absolute(path);
 		if (!label)
 			return fail_errno(errno, NULL, "cannot find the working directory");
-		prom_init(&prom, label);
+		prom_init(prom, label);
 		free(label);
 	}
 	if (to && (status = outfile_open(to, req->out_file)) != 0) {
 		outfile_close(to, 1);
-		prom_free(&prom);
+		prom_free(prom);
 		buf_free(&text);
 		return status;
 	}
-	status = read_jobs(reg, req, &text, &prom, to);
-	/* -P: the families, grouped, once every job is read */
-	while (req->format == PROMETHEUS && prom_more(&prom, up, &text))
+	status = read_jobs(reg, req, &text, &all, to);
+	/* -P: the families, grouped, once every job is read; the report,
+	 * sorted */
+	while (req->format == PROMETHEUS && prom_more(prom, up, &text))
 		put_text(to, &text);
+	if (req->format == REPORT)
+		report_finish(&all.report, &text);
+	report_free(&all.report);
 	put_text(to, &text);
 	if (to)
 		keep_first(&status, outfile_close(to, 0));

@@ -10,6 +10,7 @@
 #include "registry/lock.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
+#include "registry/listing.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,7 +21,8 @@
 
 static const char usage[] =
 	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
-	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS";
+	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS"
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --if S[,S] -a STATUS";
 static const char help[] =
 	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
 	"      --if S[,S]    only if the current status is one of S (else exit 1)\n"
@@ -31,6 +33,8 @@ static const char help[] =
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"      --force       replace a corrupt record\n"
+	"  -a, --all         with --if: every job with a record (a sweep: records that\n"
+	"                    do not match are left alone)\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
@@ -51,6 +55,7 @@ struct set_request {
 	int force;
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
+	int all;               /* -a: a sweep of every job with a record */
 };
 
 /* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
@@ -86,11 +91,17 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	int rc = jobstate_load(reg, req->job, &st);
 
 	record_init(&rec);
-	if (rc == EXIT_CORRUPT && !req->force) {
+	/* A corrupt record has no status for a sweep's --if to match: it is
+	 * reported, never replaced. */
+	if (rc == EXIT_CORRUPT && (!req->force || req->all)) {
 		rc = jobstate_corrupt(reg, req->job, &st);
 		goto out;
 	}
 	if (rc && rc != EXIT_CORRUPT)
+		goto out;
+	/* A sweep leaves alone, silently, what does not match, and a record
+	 * gone since the listing: it writes no record that was not there. */
+	if (req->all && (!st.found || !jobstate_in(&st, req->if_mask)))
 		goto out;
 	if (req->if_mask && !jobstate_in(&st, req->if_mask)) {
 		info(req->job, "status is %s", status_word(st.status));
@@ -150,13 +161,14 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		{ "force", no_argument, 0, 'F' },
 		{ "late-after", required_argument, 0, 'L' },
 		{ "keep-runs", required_argument, 0, 'K' },
+		{ "all", no_argument, 0, 'a' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
 	int opt;
 
 	cli_init("jobreg-set", argv, usage, help, longopts, common);
-	while ((opt = cli_next_option(argc, argv, "+:m:" COMMON_SHORTOPTS)) != -1) {
+	while ((opt = cli_next_option(argc, argv, "+:am:" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
 		case 'I': req->if_mask = status_list_or_err(optarg); break;
 		case 'O': req->owner_pid = number_or_err(optarg, 1, INT_MAX, "pid"); break;
@@ -169,17 +181,23 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'F': req->force = 1; break;
 		case 'L': req->late_after = late_after_or_err(optarg); break;
 		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		case 'a': req->all = 1; break;
 		default: common_option(opt, optarg, common);
 		}
 	}
 	for (int i = optind; i < argc; i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			misplaced_option(argv[i]);
-	if (argc - optind != 2)
+	if (req->all && !req->if_mask)
+		usage_error("-a needs --if");
+	if (req->all && argc - optind != 1)
+		usage_error(argc > optind ? "-a takes no JOB" : "STATUS needed");
+	if (!req->all && argc - optind != 2)
 		usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
-	req->job = argv[optind];
-	check_job_ids(argv + optind, 1);
-	const char *word = argv[optind + 1];
+	req->job = req->all ? NULL : argv[optind];
+	if (!req->all)
+		check_job_ids(argv + optind, 1);
+	const char *word = argv[argc - 1];
 	int st = status_from_word(word, strlen(word), 1);
 	if (st == ST_STALE)
 		exit(fail(EXIT_USAGE, req->job, "STALE is derived by readers and cannot be set"));
@@ -217,6 +235,28 @@ static int check_owner(struct set_request *req)
 	return 0;
 }
 
+/* set -a --if S STATUS: every listed job, each under its own lock; a
+ * failure is reported and the sweep goes on (SPEC §7: the first one's
+ * status). */
+static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
+{
+	struct listing l;
+	int status = reg_list(reg, LIST_JOBS, &l);
+	if (status)
+		return status;
+	for (size_t i = 0; i < l.njobs; i++) {
+		int lock = -1;
+		req->job = l.jobs[i];
+		int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
+		if (!rc)
+			rc = set_locked(reg, req);
+		reg_unlock(&lock);
+		keep_first(&status, rc);
+	}
+	listing_free(&l);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct common common;
@@ -236,6 +276,11 @@ int main(int argc, char **argv)
 	free(path);
 	if (rc)
 		return rc;
+	if (req.all) {
+		rc = set_all(&reg, &req, common.lock_wait);
+		reg_close(&reg);
+		return rc;
+	}
 	rc = reg_lock(&reg, req.job, JOB_LOCK, LOCK_EX, common.lock_wait, LOCK_CREATE, &lock);
 	if (!rc)
 		rc = set_locked(&reg, &req);

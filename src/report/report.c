@@ -1,0 +1,354 @@
+/* report: jobreg-get --report (see report.h). */
+#include "report/report.h"
+#include "record/transition.h"
+#include "registry/history.h"
+#include "registry/openat.h"
+#include "util/utf8.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LOG_TAIL 4096   /* bytes of a log read to find its last line */
+#define LOG_SHOWN 120   /* bytes of that line shown, at most */
+
+void report_init(struct report *rp, double now, int colour)
+{
+	*rp = (struct report){ .now = now, .colour = colour };
+}
+
+void report_duration(struct buf *out, double seconds)
+{
+	static const struct { long long size; char unit; } units[] = {
+		{ 86400, 'd' }, { 3600, 'h' }, { 60, 'm' }, { 1, 's' },
+	};
+	long long s = seconds > 0 ? (long long)seconds : 0;
+	size_t i = 0;
+	while (i + 1 < 4 && s < units[i].size)
+		i++;
+	buf_addf(out, "%lld%c", s / units[i].size, units[i].unit);
+	long long rest = i + 1 < 4 ? s % units[i].size / units[i + 1].size : 0;
+	if (rest)
+		buf_addf(out, "%lld%c", rest, units[i + 1].unit);
+}
+
+/* Seconds from the record's time KEY to NOW into *AGE; -1 without it. */
+static int age_of(const struct record *r, const char *key, double now, double *age)
+{
+	const char *v = r ? record_get(r, key) : NULL;
+	time_t t;
+	if (!v || time_parse(v, &t) < 0)
+		return -1;
+	*age = now - (double)t;
+	return 0;
+}
+
+/* How a FAILED run ended: "FAILED exit 3", "killed by SIGTERM", "timed
+ * out after 1h". */
+static void why_failed(struct buf *why, const struct record *r)
+{
+	struct run_result end = record_run_result(r);
+	if (end.timed_out) {
+		buf_adds(why, "timed out");
+		if (record_get(r, "timeout")) {
+			buf_adds(why, " after ");
+			report_duration(why, (double)record_count(r, "timeout"));
+		}
+	} else if (end.signal_name) {
+		buf_addf(why, "killed by SIG%s", end.signal_name);
+	} else {
+		buf_addf(why, "FAILED exit %d", end.exit_status);
+	}
+}
+
+/* The job's kind and why it is so, but for LATE. */
+static enum report_kind judge(const struct job_state *st, const struct report_facts *f,
+			      double now, struct buf *why)
+{
+	const struct record *r = st->found ? &st->rec : NULL;
+	const char *host = r ? record_get(r, "host") : NULL;
+	double age;
+
+	switch (st->status) {
+	case ST_CORRUPT:
+		buf_adds(why, "corrupt record");
+		return RK_CORRUPT;
+	case ST_UNREADABLE:
+		buf_adds(why, "cannot be read");
+		return RK_UNREADABLE;
+	case ST_STALE: {
+		const char *since = record_get(r, "since");
+		buf_addf(why, "STALE since %s", since ? since : "?");
+		if (host)
+			buf_addf(why, " on %s", host);
+		return RK_STALE;
+	}
+	case ST_RUNNING:
+		buf_adds(why, "running");
+		if (age_of(r, "started", now, &age) == 0) {
+			buf_adds(why, " for ");
+			report_duration(why, age);
+		}
+		if (host)
+			buf_addf(why, " on %s", host);
+		return RK_RUNNING;
+	case ST_DONE:
+		if (record_outcome(r) == OUTCOME_OK) {
+			buf_adds(why, "OK");
+			return RK_OK;
+		}
+		if (record_outcome(r) == OUTCOME_FAILED) {
+			why_failed(why, r);
+			return RK_FAILED;
+		}
+		break;
+	default:
+		break;
+	}
+	/* PENDING, or DONE with no result: after a failure (a lost run
+	 * reset, or a failed one), the job's last run failed. */
+	if (r && record_count(r, "consecutive_failures") > 0) {
+		buf_adds(why, f->last_lost ? "lost" : "failed");
+		return RK_FAILED;
+	}
+	buf_adds(why, st->status == ST_DONE ? "no result recorded" : "pending");
+	return st->status == ST_DONE ? RK_DONE : RK_PENDING;
+}
+
+/* The log line as a terminal may show it: control bytes and, in a line
+ * that is not UTF-8, bytes past ASCII as '?', at most LOG_SHOWN bytes cut
+ * on a character boundary. */
+static char *shown_line(const char *line)
+{
+	size_t len = strlen(line);
+	int utf8 = utf8_valid(line, len);
+	if (len > LOG_SHOWN) {
+		len = LOG_SHOWN;
+		while (utf8 && len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
+			len--;
+	}
+	char *s = xstrndup(line, len);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
+			s[i] = '?';
+	}
+	return s;
+}
+
+void report_add(struct report *rp, const char *job, const struct job_state *st,
+		const struct report_facts *facts)
+{
+	int usable = st->status != ST_CORRUPT && st->status != ST_UNREADABLE;
+	const struct record *r = st->found && usable ? &st->rec : NULL;
+	struct buf why = {0}, part = {0}, success = {0}, took = {0};
+	enum report_kind kind = judge(st, facts, rp->now, &part);
+	double age;
+
+	/* Late is no status: it comes before what is less severe, after
+	 * what is more. */
+	if (st->late && kind > RK_LATE) {
+		buf_adds(&why, "LATE by ");
+		report_duration(&why, rp->now - st->late_at);
+		if (kind != RK_PENDING)
+			buf_addf(&why, ", %s", part.data);
+		kind = RK_LATE;
+	} else {
+		buf_adds(&why, part.data);
+		if (st->late) {
+			buf_adds(&why, ", LATE by ");
+			report_duration(&why, rp->now - st->late_at);
+		}
+	}
+	if (age_of(r, "last_success", rp->now, &age) == 0) {
+		buf_adds(&success, "last ok ");
+		report_duration(&success, age);
+		buf_adds(&success, " ago");
+	} else {
+		buf_adds(&success, r ? "never ok" : "-");   /* no record: never seen */
+	}
+	time_t t0, t1;
+	const char *from = r ? record_get(r, "started") : NULL, *to = r ? record_get(r, "ended") : NULL;
+	if (st->status == ST_DONE && from && to && time_parse(from, &t0) == 0 &&
+	    time_parse(to, &t1) == 0) {
+		buf_adds(&took, "took ");
+		report_duration(&took, difftime(t1, t0));
+	} else {
+		buf_adds(&took, "-");
+	}
+
+	if (rp->n == rp->cap) {
+		rp->cap = rp->cap ? 2 * rp->cap : 32;
+		rp->lines = xrealloc(rp->lines, rp->cap * sizeof *rp->lines);
+	}
+	rp->lines[rp->n++] = (struct report_line){
+		.job = xstrdup(job), .status = xstrdup(status_word(st->status)),
+		.why = why.data, .success = success.data, .took = took.data,
+		.log = facts->log_line ? shown_line(facts->log_line) : NULL, .kind = kind,
+	};
+	buf_free(&part);
+}
+
+static int by_severity(const void *a, const void *b)
+{
+	const struct report_line *x = a, *y = b;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->job, y->job);
+}
+
+static const char *const colours[RK_KINDS] = {
+	[RK_CORRUPT] = "\033[1;31m", [RK_UNREADABLE] = "\033[1;31m", [RK_STALE] = "\033[1;31m",
+	[RK_FAILED] = "\033[1;31m", [RK_LATE] = "\033[33m", [RK_RUNNING] = "\033[36m",
+	[RK_OK] = "\033[32m",
+};
+
+/* The summary's words, in its order: the problems first. */
+static const struct { enum report_kind kind; const char *word; } summary[] = {
+	{ RK_FAILED, "failed" }, { RK_LATE, "late" }, { RK_STALE, "stale" },
+	{ RK_RUNNING, "running" }, { RK_PENDING, "pending" }, { RK_DONE, "done" },
+	{ RK_OK, "ok" }, { RK_CORRUPT, "corrupt" }, { RK_UNREADABLE, "unreadable" },
+};
+
+/* S and spaces up to WIDTH, then two more; none after the last column. */
+static void column(struct buf *out, const char *s, size_t width, const char *colour)
+{
+	if (colour)
+		buf_addf(out, "%s%s\033[0m", colour, s);
+	else
+		buf_adds(out, s);
+	for (size_t i = strlen(s); i < width + 2; i++)
+		buf_addc(out, ' ');
+}
+
+void report_finish(struct report *rp, struct buf *out)
+{
+	size_t width[5] = {0}, count[RK_KINDS] = {0};
+	if (rp->n > 1)
+		qsort(rp->lines, rp->n, sizeof *rp->lines, by_severity);
+	for (size_t i = 0; i < rp->n; i++) {
+		const struct report_line *l = &rp->lines[i];
+		const char *cols[5] = { l->job, l->status, l->why, l->success, l->took };
+		for (int c = 0; c < 5; c++)
+			if (strlen(cols[c]) > width[c])
+				width[c] = strlen(cols[c]);
+		count[l->kind]++;
+	}
+	for (size_t i = 0; i < rp->n; i++) {
+		const struct report_line *l = &rp->lines[i];
+		size_t start = out->len;
+		column(out, l->job, width[0], NULL);
+		column(out, l->status, width[1], NULL);
+		column(out, l->why, width[2], rp->colour ? colours[l->kind] : NULL);
+		column(out, l->success, width[3], NULL);
+		column(out, l->took, width[4], NULL);
+		if (l->log)
+			buf_adds(out, l->log);
+		while (out->len > start && out->data[out->len - 1] == ' ')
+			out->data[--out->len] = '\0';
+		buf_addc(out, '\n');
+	}
+	buf_addf(out, "%zu job%s", rp->n, rp->n == 1 ? "" : "s");
+	const char *sep = ": ";
+	for (size_t k = 0; k < sizeof summary / sizeof *summary; k++)
+		if (count[summary[k].kind]) {
+			buf_addf(out, "%s%zu %s", sep, count[summary[k].kind], summary[k].word);
+			sep = ", ";
+		}
+	buf_addc(out, '\n');
+}
+
+void report_free(struct report *rp)
+{
+	for (size_t i = 0; i < rp->n; i++) {
+		struct report_line *l = &rp->lines[i];
+		free(l->job);
+		free(l->status);
+		free(l->why);
+		free(l->success);
+		free(l->took);
+		free(l->log);
+	}
+	free(rp->lines);
+	*rp = (struct report){0};
+}
+
+/* The last line of JOB's latest log, from its last LOG_TAIL bytes
+ * (NULL: no log, an empty one, or one that cannot be read). */
+static char *log_last_line(const struct registry *reg, const char *job)
+{
+	char *name = reg_dot_name(job, ".log");
+	struct stat sb;
+	int fd = -1;
+	int got = reg->fd < 0 ? -1 : entry_open(reg->fd, name, O_RDONLY, &fd, &sb);
+	free(name);
+	if (got != 0)
+		return NULL;
+	off_t from = sb.st_size > LOG_TAIL ? sb.st_size - LOG_TAIL : 0;
+	char *tail = xmalloc(LOG_TAIL + 1);
+	size_t len = 0;
+	while (len < LOG_TAIL) {
+		ssize_t n = pread(fd, tail + len, LOG_TAIL - len, from + (off_t)len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close_fd(fd);
+	while (len > 0 && (tail[len - 1] == '\n' || tail[len - 1] == '\r'))
+		len--;
+	tail[len] = '\0';
+	size_t start = len;
+	while (start > 0 && tail[start - 1] != '\n')
+		start--;
+	/* A line longer than the tail: its end, from a character's start. */
+	while (start == 0 && from > 0 && start < len && ((unsigned char)tail[start] & 0xC0) == 0x80)
+		start++;
+	char *line = len > start ? xstrdup(tail + start) : NULL;
+	free(tail);
+	return line;
+}
+
+/* Was JOB's last run lost?  Its history's last line says, into *LOST;
+ * an exit status. */
+static int last_run_lost(const struct registry *reg, const char *job, int *lost)
+{
+	struct buf data = {0};
+	int found, rc = history_read(reg, job, &data, &found);
+	*lost = 0;
+	if (rc == 0 && found) {
+		const char *line = NULL, *l, *v;
+		size_t pos = 0, len = 0, n, vlen;
+		while (history_next(&data, &pos, &l, &n)) {
+			line = l;
+			len = n;
+		}
+		*lost = line && history_get(line, len, "outcome", &v, &vlen) && vlen == 4 &&
+			memcmp(v, "LOST", 4) == 0;
+	}
+	buf_free(&data);
+	return rc;
+}
+
+int report_job(const struct registry *reg, struct report *rp, const char *job,
+	       const struct job_state *st)
+{
+	struct report_facts f = {0};
+	char *line = NULL;
+	int rc = 0;
+	if (st->found) {
+		line = log_last_line(reg, job);
+		f.log_line = line;
+		/* Only a record that holds no result of a failed run asks. */
+		if ((st->status == ST_PENDING ||
+		     (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_UNKNOWN)) &&
+		    record_count(&st->rec, "consecutive_failures") > 0)
+			rc = last_run_lost(reg, job, &f.last_lost);
+	}
+	report_add(rp, job, st, &f);
+	free(line);
+	return rc;
+}
