@@ -192,9 +192,7 @@ static int start_run(struct registry *reg, const struct run_request *req, struct
 				  &job_lock);
 		if (rc)
 			return rc;
-		rc = jobstate_load(reg, req->job, &st);
-		if (rc == EXIT_CORRUPT)
-			rc = jobstate_corrupt(reg, req->job, &st);
+		rc = jobstate_read(reg, req->job, &st);
 		enum action act = rc ? REFUSE : decide(req, &st, waited);
 		if (!rc && act == REPLAY)
 			rc = replay(reg, req, &st.rec);

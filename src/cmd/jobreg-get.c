@@ -241,9 +241,7 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 	errors_informational(req->format == PROMETHEUS);
 	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state st;
-		int rc = jobstate_load(reg, req->jobs[i], &st);
-		if (rc == EXIT_CORRUPT)
-			jobstate_corrupt(reg, req->jobs[i], &st);
+		int rc = jobstate_read(reg, req->jobs[i], &st);
 		if (req->format != PROMETHEUS)
 			keep_first(&status, rc);
 		if (shown(req, &st)) {

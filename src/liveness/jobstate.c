@@ -183,6 +183,12 @@ int jobstate_corrupt(const struct registry *reg, const char *job, const struct j
 	return fail(EXIT_CORRUPT, job, "corrupt record %s: %s", reg_path(reg, job), st->why);
 }
 
+int jobstate_read(const struct registry *reg, const char *job, struct job_state *st)
+{
+	int rc = jobstate_load(reg, job, st);
+	return rc == EXIT_CORRUPT ? jobstate_corrupt(reg, job, st) : rc;
+}
+
 void jobstate_free(struct job_state *st)
 {
 	record_free(&st->rec);

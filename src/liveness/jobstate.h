@@ -36,7 +36,10 @@ int jobstate_in(const struct job_state *st, unsigned mask);
  * waiting for its retry; a DONE or PENDING record after a failure.)  Its
  * log is then the one to keep as the fail log (SPEC §3b). */
 int jobstate_last_run_failed(const struct job_state *st);
+/* Report ST's corrupt record; returns 65. */
 int jobstate_corrupt(const struct registry *reg, const char *job, const struct job_state *st);
+/* jobstate_load(), a corrupt record reported (65). */
+int jobstate_read(const struct registry *reg, const char *job, struct job_state *st);
 /* ST's record, or NULL when it has none. */
 const struct record *jobstate_record(const struct job_state *st);
 

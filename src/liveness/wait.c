@@ -1,6 +1,6 @@
-/* The wait of wait.h.  One file although it is near 480 lines: the loop,
- * its checks and the inotify events that wake it share the struct waiter,
- * and split apart they would only pass it to and fro. */
+/* The wait of wait.h.  One file although it is longer than the others:
+ * the loop, its checks and the inotify events that wake it share the
+ * struct waiter, and split apart they would only pass it to and fro. */
 #include "liveness/wait.h"
 #include "util/msg.h"
 
@@ -12,11 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef __linux__
 #include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
-#endif
 
 #define POLL_EVERY 0.1   /* seconds: the slowest notice SPEC §5 allows */
 #define FOLLOW_EVERY 1.0 /* seconds: how soon a wait notices that DIR names
@@ -57,9 +55,8 @@ static void want(struct waiter *w, double when)
 		w->check_at = when;
 }
 
-/* ---- The Linux facilities, each with its portable absence. ---- */
+/* ---- The Linux facilities: inotify, pidfd, the filesystem type. ---- */
 
-#ifdef __linux__
 #define DIR_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | \
 		    IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 #define PARENT_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
@@ -112,20 +109,6 @@ static int remote_fs(int fd)
 			return 1;
 	return 0;
 }
-#else
-static int notify_open(void) { errno = ENOSYS; return -1; }
-static int notify_add(int ino, const char *path, unsigned mask)
-{
-	(void)ino, (void)path, (void)mask;
-	return -1;
-}
-static void notify_rm(int ino, int wd) { (void)ino, (void)wd; }
-static int pid_watch(long pid) { (void)pid; return -1; }
-static int remote_fs(int fd) { (void)fd; return 0; }
-#define DIR_EVENTS 0u
-#define PARENT_EVENTS 0u
-#define FILE_EVENTS 0u
-#endif
 
 /* ---- The registry directory: open it, watch it, or its parent. ---- */
 
@@ -253,9 +236,7 @@ static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
 	for (size_t i = 0; i < w->njobs; i++) {
 		struct job_state st;
 		struct wjob *j = &w->w[i];
-		int rc = jobstate_load(w->reg, w->jobs[i], &st);
-		if (rc == EXIT_CORRUPT)
-			jobstate_corrupt(w->reg, w->jobs[i], &st);
+		int rc = jobstate_read(w->reg, w->jobs[i], &st);
 		if (rc) {
 			jobstate_free(&st);
 			return rc;
@@ -281,7 +262,6 @@ static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
 
 /* ---- Events. ---- */
 
-#ifdef __linux__
 static void on_event(struct waiter *w, const struct inotify_event *e, int ours, double now)
 {
 	if (e->mask & IN_Q_OVERFLOW) {
@@ -332,13 +312,11 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 		}
 	}
 }
-#endif
 
 /* Take every queued event.  OURS: they came while we checked, so a
  * read-only close of a run lock is our own probe's. */
 static void read_events(struct waiter *w, int ours)
 {
-#ifdef __linux__
 	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
 	double now = now_mono();
 	for (;;) {
@@ -361,9 +339,6 @@ static void read_events(struct waiter *w, int ours)
 			p += sizeof *e + e->len;
 		}
 	}
-#else
-	(void)w, (void)ours;
-#endif
 }
 
 /* ---- The loop. ---- */

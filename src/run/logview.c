@@ -41,13 +41,6 @@ static int open_log(const struct registry *reg, const char *job, const char *suf
 	return rc;
 }
 
-/* JOB's state into ST: an exit status, a corrupt record reported. */
-static int load(const struct registry *reg, const char *job, struct job_state *st)
-{
-	int rc = jobstate_load(reg, job, st);
-	return rc == EXIT_CORRUPT ? jobstate_corrupt(reg, job, st) : rc;
-}
-
 /* ---- Reading a log that the relay may be cutting. ---- */
 
 /* One log file, as a reader goes through it. */
@@ -220,7 +213,7 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	int fd = -1, lock = -1;
 	int rc = reg->fd < 0 ? 0 : reg_lock(reg, job, JOB_LOCK, LOCK_SH, lock_wait, 0, &lock);
 	if (!rc) {
-		rc = load(reg, job, &st);
+		rc = jobstate_read(reg, job, &st);
 		/* Until the next run begins, the last failure's log is the latest. */
 		int latest = !rc && jobstate_last_run_failed(&st);
 		jobstate_free(&st);
