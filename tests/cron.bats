@@ -14,7 +14,7 @@
 # the daemon is ended by its pid as soon as the mails are in, and in teardown_file
 # whatever happened.
 bats_require_minimum_version 1.5.0
-load helper
+load lib/helper
 
 # The jobs and what each must mail: "JOB<TAB>the report's last line" (none: no mail).
 expected_mails() {
@@ -69,7 +69,7 @@ start_cron() {
 	# the mail catcher: each mail whole into mail/mail.N, once it has ended
 	cat > "$d/sendmail" <<-EOF
 	#!/bin/sh
-	f=\$(mktemp "$d/mail/.in.XXXXXX") || exit 75
+	f=\$(mktemp "$BATS_FILE_TMPDIR/cron/mail/.in.XXXXXX") || exit 75
 	cat > "\$f"
 	mv "\$f" "$d/mail/mail.\${f##*.}"
 	EOF
