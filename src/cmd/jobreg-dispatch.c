@@ -183,18 +183,21 @@ static int begin(const struct registry *reg, const struct request *req, struct r
 	int rc = 0;
 	if (st->status == ST_STALE)
 		say_run(req->job, "taking over stale run", st);
-	/* The last run's log is set aside (logrelay.h); a log that cannot be
-	 * made fails the dispatch before anything runs. */
+	/* The new log is made, but the last run's is set aside (logrelay.h)
+	 * only once RUNNING is written: a dispatch that cannot start leaves
+	 * the logs as they were; a log that cannot be made fails it before
+	 * anything runs. */
 	int failed = jobstate_last_run_failed(st);
-	if (req->log != LOG_NONE)
-		rc = logrelay_prepare(reg, req->job, failed);
-	else
-		rc = logrelay_turn_over(reg, req->job, failed);
+	rc = logrelay_prepare(reg, req->job, req->log != LOG_NONE);
 	/* From here on a signal must not kill us between RUNNING and DONE:
 	 * hold it for the command. */
 	if (!rc)
 		sigprocmask(SIG_BLOCK, hold, NULL);
-	return rc ? rc : run_begin(reg, run, st, run_lock);
+	if (!rc && (rc = run_begin(reg, run, st, run_lock)) != 0)
+		logrelay_abandon(reg, req->job);
+	else if (!rc)
+		(void)logrelay_commit(reg, req->job, failed);
+	return rc;
 }
 
 /* Steps 1-4 of SPEC §5: under the job lock decide, take the run lock and
@@ -287,6 +290,8 @@ static int ready(const struct registry *reg, const struct request *req, const st
 	if (req->log == LOG_NONE)
 		return run->attempt > 1 ? logrelay_turn_over(reg, req->job, 1) : 0;
 	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
+	if (!rc && run->attempt > 1)
+		rc = logrelay_commit(reg, req->job, 1);
 	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
 					&how->out_fd, &how->err_fd);
 }
@@ -297,18 +302,20 @@ static int ready(const struct registry *reg, const struct request *req, const st
  * command that could not be started (126). */
 static int attempt(const struct registry *reg, const struct request *req, const struct run *run,
 		   int run_lock, const sigset_t *hold, const sigset_t *old_mask,
-		   struct run_result *end, char signame[SIGNAME_MAX], struct supervise_end *ended)
+		   struct logrelay *relay, struct run_result *end, char signame[SIGNAME_MAX],
+		   struct supervise_end *ended)
 {
 	struct supervise how = supervision(req, run, run_lock);
-	struct logrelay relay = { .pid = -1, .out_fd = -1, .err_fd = -1 };
 
-	if (ready(reg, req, run, run_lock, &relay, &how) != 0) {
+	relay->pid = relay->out_fd = relay->err_fd = -1;
+	relay->have_report = 0;
+	if (ready(reg, req, run, run_lock, relay, &how) != 0) {
 		memset(ended, 0, sizeof *ended);
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
 	}
 	supervise_run(&how, hold, old_mask, ended);
-	logrelay_finish(&relay);
+	logrelay_finish(relay);
 	if (ended->start_errno)
 		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
 	else if (ended->exec_errno)
@@ -335,11 +342,13 @@ static double retry_delay(const struct request *req, unsigned long k)
 static int run_attempts(const struct registry *reg, const struct request *req, struct run *run,
 			int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
 {
+	struct logrelay relay = {0};
 	for (;;) {
 		struct run_result end;
 		struct supervise_end ended;
 		char signame[SIGNAME_MAX];
-		int status = attempt(reg, req, run, run_lock, hold, old_mask, &end, signame, &ended);
+		int status = attempt(reg, req, run, run_lock, hold, old_mask, &relay, &end, signame,
+				     &ended);
 		int lost = ended.lost_lock, ours = 1, rc = 0;
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
@@ -357,17 +366,24 @@ static int run_attempts(const struct registry *reg, const struct request *req, s
 		}
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
-		if (lost)
+		if (lost) {
+			buf_free(&relay.report);
 			return EXIT_IO;
-		/* --chronic: a failed run's log, printed before --clear
-		 * removes it. */
+		}
+		/* --chronic: a failed run's report, after its record, from the
+		 * relay's memory; without it (the relay did not end), from the
+		 * log, printed before --clear removes it. */
 		int chronic = req->log == LOG_CHRONIC && status;
-		if (chronic && req->clear_after)
+		int from_log = chronic && !relay.have_report;
+		if (from_log && req->clear_after)
 			logview_chronic(reg, req->job);
 		if (!rc && ours)
 			rc = run_finish(reg, run, &end, req->clear_after);
-		if (chronic && !req->clear_after)
+		if (chronic && !from_log)
+			(void)logrelay_report(&relay);
+		else if (from_log && !req->clear_after)
 			logview_chronic(reg, req->job);
+		buf_free(&relay.report);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */
 		return status ? status : rc;
@@ -517,6 +533,15 @@ static int parse_options(int argc, char **argv, struct common *common, struct re
 	return 0;
 }
 
+/* A message of ours starts on a line of its own, whatever the command's
+ * output passed on last. */
+static void before_message(void)
+{
+	(void)out_flush();
+	if (logrelay_mid_line() && write_full(2, "\n", 1) == 0)
+		logrelay_line_ended();
+}
+
 /* The registry, created if missing, and JOBREG_JOB and JOBREG_DIR for the
  * command. */
 static int open_registry(struct registry *reg, const struct common *common, const char *job)
@@ -566,6 +591,7 @@ int main(int argc, char **argv)
 	int go = 0, rc = parse_options(argc, argv, &common, &req, &go);
 	if (!go)
 		return rc;
+	message_before(before_message);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,

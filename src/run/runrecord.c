@@ -160,10 +160,15 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		else
 			record_to_done(&rec, now_seconds(), end, NULL);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
 		/* The result is state, the log diagnostics: a log that filled
-		 * the disk makes room for the record. */
-		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+		 * the disk makes room for the record (the failure that was
+		 * mended is not said). */
+		if (run->logged)
+			messages_hold();
+		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		int make_room = rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0;
+		messages_release(!make_room);
+		if (make_room) {
 			message_context(NULL);
 			warn(run->job, "emptied the run's log to make room for its record");
 			message_context(context.data);

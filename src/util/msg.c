@@ -11,6 +11,24 @@ int quiet;
 static const char *context;
 static void (*before)(void);
 static int errors_are_info;
+static struct buf held;
+static int holding;
+
+void messages_hold(void)
+{
+	holding = 1;
+}
+
+void messages_release(int say)
+{
+	holding = 0;
+	if (say && held.len) {
+		if (before)
+			before();
+		(void)write_full(2, held.data, held.len);
+	}
+	buf_free(&held);
+}
 
 const char *message_context(const char *text)
 {
@@ -55,6 +73,11 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		if (line.data[i] == '\n' || line.data[i] == '\r')
 			line.data[i] = '?';
 	buf_addc(&line, '\n');
+	if (holding) {
+		buf_add(&held, line.data, line.len);
+		buf_free(&line);
+		return;
+	}
 	if (before)
 		before();
 	/* A closed stderr loses the message, nothing else (SIGPIPE is

@@ -38,6 +38,11 @@ const char *message_context(const char *text);
 /* While ON, errors count as informational: -q silences them too
  * (jobreg-get -P, where a record's error is data in the metrics). */
 void errors_informational(int on);
+/* Messages are held back from messages_hold() on, until
+ * messages_release() says them (SAY) or drops them: for a failure that
+ * its caller may yet mend. */
+void messages_hold(void);
+void messages_release(int say);
 /* Called before each message, so that what the command has printed on
  * standard output so far comes first (cli.h's buffer). */
 void message_before(void (*flush)(void));
