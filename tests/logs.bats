@@ -469,6 +469,35 @@ small_fs() {
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
 }
 
+@test "a relay that could not let the run lock go is named for what it is, at the end and by the next dispatch" {
+	# the command stops its relay (a sibling: dispatch's other child), so
+	# that it cannot answer when the run ends
+	cat > "$T/stop" <<-'EOF'
+	for p in /proc/[0-9]*; do
+		read -r _ ppid < <(grep '^PPid:' "$p/status" 2>/dev/null) || continue
+		if [ "$ppid" = "$PPID" ] && [ "${p#/proc/}" != $$ ]; then
+			echo "${p#/proc/}" > "$1/relay"
+			kill -STOP "${p#/proc/}"
+		fi
+	done
+	EOF
+	# (the stopped relay keeps its stdout and stderr: files, not run's pipes)
+	jobreg-dispatch --log job bash "$T/stop" "$T" > "$T/out" 2> "$T/err"
+	local relay
+	relay=$(cat "$T/relay")
+	BG_PIDS+=("$relay")
+	[ "$(cat "$T/err")" = "jobreg-dispatch: job: the run lock is still held by pid $relay (the run's log relay); the next run waits for it" ] ||
+		flunk "stderr: $(cat "$T/err")"
+	run --separate-stderr jobreg-dispatch -w 0.2 job true
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: job: lock busy: $REG/.job.run held by pid $relay (the log relay of an earlier run)" ] ||
+		flunk "stderr: $stderr"
+	# once it goes on, it lets go
+	kill -CONT "$relay"
+	poll_until gone "$relay"
+	jobreg-dispatch -w 1 job true
+}
+
 @test "a cut never shows a reader a hole: the first line is written before what it heads" {
 	command -v strace > /dev/null || skip "strace is not installed (to hold the relay between its writes)"
 	# a flood of 5000 bytes into a 1k log: the log is written anew; the
