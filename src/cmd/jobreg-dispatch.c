@@ -196,7 +196,7 @@ static int begin(const struct registry *reg, const struct request *req, struct r
 	if (!rc && (rc = run_begin(reg, run, st, run_lock)) != 0)
 		logrelay_abandon(reg, req->job);
 	else if (!rc)
-		(void)logrelay_commit(reg, req->job, failed);
+		(void)logrelay_commit(reg, req->job, failed, req->log != LOG_NONE);
 	return rc;
 }
 
@@ -291,7 +291,7 @@ static int ready(const struct registry *reg, const struct request *req, const st
 		return run->attempt > 1 ? logrelay_turn_over(reg, req->job, 1) : 0;
 	int rc = run->attempt > 1 ? logrelay_prepare(reg, req->job, 1) : 0;
 	if (!rc && run->attempt > 1)
-		rc = logrelay_commit(reg, req->job, 1);
+		rc = logrelay_commit(reg, req->job, 1, 1);
 	return rc ? rc : logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
 					&how->out_fd, &how->err_fd);
 }

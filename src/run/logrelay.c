@@ -162,13 +162,11 @@ int logrelay_prepare(const struct registry *reg, const char *job, int make)
 	return rc;
 }
 
-int logrelay_commit(const struct registry *reg, const char *job, int failed)
+int logrelay_commit(const struct registry *reg, const char *job, int failed, int made)
 {
 	char *name = reg_dot_name(job, ".newlog"), *log = reg_dot_name(job, ".log");
-	struct stat st;
 	int rc = logrelay_turn_over(reg, job, failed);
-	int have = fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!rc && have && renameat(reg->fd, name, reg->fd, log) < 0)
+	if (!rc && made && renameat(reg->fd, name, reg->fd, log) < 0)
 		rc = fail_errno(errno, job, "rename %s", reg_path(reg, name));
 	free(name);
 	free(log);

@@ -21,7 +21,9 @@
  * on passing the output on and says once, at the end, how many bytes it
  * could not log.  With --chronic the relay keeps the last SIZE bytes in
  * memory too, and hands them to dispatch at the end: the report of a
- * failed run is whole even when the disk could not hold its log. */
+ * failed run is whole even when the disk could not hold its log.
+ * (logrelay.c is near 650 lines: the relay process and its log, bounded
+ * on disk and in memory, are one concern, read from the top down.) */
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
 
@@ -80,10 +82,10 @@ int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
  * the job lock and the run lock.  Returns an exit status. */
 int logrelay_prepare(const struct registry *reg, const char *job, int make);
 
-/* RUNNING is written: logrelay_turn_over(), then the new log (if made) in
- * its place.  A failure is said, and the run goes on.  Returns an exit
- * status. */
-int logrelay_commit(const struct registry *reg, const char *job, int failed);
+/* RUNNING is written: logrelay_turn_over(), then the new log (MADE:
+ * logrelay_prepare() made one) in its place.  Returns an exit status (the
+ * message printed). */
+int logrelay_commit(const struct registry *reg, const char *job, int failed, int made);
 
 /* RUNNING could not be written: the new log goes. */
 void logrelay_abandon(const struct registry *reg, const char *job);
