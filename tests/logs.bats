@@ -566,3 +566,18 @@ small_fs() {
 	[ ! -e "$REG/.job.log" ]
 	[ ! -e "$REG/.job.faillog" ]
 }
+
+@test "a new log left by a dispatch that died before its run began goes: the next run's, or clear's" {
+	jobreg-dispatch --log job true
+	: > "$REG/.job.newlog"
+	jobreg-dispatch job true
+	[ ! -e "$REG/.job.log" ]
+	[ -e "$REG/.job.newlog" ]   # not this run's: a run without a log leaves it
+	jobreg-clear job
+	[ ! -e "$REG/.job.newlog" ]
+	jobreg-dispatch --log job true
+	: > "$REG/.job.newlog"
+	jobreg-dispatch --log job echo new
+	[ "$(cat "$REG/.job.log")" = new ]
+	[ ! -e "$REG/.job.newlog" ]
+}

@@ -1,5 +1,5 @@
 /* jobreg-dispatch: run a command as the one live run of a job (see
- * jobreg-dispatch(1)).  Longer than the other commands (near 580 lines):
+ * jobreg-dispatch(1)).  Longer than the other commands (near 620 lines):
  * its options (16 beside the common ones) take a quarter, and the
  * decision, the start of a run, its attempts and its end are kept here to
  * read in the order of the man page; what stands alone lives in runrecord.c,
