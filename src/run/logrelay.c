@@ -583,7 +583,8 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 }
 
 /* Read what comes through FD into B until its end or DEADLINE (now_mono()
- * seconds): 1 at its end, else 0. */
+ * seconds; once something came, the rest is read whatever the time: the
+ * relay is at its end, writing its report): 1 at its end, else 0. */
 static int read_until_end(int fd, struct buf *b, double deadline)
 {
 	char chunk[65536];
@@ -598,7 +599,7 @@ static int read_until_end(int fd, struct buf *b, double deadline)
 			return 1;
 		if (errno != EAGAIN && errno != EINTR)
 			return 0;
-		double left = deadline - now_mono();
+		double left = b->len ? 1 : deadline - now_mono();
 		if (left <= 0)
 			return 0;
 		(void)poll(&p, 1, left < 1 ? (int)(left * 1000) + 1 : 1000);
