@@ -555,6 +555,11 @@ small_fs() {
 	run --separate-stderr jobreg-dispatch --chronic other sh -c 'printf "progress 50%%"; sleep 1 > /dev/null 2>&1 & exit 3'
 	[ "$status" -eq 3 ]
 	[[ $stderr == *$'progress 50%\njobreg-dispatch: other: the run lock is still held'* ]] || flunk "stderr: $stderr"
+	# --chronic, the report from the log: a process left behind keeps the
+	# output (and the relay) past dispatch's wait
+	jobreg-dispatch --chronic third sh -c 'printf "progress 50%%"; sleep 3 & exit 3' > /dev/null 2> "$T/err" || true
+	[[ $(cat "$T/err") == *$'progress 50%\njobreg-dispatch: third: the run lock is still held'* ]] ||
+		flunk "stderr: $(cat "$T/err")"
 }
 
 @test "--log and --chronic exclude each other; clear removes the logs with the record" {

@@ -335,6 +335,14 @@ static double retry_delay(const struct request *req, unsigned long k)
 	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
 }
 
+/* --chronic's report from JOB's log, a message after it on a line of its
+ * own. */
+static void chronic_from_log(const struct registry *reg, const char *job)
+{
+	logview_chronic(reg, job);
+	logrelay_log_printed(reg, job);
+}
+
 /* Steps 5 and 6: run the command, and again after a FAILED attempt while
  * --retries allows (not after 126 or 127, nor after dispatch was told to
  * stop), holding the run lock throughout; then record the end.  Returns
@@ -376,13 +384,13 @@ static int run_attempts(const struct registry *reg, const struct request *req, s
 		int chronic = req->log == LOG_CHRONIC && status;
 		int from_log = chronic && !relay.have_report;
 		if (from_log && req->clear_after)
-			logview_chronic(reg, req->job);
+			chronic_from_log(reg, req->job);
 		if (!rc && ours)
 			rc = run_finish(reg, run, &end, req->clear_after);
 		if (chronic && !from_log)
 			(void)logrelay_report(&relay);
 		else if (from_log && !req->clear_after)
-			logview_chronic(reg, req->job);
+			chronic_from_log(reg, req->job);
 		buf_free(&relay.report);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */

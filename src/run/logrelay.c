@@ -55,6 +55,19 @@ void logrelay_line_ended(void)
 		*mid_line = 0;
 }
 
+void logrelay_log_printed(const struct registry *reg, const char *job)
+{
+	char *name = reg_dot_name(job, ".log"), last = '\n';
+	struct stat st;
+	int fd = -1;
+	if (mid_line && entry_open(reg->fd, name, O_RDONLY, &fd, &st) == 0 && st.st_size > 0 &&
+	    pread(fd, &last, 1, st.st_size - 1) == 1)
+		*mid_line = last != '\n';
+	if (fd >= 0)
+		close_fd(fd);
+	free(name);
+}
+
 /* Of the N bytes before a cut point, how many to keep so that the cut
  * falls just after a newline: those after the last one; 0 when there is
  * none (the cut stays where it is). */

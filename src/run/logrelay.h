@@ -63,6 +63,9 @@ size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *drop
 int logrelay_mid_line(void);
 /* That newline is written (or a line of dispatch's own ended): no longer. */
 void logrelay_line_ended(void);
+/* Dispatch printed JOB's log on its standard error (logview_chronic()):
+ * mid-line when the log does not end a line. */
+void logrelay_log_printed(const struct registry *reg, const char *job);
 
 /* A new run of JOB begins (dispatch, with or without --log, or set): the
  * last run's log no longer is the latest's.  FAILED (that run failed or
