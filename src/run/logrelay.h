@@ -22,7 +22,7 @@
  * could not log.  With --chronic the relay keeps the last SIZE bytes in
  * memory too, and hands them to dispatch at the end: the report of a
  * failed run is whole even when the disk could not hold its log.
- * (logrelay.c is near 650 lines: the relay process and its log, bounded
+ * (logrelay.c is near 660 lines: the relay process and its log, bounded
  * on disk and in memory, are one concern, read from the top down.) */
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
