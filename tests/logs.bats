@@ -402,7 +402,7 @@ small_fs() {
 	[ "$(field job status)" = DONE ]
 	[ "$(field job signal)" = PIPE ]
 	[ -z "$stderr" ]
-	[ "$(head -n 1 "$REG/.job.log")" = y ]
+	grep -qx y "$REG/.job.log"   # (its start may have been cut)
 }
 
 @test "a non-blocking stdout gets all of the output: the relay waits for it, drops nothing" {
