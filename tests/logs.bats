@@ -13,8 +13,16 @@ in_dir() {
 	(cd "$dir" && "$@")
 }
 
-local_teardown() {
-	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
+# small_fs SIZE CMD...: CMD run in a private mount namespace where $T/small
+# is a tmpfs of SIZE (nothing is mounted on the host: it goes with CMD);
+# skips where that cannot be made.
+small_fs() {
+	local size=$1
+	shift
+	mkdir -p "$T/small"
+	unshare -m sh -c 'mount -t tmpfs -o size="$1" tmpfs "$2"' sh "$size" "$T/small" 2>/dev/null ||
+		skip "no private mount namespace with a tmpfs (unshare -m, mount -t tmpfs: needs root or user namespaces)"
+	unshare -m sh -c 'mount -t tmpfs -o size="$1" tmpfs "$2" && shift 2 && exec "$@"' sh "$size" "$T/small" "$@"
 }
 
 @test "--log passes stdout on to stdout and stderr to stderr, and keeps both in .JOB.log" {
@@ -273,33 +281,34 @@ local_teardown() {
 	local err want
 	for err in EACCES:77:"Permission denied" ENOSPC:74:"No space left on device"; do
 		IFS=: read -r err want msg <<< "$err"
-		run --separate-stderr in_dir "$REG" traced -f -qq -o /dev/null -P ".e$err.log" -e trace=openat -e inject=openat:error="$err" \
+		run --separate-stderr in_dir "$REG" traced -f -qq -o /dev/null -P ".e$err.newlog" -e trace=openat -e inject=openat:error="$err" \
 			jobreg-dispatch -d . --log "e$err" touch "$T/ran.$err"
 		[ "$status" -eq "$want" ] || flunk "$err: exit $status: $stderr"
-		[ "$stderr" = "jobreg-dispatch: e$err: create ./.e$err.log: $msg" ]
+		[ "$stderr" = "jobreg-dispatch: e$err: create ./.e$err.newlog: $msg" ]
 		[ ! -e "$T/ran.$err" ]
 		[ ! -e "$REG/e$err" ]
 	done
 }
 
 @test "a log on a full disk: the command is not stopped, its output passes on, one message at the end" {
-	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
-	mkdir "$T/small"
-	mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs on $T/small"
-	MOUNTED=$T/small
-	export JOBREG_DIR=$T/small/reg REG=$T/small/reg
 	# the command fills the disk, prints, then (once the relay has met the
 	# full disk) frees it for the record
-	run --separate-stderr jobreg-dispatch --log --log-size 1M job sh -c '
+	cat > "$T/full" <<-'EOF'
+	export JOBREG_DIR=$1/small/reg
+	jobreg-dispatch --log --log-size 1M job sh -c '
 		head -c 1M /dev/zero > "$1/filler" 2>/dev/null
 		head -c 600000 /dev/zero | tr "\0" x; echo
 		sleep 0.5
-		rm "$1/filler"' sh "$T/small"
-	[ "$status" -eq 0 ]
-	[ "${#output}" -eq 600000 ]
+		rm "$1/filler"' sh "$1/small" > "$1/out"
+	echo $? > "$1/rc"
+	cp "$JOBREG_DIR/job" "$1/record"
+	EOF
+	run --separate-stderr small_fs 256k sh "$T/full" "$T"
+	[ "$(cat "$T/rc")" -eq 0 ]
+	[ "$(stat -c %s "$T/out")" -eq 600001 ]
 	[[ $stderr =~ ^jobreg-dispatch:\ job:\ could\ not\ log\ [0-9]+\ bytes\ of\ the\ run\'s\ output:\ No\ space\ left\ on\ device$ ]] ||
 		flunk "stderr: $stderr"
-	[ "$(field job exit)" = 0 ]
+	grep -qx 'exit=0' "$T/record"
 }
 
 @test "the log is never longer than twice --log-size, even for output that comes in large writes" {
@@ -319,19 +328,242 @@ local_teardown() {
 	[ "$(stat -c %s "$REG/.job.log")" -le 8192 ]
 }
 
-@test "a log that filled the disk gives way to the run's record: DONE is written" {
-	[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
-	mkdir "$T/small"
-	mount -t tmpfs -o size=64k tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs on $T/small"
-	MOUNTED=$T/small
-	export JOBREG_DIR=$T/small/reg REG=$T/small/reg
-	run --separate-stderr jobreg-dispatch --log job sh -c 'head -c 200000 /dev/zero | tr "\0" x'
-	[ "$status" -eq 0 ]
-	[[ $stderr == *"jobreg-dispatch: job: emptied the run's log to make room for its record" ]] ||
+@test "a log that filled the disk gives way to the run's record: DONE is written, and only the mending is said" {
+	cat > "$T/full" <<-'EOF'
+	export JOBREG_DIR=$1/small/reg
+	jobreg-dispatch --log job sh -c 'head -c 200000 /dev/zero | tr "\0" x' > /dev/null
+	echo $? > "$1/rc"
+	cp "$JOBREG_DIR/job" "$1/record"
+	jobreg-get job > "$1/got"
+	EOF
+	run --separate-stderr small_fs 64k sh "$T/full" "$T"
+	[ "$(cat "$T/rc")" -eq 0 ]
+	# the failed first try to write DONE is not said: it was mended
+	[[ $stderr =~ ^jobreg-dispatch:\ job:\ could\ not\ log\ [0-9]+\ bytes\ of\ the\ run\'s\ output:\ No\ space\ left\ on\ device$'\n'"jobreg-dispatch: job: emptied the run's log to make room for its record"$ ]] ||
 		flunk "stderr: $stderr"
+	grep -qx 'status=DONE' "$T/record"
+	grep -qx 'exit=0' "$T/record"
+	[ "$(cat "$T/got")" = DONE ]
+}
+
+@test "--chronic on a full disk: a FAILED run's report is whole, its last --log-size bytes, after its record" {
+	cat > "$T/lines" <<-'EOF'
+	import sys
+	for i in range(15000):
+	    sys.stdout.write("%09d\n" % i)
+	sys.stdout.flush()
+	sys.exit(3)
+	EOF
+	cat > "$T/full" <<-'EOF'
+	export JOBREG_DIR=$1/small/reg
+	jobreg-dispatch --chronic --log-size 100k job python3 "$1/lines" 2> "$1/report"
+	echo $? > "$1/rc"
+	cp "$JOBREG_DIR/job" "$1/record"
+	EOF
+	run --separate-stderr small_fs 64k sh "$T/full" "$T"
+	[ "$(cat "$T/rc")" -eq 3 ]
+	grep -qx 'status=DONE' "$T/record"
+	grep -qx 'exit=3' "$T/record"
+	# the report: the line saying what was dropped, then the run's last
+	# 102400 bytes (whole lines); dispatch's own lines about the log around
+	local dropped
+	dropped=$(sed -n 's/^\[jobreg: \([0-9]*\) bytes dropped\]$/\1/p' "$T/report")
+	[ "$dropped" = $((150000 - 102400)) ] || flunk "report: $(head -n 3 "$T/report")"
+	[ "$(grep -c '^[0-9]\{9\}$' "$T/report")" -eq 10240 ]
+	[ "$(grep '^[0-9]\{9\}$' "$T/report" | head -n 1)" = 000004760 ]
+	[ "$(grep '^[0-9]\{9\}$' "$T/report" | tail -n 1)" = 000014999 ]
+}
+
+@test "a dispatch that cannot start on a full disk (74) leaves the logs as they were" {
+	cat > "$T/full" <<-'EOF'
+	export JOBREG_DIR=$1/small/reg
+	jobreg-dispatch --log job sh -c 'echo first failure; exit 1' > /dev/null
+	jobreg-dispatch --log job sh -c 'echo last failure; exit 2' > /dev/null
+	head -c 1M /dev/zero > "$1/small/filler" 2> /dev/null
+	jobreg-dispatch --log job echo never
+	echo $? > "$1/rc"
+	rm "$1/small/filler"
+	jobreg-get --faillog job > "$1/faillog"
+	cp "$JOBREG_DIR/.job.log" "$1/log"
+	cp "$JOBREG_DIR/.job.faillog" "$1/older"
+	ls -a "$JOBREG_DIR" > "$1/entries"
+	EOF
+	run --separate-stderr small_fs 64k sh "$T/full" "$T"
+	[ "$(cat "$T/rc")" -eq 74 ] || flunk "exit $(cat "$T/rc"): $stderr"
+	[ "$(cat "$T/faillog")" = "last failure" ]
+	[ "$(cat "$T/log")" = "last failure" ]
+	[ "$(cat "$T/older")" = "first failure" ]
+	! grep -q newlog "$T/entries"
+}
+
+@test "a reader that goes away ends a --log run as it would without --log: SIGPIPE, not a hang" {
+	# -s KILL: timeout kills its whole group, the relay too, if it hangs
+	run --separate-stderr timeout -s KILL 10 sh -c 'jobreg-dispatch --log job yes | head -n 1'
+	[ "$status" -eq 0 ] || flunk "exit $status (137: it hung)"
+	[ "$output" = y ]
 	[ "$(field job status)" = DONE ]
-	[ "$(field job exit)" = 0 ]
-	[ "$(jobreg-get job)" = DONE ]
+	[ "$(field job signal)" = PIPE ]
+	[ -z "$stderr" ]
+	grep -qx y "$REG/.job.log"   # (its start may have been cut)
+}
+
+@test "a non-blocking stdout gets all of the output: the relay waits for it, drops nothing" {
+	cat > "$T/nonblocking" <<-'EOF'
+	import fcntl, os, subprocess, sys, time
+	r, w = os.pipe()
+	fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+	p = subprocess.Popen(sys.argv[1:], stdout=w)
+	os.close(w)
+	time.sleep(0.5)   # the pipe fills meanwhile
+	total = 0
+	while True:
+	    b = os.read(r, 65536)
+	    if not b:
+	        break
+	    total += len(b)
+	print(total, p.wait())
+	EOF
+	run --separate-stderr python3 "$T/nonblocking" jobreg-dispatch --log job seq 1 100000
+	[ "$output" = "588895 0" ]
+	[ -z "$stderr" ]
+}
+
+@test "output that cannot be passed on is said in one line; the run goes on and is logged" {
+	run --separate-stderr sh -c 'jobreg-dispatch --log job sh -c "echo one; echo two" > /dev/full'
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: job: could not pass on 8 bytes of the run's output to stdout: No space left on device" ] ||
+		[ "$stderr" = "jobreg-dispatch: job: could not pass on 4 bytes of the run's output to stdout: No space left on device" ] ||
+		flunk "stderr: $stderr"
+	[ "$(cat "$REG/.job.log")" = $'one\ntwo' ]
+}
+
+@test "after DONE the relay lets the run lock go: a process that keeps the output, not the lock, keeps no next run out" {
+	# the command leaves a process behind that closes its run lock but
+	# keeps stdout (so the relay goes on, for it)
+	cat > "$T/leave" <<-'EOF'
+	import os, sys, time
+	if os.fork() == 0:
+	    for fd in os.listdir("/proc/self/fd"):
+	        try:
+	            if os.readlink("/proc/self/fd/" + fd).endswith("/.job.run"):
+	                os.close(int(fd))
+	        except OSError:
+	            pass
+	    time.sleep(6)
+	    print("late")
+	    os._exit(0)
+	EOF
+	jobreg-dispatch --log job python3 "$T/leave" > "$T/out" 2> "$T/err"
+	[ "$(field job status)" = DONE ]
+	! grep -q 'still held' "$T/err" || flunk "$(cat "$T/err")"
+	run --separate-stderr jobreg-dispatch -w 0.5 job true
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+}
+
+@test "a stalled reader with --timeout: after DONE (124) the next run is not kept out by the relay" {
+	( rc=0; jobreg-dispatch --log --timeout 1 job sh -c 'head -c 3000000 /dev/zero; sleep 30' || rc=$?
+	  echo "$rc" > "$T/rc" ) 2> "$T/err" | sleep 60 &
+	BG_PIDS+=("$!")
+	poll_until test -s "$T/rc"
+	[ "$(cat "$T/rc")" -eq 124 ]
+	[ "$(field job status)" = DONE ]
+	run --separate-stderr jobreg-dispatch -w 0.5 job true
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+}
+
+@test "a relay that could not let the run lock go is named for what it is, at the end and by the next dispatch" {
+	# the command stops its relay (a sibling: dispatch's other child), so
+	# that it cannot answer when the run ends
+	cat > "$T/stop" <<-'EOF'
+	for p in /proc/[0-9]*; do
+		read -r _ ppid < <(grep '^PPid:' "$p/status" 2>/dev/null) || continue
+		if [ "$ppid" = "$PPID" ] && [ "${p#/proc/}" != $$ ]; then
+			echo "${p#/proc/}" > "$1/relay"
+			kill -STOP "${p#/proc/}"
+		fi
+	done
+	EOF
+	# (the stopped relay keeps its stdout and stderr: files, not run's pipes)
+	jobreg-dispatch --log job bash "$T/stop" "$T" > "$T/out" 2> "$T/err"
+	local relay
+	relay=$(cat "$T/relay")
+	BG_PIDS+=("$relay")
+	[ "$(cat "$T/err")" = "jobreg-dispatch: job: the run lock is still held by pid $relay (the run's log relay); the next run waits for it" ] ||
+		flunk "stderr: $(cat "$T/err")"
+	run --separate-stderr jobreg-dispatch -w 0.2 job true
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-dispatch: job: lock busy: $REG/.job.run held by pid $relay (the log relay of an earlier run)" ] ||
+		flunk "stderr: $stderr"
+	# once it goes on, it lets go
+	kill -CONT "$relay"
+	poll_until gone "$relay"
+	jobreg-dispatch -w 1 job true
+}
+
+@test "a cut never shows a reader a hole: --log waits out a cut under way and prints no NUL" {
+	command -v strace > /dev/null || skip "strace is not installed (to hold the relay between its writes)"
+	# a flood of 5000 bytes into a 1k log: the log is written anew; the
+	# relay is held 2 s after its first pwrite, while the log is read
+	traced -f -qq -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_exit=2000000:when=1 \
+		jobreg-dispatch --chronic --log-size 1k job python3 -c 'import os; os.write(1, b"x" * 5000)' &
+	BG_PIDS+=("$!")
+	poll_until test -s "$REG/.job.log"
+	jobreg-get --log job > "$T/read"
+	local nuls
+	nuls=$(tr -dc '\000' < "$T/read" | wc -c)
+	[ "$nuls" -eq 0 ] || flunk "a reader saw $nuls NUL bytes"
+	grep -q '^\[jobreg: [0-9]* bytes dropped\]$' "$T/read" || flunk "--log printed: $(head -c 80 "$T/read")"
+	wait_bg "${BG_PIDS[-1]}"
+	local dropped
+	dropped=$(sed -n '1s/^\[jobreg: \([0-9]*\) bytes dropped\]$/\1/p' "$REG/.job.log")
+	[ $((dropped + $(tail -n +2 "$REG/.job.log" | wc -c))) -eq 5000 ]
+}
+
+@test "a cut keeps whole lines: the log starts at a line's start when one begins within 4 KiB of the cut" {
+	cat > "$T/lines" <<-'EOF'
+	import os, sys
+	for i in range(400):
+	    os.write(1, b"line %04d %s\n" % (i, b"." * 89))
+	EOF
+	jobreg-dispatch --log --log-size 1k job python3 "$T/lines" > /dev/null
+	local first dropped kept
+	first=$(head -n 1 "$REG/.job.log")
+	dropped=$(sed -n '1s/^\[jobreg: \([0-9]*\) bytes dropped\]$/\1/p' "$REG/.job.log")
+	[ -n "$dropped" ] || flunk "first line: $first"
+	kept=$(tail -n +2 "$REG/.job.log" | wc -c)
+	[ $((dropped + kept)) -eq 40000 ]
+	[ "$kept" -ge 1024 ]
+	[ $((dropped % 100)) -eq 0 ] || flunk "cut within a line: $dropped bytes dropped"
+	tail -n +2 "$REG/.job.log" | grep -qvx 'line [0-9]\{4\} \.\{89\}' && flunk "a line was cut"
+	[ "$(tail -n 1 "$REG/.job.log")" = "line 0399 $(printf '%089d' 0 | tr 0 .)" ]
+}
+
+@test "a flood keeps whole lines too: the log written anew starts at a line's start" {
+	cat > "$T/flood" <<-'EOF'
+	import os
+	os.write(1, b"".join(b"line %04d %s\n" % (i, b"." * 89) for i in range(400)))
+	EOF
+	jobreg-dispatch --log --log-size 2k job python3 "$T/flood" > /dev/null
+	local dropped
+	dropped=$(sed -n '1s/^\[jobreg: \([0-9]*\) bytes dropped\]$/\1/p' "$REG/.job.log")
+	[ $((dropped % 100)) -eq 0 ] || flunk "cut within a line: $dropped bytes dropped"
+	[ $((dropped + $(tail -n +2 "$REG/.job.log" | wc -c))) -eq 40000 ]
+}
+
+@test "a message of dispatch's own starts on a line of its own, after output that did not end one" {
+	# --log: on the terminal (here both streams to one pipe)
+	run sh -c 'jobreg-dispatch --log --retries 1 --retry-delay 0.1 job sh -c "printf \"progress 50%%\"; exit 3" 2>&1'
+	[ "$status" -eq 3 ]
+	[[ $output == *$'progress 50%\njobreg-dispatch: job: attempt 1 failed'* ]] || flunk "output: $output"
+	# --chronic: after the report of the run's log
+	run --separate-stderr jobreg-dispatch --chronic other sh -c 'printf "progress 50%%"; sleep 1 > /dev/null 2>&1 & exit 3'
+	[ "$status" -eq 3 ]
+	[[ $stderr == *$'progress 50%\njobreg-dispatch: other: the run lock is still held'* ]] || flunk "stderr: $stderr"
+	# --chronic, the report from the log: a process left behind keeps the
+	# output (and the relay) past dispatch's wait
+	jobreg-dispatch --chronic third sh -c 'printf "progress 50%%"; sleep 3 & exit 3' > /dev/null 2> "$T/err" || true
+	[[ $(cat "$T/err") == *$'progress 50%\njobreg-dispatch: third: the run lock is still held'* ]] ||
+		flunk "stderr: $(cat "$T/err")"
 }
 
 @test "--log and --chronic exclude each other; clear removes the logs with the record" {
@@ -449,4 +681,19 @@ in_order() {
 	# about 2 s: a look a second (DIR followed by name), and at the run's end
 	reads=$(grep -c 'openat(.*"job",' "$T/trace")
 	[ "$reads" -le 8 ] || flunk "the record was read $reads times"
+}
+
+@test "a new log left by a dispatch that died before its run began goes: the next run's, or clear's" {
+	jobreg-dispatch --log job true
+	: > "$REG/.job.newlog"
+	jobreg-dispatch job true
+	[ ! -e "$REG/.job.log" ]
+	[ -e "$REG/.job.newlog" ]   # not this run's: a run without a log leaves it
+	jobreg-clear job
+	[ ! -e "$REG/.job.newlog" ]
+	jobreg-dispatch --log job true
+	: > "$REG/.job.newlog"
+	jobreg-dispatch --log job echo new
+	[ "$(cat "$REG/.job.log")" = new ]
+	[ ! -e "$REG/.job.newlog" ]
 }

@@ -161,18 +161,21 @@ static int begin(const struct registry *reg, const struct run_request *req, stru
 	int rc = 0;
 	if (st->status == ST_STALE)
 		say_run(req->job, "taking over stale run", st);
-	/* The last run's log is set aside (logrelay.h); a log that cannot be
-	 * made fails the dispatch before anything runs. */
+	/* The new log is made, but the last run's is set aside (logrelay.h)
+	 * only once RUNNING is written: a dispatch that cannot start leaves
+	 * the logs as they were; a log that cannot be made fails it before
+	 * anything runs. */
 	int failed = jobstate_last_run_failed(st);
-	if (req->log != LOG_NONE)
-		rc = logrelay_prepare(reg, req->job, failed);
-	else
-		rc = logrelay_turn_over(reg, req->job, failed);
+	rc = logrelay_prepare(reg, req->job, req->log != LOG_NONE);
 	/* From here on a signal must not kill us between RUNNING and DONE:
 	 * hold it for the command. */
 	if (!rc)
 		sigprocmask(SIG_BLOCK, hold, NULL);
-	return rc ? rc : run_begin(reg, run, st, run_lock);
+	if (!rc && (rc = run_begin(reg, run, st, run_lock)) != 0)
+		logrelay_abandon(reg, req->job);
+	else if (!rc)   /* (a log that cannot be put in place: no attempt) */
+		run->log_status = logrelay_commit(reg, req->job, failed, req->log != LOG_NONE);
+	return rc;
 }
 
 /* Steps 1-4 of SPEC §5: under the job lock decide, take the run lock and

@@ -229,3 +229,12 @@ int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, siz
 		*count = max;
 	return 0;
 }
+
+int same_program(long pid)
+{
+	char path[64];
+	struct stat ours, theirs;
+	snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+	return stat("/proc/self/exe", &ours) == 0 && stat(path, &theirs) == 0 &&
+	       ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}

@@ -52,7 +52,7 @@ static void add_entry(struct listing *l, const struct dirent *e)
 	} else if (ends_with(name, n, ".run")) {
 		push(&l->runs, &l->nruns, name, n);
 	} else if (ends_with(name, n, ".history") || ends_with(name, n, ".log") ||
-		   ends_with(name, n, ".faillog")) {
+		   ends_with(name, n, ".faillog") || ends_with(name, n, ".newlog")) {
 		push(&l->runfiles, &l->nrunfiles, name, n);
 	} else if (ends_with(name, n, ".tmp") ||
 		   (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {

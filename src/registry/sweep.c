@@ -80,7 +80,7 @@ static int remove_file(const struct registry *reg, const char *job, const char *
 static int run_files_after(const struct registry *reg, const char *job,
 			   const struct listing *l, const char *after)
 {
-	static const char *const suffixes[] = { ".history", ".log", ".faillog" };
+	static const char *const suffixes[] = { ".history", ".log", ".faillog", ".newlog" };
 	int rc = 0;
 	for (size_t i = 0; !rc && i < sizeof suffixes / sizeof suffixes[0]; i++) {
 		char *name = reg_dot_name(job, suffixes[i]);

@@ -49,19 +49,20 @@ static int ready(const struct registry *reg, const struct run_request *req,
  * command that could not be started (126). */
 static int attempt(const struct registry *reg, const struct run_request *req,
 		   const struct run *run, int run_lock, const sigset_t *hold,
-		   const sigset_t *old_mask, struct run_result *end, char signame[SIGNAME_MAX],
-		   struct supervise_end *ended)
+		   const sigset_t *old_mask, struct logrelay *relay, struct run_result *end,
+		   char signame[SIGNAME_MAX], struct supervise_end *ended)
 {
 	struct supervise how = supervision(req, run, run_lock);
-	struct logrelay relay = { .pid = -1, .out_fd = -1, .err_fd = -1 };
 
-	if (ready(reg, req, run, run_lock, &relay, &how) != 0) {
+	relay->pid = relay->out_fd = relay->err_fd = -1;
+	relay->have_report = 0;
+	if (ready(reg, req, run, run_lock, relay, &how) != 0) {
 		memset(ended, 0, sizeof *ended);
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
 	}
 	supervise_run(&how, hold, old_mask, ended);
-	logrelay_finish(&relay);
+	logrelay_finish(relay);
 	if (ended->start_errno)
 		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
 	else if (ended->exec_errno)
@@ -102,15 +103,30 @@ static void say_failure(const struct run_request *req, const struct run *run,
 	buf_free(&how);
 }
 
+/* --chronic's report: the run's output from the relay's memory, or
+ * without it (the relay did not end) from JOB's log; a message after it
+ * on a line of its own. */
+static void chronic_report(const struct registry *reg, const char *job, struct logrelay *relay)
+{
+	if (relay->have_report) {
+		(void)logrelay_report(relay);
+	} else {
+		logview_chronic(reg, job);
+		logrelay_log_printed(reg, job);
+	}
+}
+
 int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
 		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
 {
 	int chronic_mode = req->log == LOG_CHRONIC;
+	struct logrelay relay = {0};
 	for (;;) {
 		struct run_result end;
 		struct supervise_end ended;
 		char signame[SIGNAME_MAX];
-		int status = attempt(reg, req, run, run_lock, hold, old_mask, &end, signame, &ended);
+		int status = attempt(reg, req, run, run_lock, hold, old_mask, &relay, &end, signame,
+				     &ended);
 		int lost = ended.lost_lock, ours = 1, rc = 0;
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
@@ -139,19 +155,23 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		*lost_lock = lost;
 		if (lost) {
 			if (chronic) {
-				logview_chronic(reg, req->job);
+				chronic_report(reg, req->job, &relay);
 				say_failure(req, run, &end, &ended, 1, 1);
 			}
+			buf_free(&relay.report);
 			return EXIT_IO;
 		}
-		if (chronic && req->clear_after)
-			logview_chronic(reg, req->job);
+		/* The report comes after the record, but from the log only
+		 * before --clear removes it. */
+		if (chronic && req->clear_after && !relay.have_report)
+			chronic_report(reg, req->job, &relay);
 		if (!rc && ours)
 			rc = run_finish(reg, run, &end, req->clear_after);
-		if (chronic && !req->clear_after)
-			logview_chronic(reg, req->job);
+		if (chronic && (!req->clear_after || relay.have_report))
+			chronic_report(reg, req->job, &relay);
 		if (chronic)
 			say_failure(req, run, &end, &ended, 0, 1);
+		buf_free(&relay.report);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */
 		return status ? status : rc;

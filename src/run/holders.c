@@ -9,52 +9,76 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* "pid 4242" or "pids 4242, 4243" from COUNT pids in PIDS (a list "4242,
+ * 4243"), replacing it. */
+static void name_pids(struct buf *pids, size_t count)
+{
+	struct buf text = {0};
+	buf_addf(&text, "%s %s", count > 1 ? "pids" : "pid", pids->data);
+	buf_free(pids);
+	*pids = text;
+}
+
 /* The pids other than ours that hold the run lock DEV/INO (the lock
- * LOCKER took, unless 0), as "pid 4242" or "pids 4242, 4243"; 0 when
- * none is found. */
-static int holders_text(dev_t dev, ino_t ino, long locker, struct buf *out)
+ * LOCKER took, unless 0) into WHO, and those of them that are a run's log
+ * relay (jobreg-dispatch's own process, not LOCKER, logrelay.h) into
+ * RELAYS, each as "pid 4242" or "pids 4242, 4243"; returns how many of
+ * each (*N_RELAYS), 0 when none is found. */
+static size_t holders_text(dev_t dev, ino_t ino, long locker, struct buf *who,
+			   struct buf *relays, size_t *n_relays)
 {
 	long *pids = NULL;
 	size_t count = 0, shown = 0;
+	*n_relays = 0;
 	if (lock_sharers(dev, ino, locker, 64, &pids, &count) < 0)
 		return 0;
 	for (size_t i = 0; i < count; i++) {
 		if (pids[i] == (long)getpid())
 			continue;
-		buf_addf(out, "%s%ld", shown ? ", " : "", pids[i]);
-		shown++;
+		buf_addf(who, "%s%ld", shown++ ? ", " : "", pids[i]);
+		if (pids[i] != locker && same_program(pids[i]))
+			buf_addf(relays, "%s%ld", (*n_relays)++ ? ", " : "", pids[i]);
 	}
 	free(pids);
-	if (shown) {
-		struct buf text = {0};
-		buf_addf(&text, "%s %s", shown > 1 ? "pids" : "pid", out->data);
-		buf_free(out);
-		*out = text;
-	}
-	return shown > 0;
+	if (shown)
+		name_pids(who, shown);
+	if (*n_relays)
+		name_pids(relays, *n_relays);
+	return shown;
 }
 
 int run_lock_busy(const struct registry *reg, const char *job, long earlier)
 {
-	struct buf who = {0};
+	struct buf who = {0}, relays = {0}, why = {0};
 	char *name = reg_lock_name(job, RUN_LOCK);
 	struct stat st;
-	int rc, found = 0, left = 0;
+	size_t found = 0, n_relays = 0;
+	int rc, left = 0;
 	if (fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who);
-		found = left || holders_text(st.st_dev, st.st_ino, 0, &who);
+		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who, &relays, &n_relays);
+		found = left ? 1 : holders_text(st.st_dev, st.st_ino, 0, &who, &relays, &n_relays);
 	}
+	/* What left them: the run, or jobreg's own relay of its log. */
+	if (left && n_relays && strcmp(who.data, relays.data) == 0)
+		buf_adds(&why, " (the log relay of an earlier run)");
+	else if (left && n_relays)
+		buf_addf(&why, " (left behind by an earlier run; %s its log relay)", relays.data);
+	else if (left)
+		buf_adds(&why, " (left behind by an earlier run)");
 	if (found)
 		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name),
-			  who.data, left ? " (left behind by an earlier run)" : "");
+			  who.data, why.data ? why.data : "");
 	else
 		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name));
 	free(name);
 	buf_free(&who);
+	buf_free(&relays);
+	buf_free(&why);
 	return rc;
 }
 
@@ -64,14 +88,23 @@ void run_lock_release(const struct registry *reg, const char *job, int *fd)
 {
 	struct stat held;
 	int have = fstat(*fd, &held) == 0, probe = -1;
+	size_t n_relays = 0;
 	reg_unlock(fd);
 	if (!have || reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &probe) != EXIT_BUSY) {
 		reg_unlock(&probe);
 		return;
 	}
-	struct buf who = {0};
-	if (holders_text(held.st_dev, held.st_ino, (long)getpid(), &who))
+	struct buf who = {0}, relays = {0};
+	if (holders_text(held.st_dev, held.st_ino, (long)getpid(), &who, &relays, &n_relays) &&
+	    n_relays && strcmp(who.data, relays.data) == 0)
+		warn(job, "the run lock is still held by %s (the run's log relay); the next run waits for it",
+		     who.data);
+	else if (who.data && n_relays)
+		warn(job, "the run lock is still held by %s (a process the command left behind; %s"
+		     " the log relay); the next run waits for it", who.data, relays.data);
+	else if (who.data)
 		warn(job, "the run lock is still held by %s (a process the command left behind);"
 		     " the next run waits for it", who.data);
 	buf_free(&who);
+	buf_free(&relays);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,6 +18,63 @@
 
 #define CHUNK (1 << 20)   /* the most read at once, and the pipes' size */
 #define TRICKLE 4096      /* a wake-up that found less waits (relay()) */
+
+int logrelay_dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped)
+{
+	return snprintf(line, DROPPED_LINE_MAX, "[jobreg: %llu bytes dropped]\n", dropped);
+}
+
+size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped)
+{
+	static const char start[] = "[jobreg: ";
+	size_t len = sizeof start - 1, i = len;
+	if (n < len || memcmp(buf, start, len) != 0)
+		return 0;
+	unsigned long long d = 0;
+	for (; i < n && i < DROPPED_LINE_MAX && buf[i] >= '0' && buf[i] <= '9'; i++)
+		d = d * 10 + (unsigned long long)(buf[i] - '0');
+	static const char end[] = " bytes dropped]\n";
+	if (i == len || n - i < sizeof end - 1 || memcmp(buf + i, end, sizeof end - 1) != 0)
+		return 0;
+	*dropped = d;
+	return i + sizeof end - 1;
+}
+
+/* Shared with the relay (a page both see): did the last bytes it passed
+ * on to where our stderr goes end in the middle of a line?  msg.h's
+ * messages read it (message_mid_line()) and begin a line of their own. */
+static volatile int *mid_line;
+
+void logrelay_log_printed(const struct registry *reg, const char *job)
+{
+	char *name = reg_dot_name(job, ".log"), last = '\n';
+	struct stat st;
+	int fd = -1;
+	if (mid_line && entry_open(reg->fd, name, O_RDONLY, &fd, &st) == 0 && st.st_size > 0 &&
+	    pread(fd, &last, 1, st.st_size - 1) == 1)
+		*mid_line = last != '\n';
+	if (fd >= 0)
+		close_fd(fd);
+	free(name);
+}
+
+/* Of the N bytes before a cut point, how many to keep so that the cut
+ * falls just after a newline: those after the last one; 0 when there is
+ * none (the cut stays where it is). */
+static size_t line_back(const char *before, size_t n)
+{
+	for (size_t i = n; i > 0; i--)
+		if (before[i - 1] == '\n')
+			return n - i;
+	return 0;
+}
+
+/* How far before a cut point a whole line is looked for: at most
+ * LINE_SLACK, and never so far that the log could outgrow twice SIZE. */
+static size_t slack(unsigned long long size)
+{
+	return size - DROPPED_LINE_MAX < LINE_SLACK ? (size_t)(size - DROPPED_LINE_MAX) : LINE_SLACK;
+}
 
 int logrelay_parse_size(const char *s, unsigned long long *size)
 {
@@ -63,23 +121,66 @@ int logrelay_turn_over(const struct registry *reg, const char *job, int failed)
 	return rc;
 }
 
-int logrelay_prepare(const struct registry *reg, const char *job, int failed)
+/* A planted .log or .faillog of JOB (SUFFIX): 77 with the message, else
+ * 0, or the exit status of a failed stat. */
+static int refuse_planted(const struct registry *reg, const char *job, const char *suffix)
 {
-	char *log = reg_dot_name(job, ".log");
+	char *name = reg_dot_name(job, suffix);
 	struct stat st;
-	int fd = -1, rc = logrelay_turn_over(reg, job, failed);
+	int rc = 0, have = fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!have && errno != ENOENT)
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
+	else if (have && !S_ISREG(st.st_mode))
+		rc = reg_not_regular(reg, job, name);
+	free(name);
+	return rc;
+}
 
-	int made = rc ? 0 : entry_open(reg->fd, log, O_WRONLY | O_CREAT | O_EXCL, &fd, &st);
-	if (made == ENTRY_NOT_REGULAR)
-		rc = reg_not_regular(reg, job, log);
-	else if (made < 0)
-		rc = fail_errno(errno, job, "create %s", reg_path(reg, log));
-	else if (!rc && entry_share(fd, reg->share_mode) < 0)
-		rc = fail_errno(errno, job, "chmod %s", reg_path(reg, log));
+int logrelay_prepare(const struct registry *reg, const char *job, int make)
+{
+	char *name = reg_dot_name(job, ".newlog");
+	struct stat st;
+	int fd = -1, rc = refuse_planted(reg, job, ".log");
+	if (!rc)
+		rc = refuse_planted(reg, job, ".faillog");
+	if (!rc && make) {
+		int flags = O_WRONLY | O_CREAT | O_EXCL;
+		int made = entry_open(reg->fd, name, flags, &fd, &st);
+		/* A leftover of a dispatch that died here goes first. */
+		if (made == -1 && errno == EEXIST)
+			made = unlinkat(reg->fd, name, 0) == 0 ? entry_open(reg->fd, name, flags, &fd, &st)
+				: errno == EISDIR ? ENTRY_NOT_REGULAR : -1;
+		if (made == ENTRY_NOT_REGULAR)
+			rc = reg_not_regular(reg, job, name);
+		else if (made < 0)
+			rc = fail_errno(errno, job, "create %s", reg_path(reg, name));
+		else if (entry_share(fd, reg->share_mode) < 0) {
+			rc = fail_errno(errno, job, "chmod %s", reg_path(reg, name));
+			(void)unlinkat(reg->fd, name, 0);
+		}
+	}
 	if (fd >= 0)
 		close_fd(fd);
+	free(name);
+	return rc;
+}
+
+int logrelay_commit(const struct registry *reg, const char *job, int failed, int made)
+{
+	char *name = reg_dot_name(job, ".newlog"), *log = reg_dot_name(job, ".log");
+	int rc = logrelay_turn_over(reg, job, failed);
+	if (!rc && made && renameat(reg->fd, name, reg->fd, log) < 0)
+		rc = fail_errno(errno, job, "rename %s", reg_path(reg, name));
+	free(name);
 	free(log);
 	return rc;
+}
+
+void logrelay_abandon(const struct registry *reg, const char *job)
+{
+	char *name = reg_dot_name(job, ".newlog");
+	(void)unlinkat(reg->fd, name, 0);
+	free(name);
 }
 
 int logrelay_empty(const struct registry *reg, const char *job)
@@ -105,47 +206,69 @@ struct sink {
 	int err;
 };
 
-/* Cut the log to its last SIZE bytes after a new first line: the kept
- * bytes move forward in chunks no longer than the gap before them, so a
- * chunk never overwrites what is still to be read. */
+/* pwrite all of BUF; -1 with errno. */
+static int pwrite_full(int fd, const char *buf, size_t n, off_t at)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t w = pwrite(fd, buf + done, n - done, at + (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -1 : (errno = EIO, -1);
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Cut the log to its last SIZE bytes, and back to the start of their
+ * first line within slack(), after a new first line.  The log's first
+ * byte becomes NUL first, which tells a reader (logview.h) that a cut is
+ * under way: it waits rather than read bytes on the move.  The kept bytes
+ * then move forward in chunks no longer than the gap before them, so a
+ * chunk never overwrites what is still to be read; the file is cut to
+ * them, and the first line, written last, ends the cut. */
 static int cut(struct sink *s, char *buf)
 {
 	unsigned long long drop = (unsigned long long)(s->end - s->head) - s->size;
-	char line[64];
-	int n = snprintf(line, sizeof line, "[jobreg: %llu bytes dropped]\n", s->dropped + drop);
-	off_t from = s->head + (off_t)drop, to = n;
+	off_t from = s->head + (off_t)drop;
+	size_t back = slack(s->size);
+	ssize_t got = pread(s->fd, buf, back, from - (off_t)back);
+	if (got < 0)
+		return -1;
+	back = line_back(buf, (size_t)got);
+	from -= (off_t)back;
+	drop -= back;
+	unsigned long long keep = s->size + back;
+	char line[DROPPED_LINE_MAX];
+	int n = logrelay_dropped_line(line, s->dropped + drop);
+	off_t to = n;
+	if (pwrite_full(s->fd, "", 1, 0) < 0)
+		return -1;
 	size_t step = (size_t)(from - to) < CHUNK ? (size_t)(from - to) : CHUNK;
-	for (unsigned long long done = 0; done < s->size;) {
-		// cppcheck-suppress knownConditionTrueFalse ; STEP > 0: FROM >= SIZE >= LOG_SIZE_MIN, TO < 64
-		size_t c = s->size - done < step ? (size_t)(s->size - done) : step;
-		ssize_t got = pread(s->fd, buf, c, from + (off_t)done);
-		if (got <= 0 || pwrite(s->fd, buf, (size_t)got, to + (off_t)done) != got)
-			return -1;
+	for (unsigned long long done = 0; done < keep;) {
+		// cppcheck-suppress knownConditionTrueFalse ; STEP > 0: FROM >= SIZE - slack() >= DROPPED_LINE_MAX > TO
+		size_t c = keep - done < step ? (size_t)(keep - done) : step;
+		got = pread(s->fd, buf, c, from + (off_t)done);
+		if (got <= 0 || pwrite_full(s->fd, buf, (size_t)got, to + (off_t)done) < 0)
+			return got == 0 ? (errno = EIO, -1) : -1;
 		done += (unsigned long long)got;
 	}
-	if (pwrite(s->fd, line, (size_t)n, 0) != n || ftruncate(s->fd, to + (off_t)s->size) < 0)
+	if (ftruncate(s->fd, to + (off_t)keep) < 0 || pwrite_full(s->fd, line, (size_t)n, 0) < 0)
 		return -1;
 	s->dropped += drop;
 	s->head = n;
-	s->end = to + (off_t)s->size;
+	s->end = to + (off_t)keep;
 	return 0;
 }
 
 /* The log becomes a first line saying DROP more bytes were dropped, then
- * the N bytes of BUF. */
+ * the N bytes of BUF; the line last, after a NUL first byte, as in cut(). */
 static int replace(struct sink *s, const char *buf, size_t n, unsigned long long drop)
 {
-	char line[64];
-	int len = snprintf(line, sizeof line, "[jobreg: %llu bytes dropped]\n", s->dropped + drop);
-	for (size_t done = 0; done < n;) {
-		ssize_t w = pwrite(s->fd, buf + done, n - done, len + (off_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		done += (size_t)w;
-	}
-	if (pwrite(s->fd, line, (size_t)len, 0) != len || ftruncate(s->fd, len + (off_t)n) < 0)
+	char line[DROPPED_LINE_MAX];
+	int len = logrelay_dropped_line(line, s->dropped + drop);
+	if (pwrite_full(s->fd, "", 1, 0) < 0 || pwrite_full(s->fd, buf, n, len) < 0 ||
+	    ftruncate(s->fd, len + (off_t)n) < 0 || pwrite_full(s->fd, line, (size_t)len, 0) < 0)
 		return -1;
 	s->dropped += drop;
 	s->head = len;
@@ -160,11 +283,14 @@ static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 {
 	size_t done = 0;
 	/* A read of SIZE bytes or more leaves nothing of the log but its own
-	 * last SIZE: only those are written (a flood costs one copy into the
-	 * log, not a copy and a cut). */
+	 * last SIZE (and the rest of their first line): only those are
+	 * written (a flood costs one copy into the log, not a copy and a
+	 * cut). */
 	if (n >= s->size && !s->err) {
-		size_t skip = n - (size_t)s->size;
-		if (replace(s, buf + skip, (size_t)s->size, (unsigned long long)(s->end - s->head) + skip) < 0)
+		size_t skip = n - (size_t)s->size, back = slack(s->size);
+		back = back < skip ? back : skip;
+		skip -= line_back(buf + skip - back, back);
+		if (replace(s, buf + skip, n - skip, (unsigned long long)(s->end - s->head) + skip) < 0)
 			s->err = errno ? errno : EIO;
 		else
 			done = n;
@@ -187,19 +313,109 @@ static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 	s->unlogged += n - done;
 }
 
+/* --chronic: the last bytes of the run in memory, SIZE and a line's slack
+ * (ring() makes it), whatever became of the log. */
+struct ring {
+	char *data;
+	size_t cap, start, len;
+	unsigned long long size, total;
+};
+
+static void ring_add(struct ring *r, const char *buf, size_t n)
+{
+	r->total += n;
+	if (n >= r->cap) {
+		memcpy(r->data, buf + n - r->cap, r->cap);
+		r->start = 0;
+		r->len = r->cap;
+		return;
+	}
+	size_t at = (r->start + r->len) % r->cap, first = r->cap - at < n ? r->cap - at : n;
+	memcpy(r->data + at, buf, first);
+	memcpy(r->data, buf + first, n - first);
+	if (r->len + n > r->cap) {
+		r->start = (r->start + r->len + n - r->cap) % r->cap;
+		r->len = r->cap;
+	} else {
+		r->len += n;
+	}
+}
+
+/* The ring as a log would hold it: the line saying what was dropped, then
+ * the last SIZE bytes, back to the start of their first line.  Written to
+ * FD (the report pipe) after an R, which tells it from no report. */
+static void ring_report(struct ring *r, int fd)
+{
+	char *flat = xmalloc(r->len + 1), line[DROPPED_LINE_MAX];
+	size_t first = r->cap - r->start < r->len ? r->cap - r->start : r->len, skip = 0;
+	memcpy(flat, r->data + r->start, first);
+	memcpy(flat + first, r->data, r->len - first);
+	if (r->len > r->size) {
+		skip = r->len - (size_t)r->size;
+		skip -= line_back(flat, skip);
+	}
+	unsigned long long dropped = r->total - (r->len - skip);
+	int n = dropped ? logrelay_dropped_line(line, dropped) : 0;
+	(void)(write_full(fd, "R", 1) == 0 && write_full(fd, line, (size_t)n) == 0 &&
+	       write_full(fd, flat + skip, r->len - skip) == 0);
+	free(flat);
+}
+
+/* The relay's descriptors that let_go() closes: the run lock's copy and
+ * the end of the pipe that tells dispatch it is done. */
+static volatile sig_atomic_t lock_copy = -1, ack_end = -1;
+
+/* Dispatch asks (SIGUSR1) once the command has ended: the run lock is let
+ * go, whatever the relay was doing (a write to a stalled reader). */
+static void let_go(int sig)
+{
+	int saved = errno;
+	(void)sig;
+	if (lock_copy >= 0)
+		(void)close(lock_copy);
+	if (ack_end >= 0)
+		(void)close(ack_end);
+	lock_copy = ack_end = -1;
+	errno = saved;
+}
+
+/* Pass N bytes of BUF on to FD: a non-blocking one is waited for (poll),
+ * never dropped.  0, or -1 with errno. */
+static int pass_on(int fd, const char *buf, size_t n)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	for (size_t done = 0; done < n;) {
+		ssize_t w = write(fd, buf + done, n - done);
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return -1;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -1 : (errno = EIO, -1);
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 /* The relay: read the command's streams until they end, log what comes,
- * and pass it on (PASS) to our stdout or stderr.  ERR is -1 when both
- * streams come through OUT.  Output that trickles in is taken TRICKLE_WAIT
+ * keep it in RING (--chronic, RING->data not NULL), and pass it on (PASS)
+ * to our stdout or stderr.  ERR is -1 when both streams come through OUT
+ * (and go to one place).  Output that trickles in is taken TRICKLE_WAIT
  * at a time: after a wake-up that found little, the relay waits before it
  * looks again, so a command printing many short lines costs it a wake-up
  * per 10 ms, not per line; a steady flow finds the pipe full and never
- * waits. */
-static _Noreturn void relay(const char *job, int out, int err, struct sink *s, int pass)
+ * waits.  At the end the ring goes to REPORT. */
+static _Noreturn void relay(const char *job, int out, int err, struct sink *s, int pass,
+			    struct ring *ring, int report)
 {
 	static const struct timespec trickle_wait = { 0, 10000000 };   /* 10 ms */
 	struct pollfd fds[2] = { { .fd = out, .events = POLLIN }, { .fd = err, .events = POLLIN } };
 	char *buf = xmalloc(CHUNK), *scratch = xmalloc(CHUNK);
-	int passing[2] = { pass, pass }, open = err < 0 ? 1 : 2;
+	int passing[2] = { pass, pass }, open = err < 0 ? 1 : 2, pass_err[2] = { 0, 0 };
+	unsigned long long unpassed[2] = { 0, 0 };
 
 	while (open > 0) {
 		if (poll(fds, 2, -1) < 0) {
@@ -223,18 +439,40 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 			}
 			found += (size_t)n;
 			/* Logged first, so what a reader has seen passed on is in
-			 * the log already; a closed stdout or stderr stops the
-			 * passing on, not the log. */
+			 * the log already. */
 			sink_write(s, buf, (size_t)n, scratch);
-			if (passing[i] && write_full(i + 1, buf, (size_t)n) < 0)
+			if (ring->data)
+				ring_add(ring, buf, (size_t)n);
+			if (!passing[i]) {
+				unpassed[i] += pass ? (unsigned long long)n : 0;
+			} else if (pass_on(i + 1, buf, (size_t)n) == 0) {
+				/* What goes where our stderr goes (ERR -1: both). */
+				if (mid_line && (i == 1 || err < 0))
+					*mid_line = buf[n - 1] != '\n';
+			} else if (errno == EPIPE) {
+				/* The reader has gone: the command is told, as it
+				 * would be without us (SIGPIPE, or EPIPE). */
+				close_fd(fds[i].fd);
+				fds[i].fd = -1;
+				open--;
+			} else {
 				passing[i] = 0;
+				pass_err[i] = errno;
+				unpassed[i] += (unsigned long long)n;
+			}
 		}
 		if (found < TRICKLE && open == was_open)
 			(void)nanosleep(&trickle_wait, NULL);
 	}
+	for (int i = 0; i < 2; i++)
+		if (unpassed[i])
+			warn(job, "could not pass on %llu bytes of the run's output to %s: %s",
+			     unpassed[i], i ? "stderr" : "stdout", strerror(pass_err[i]));
 	if (s->unlogged)
 		warn(job, "could not log %llu bytes of the run's output: %s", s->unlogged,
 		     strerror(s->err));
+	if (ring->data)
+		ring_report(ring, report);
 	_exit(0);
 }
 
@@ -260,6 +498,39 @@ static int same_destination(void)
 	       a.st_ino == b.st_ino && !S_ISREG(a.st_mode);
 }
 
+/* The relay's side of the start: the descriptors it keeps, SIGUSR1 to
+ * let the run lock go, the ring (--chronic; without memory for it the
+ * report falls back on the log). */
+static _Noreturn void become_relay(const char *job, int out[2], int err[2], int report[2],
+				   int ack[2], int run_lock, struct sink *s, enum log_mode mode)
+{
+	struct sigaction sa;
+	sigset_t usr1;
+	struct ring ring = { .size = s->size };
+
+	close_fd(out[1]);
+	if (err[1] >= 0)
+		close_fd(err[1]);
+	close_fd(report[0]);
+	close_fd(ack[0]);
+	lock_copy = run_lock;
+	ack_end = ack[1];
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = let_go;   /* no SA_RESTART: a stalled write is left */
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+	if (mode == LOG_CHRONIC) {
+		ring.cap = (size_t)s->size + slack(s->size);
+		ring.data = malloc(ring.cap);
+	}
+	relay(job, out[0], err[0], s, mode == LOG_PASS, &ring, report[1]);
+}
+
 int logrelay_start(const struct registry *reg, const char *job, enum log_mode mode,
 		   unsigned long long size, int run_lock, struct logrelay *r, int *out_fd,
 		   int *err_fd)
@@ -267,43 +538,48 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	char *name = reg_dot_name(job, ".log");
 	struct sink s = { .fd = -1, .size = size };
 	struct stat st;
-	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rc = 0;
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, report[2] = { -1, -1 }, ack[2] = { -1, -1 };
+	int rc = 0;
 	/* --chronic passes nothing on: one pipe, the order kept. */
 	int one_pipe = mode == LOG_CHRONIC || same_destination();
 
 	r->pid = -1;
-	r->out_fd = r->err_fd = -1;
+	r->out_fd = r->err_fd = r->report_fd = r->ack_fd = -1;
+	if (!mid_line) {
+		void *page = mmap(NULL, sizeof *mid_line, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		mid_line = page == MAP_FAILED ? NULL : page;
+		message_mid_line(mid_line);
+	}
 	int got = entry_open(reg->fd, name, O_RDWR, &s.fd, &st);   /* a cut reads it */
 	if (got == ENTRY_NOT_REGULAR)
 		rc = reg_not_regular(reg, job, name);
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
-	else if (output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0))
+	else if (output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0) ||
+		 output_pipe(report) < 0 || output_pipe(ack) < 0)
 		rc = fail_errno(errno, job, "pipe");
 	else if ((r->pid = fork()) < 0)
 		rc = fail_errno(errno, job, "cannot start the log relay: fork");
-	if (!rc && r->pid == 0) {
-		/* The relay holds the run lock (RUN_LOCK, kept open) as the
-		 * command does; only the command writes into the pipes. */
-		(void)run_lock;
-		close_fd(out[1]);
-		if (err[1] >= 0)
-			close_fd(err[1]);
-		relay(job, out[0], err[0], &s, mode == LOG_PASS);
-	}
-	for (int i = 0; i < 2 && rc; i++) {
-		if (out[i] >= 0)
-			close_fd(out[i]);
-		if (err[i] >= 0)
-			close_fd(err[i]);
+	if (!rc && r->pid == 0)
+		become_relay(job, out, err, report, ack, run_lock, &s, mode);
+	/* Ours: the write ends of the output pipes, the read ends of the
+	 * others. */
+	int *ends[4][2] = { { &out[0], &out[1] }, { &err[0], &err[1] },
+			    { &report[1], &report[0] }, { &ack[1], &ack[0] } };
+	for (int i = 0; i < 4; i++) {
+		if (*ends[i][0] >= 0)
+			close_fd(*ends[i][0]);
+		if (rc && *ends[i][1] >= 0)
+			close_fd(*ends[i][1]);
 	}
 	if (!rc) {
-		close_fd(out[0]);
-		if (err[0] >= 0)
-			close_fd(err[0]);
 		r->out_fd = *out_fd = out[1];
 		r->err_fd = err[1];
 		*err_fd = one_pipe ? out[1] : err[1];
+		r->report_fd = report[0];
+		r->ack_fd = ack[0];
+		(void)fcntl(report[0], F_SETFL, O_NONBLOCK);
 	}
 	if (s.fd >= 0)
 		close_fd(s.fd);
@@ -311,11 +587,32 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	return rc;
 }
 
+/* Read what comes through FD into B until its end or DEADLINE (now_mono()
+ * seconds; once something came, the rest is read whatever the time: the
+ * relay is at its end, writing its report): 1 at its end, else 0. */
+static int read_until_end(int fd, struct buf *b, double deadline)
+{
+	char chunk[65536];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n > 0) {
+			buf_add(b, chunk, (size_t)n);
+			continue;
+		}
+		if (n == 0)
+			return 1;
+		if (errno != EAGAIN && errno != EINTR)
+			return 0;
+		double left = b->len ? 1 : deadline - now_mono();
+		if (left <= 0)
+			return 0;
+		(void)poll(&p, 1, left < 1 ? (int)(left * 1000) + 1 : 1000);
+	}
+}
+
 void logrelay_finish(struct logrelay *r)
 {
-	static const struct timespec tick = { 0, 50000000 };   /* 50 ms */
-	sigset_t child;
-
 	if (r->out_fd >= 0)
 		close_fd(r->out_fd);
 	if (r->err_fd >= 0)
@@ -324,14 +621,36 @@ void logrelay_finish(struct logrelay *r)
 	if (r->pid <= 0)
 		return;
 	/* The relay ends when the last writer of the pipes has: at most two
-	 * seconds are waited for it (SIGCHLD is held by dispatch). */
-	sigemptyset(&child);
-	sigaddset(&child, SIGCHLD);
-	for (int i = 0; i < 40; i++) {
-		pid_t done = waitpid(r->pid, NULL, WNOHANG);
-		if (done == r->pid || (done < 0 && errno != EINTR))
-			break;
-		(void)sigtimedwait(&child, NULL, &tick);
+	 * seconds are waited for it, its report (if any) read meanwhile; it
+	 * closes that pipe as it ends. */
+	buf_reset(&r->report);
+	int ended = read_until_end(r->report_fd, &r->report, now_mono() + 2);
+	r->have_report = ended && r->report.len && r->report.data[0] == 'R';
+	close_fd(r->report_fd);
+	r->report_fd = -1;
+	if (!ended) {
+		/* Kept by a process the command left behind: the run lock is
+		 * let go (at once: the relay says so by closing ACK). */
+		struct buf none = {0};
+		(void)fcntl(r->ack_fd, F_SETFL, O_NONBLOCK);
+		if (kill(r->pid, SIGUSR1) == 0)
+			(void)read_until_end(r->ack_fd, &none, now_mono() + 2);
+		buf_free(&none);
 	}
+	close_fd(r->ack_fd);
+	r->ack_fd = -1;
+	/* Ended: it closed the report pipe as it exited. */
+	while (waitpid(r->pid, NULL, ended ? 0 : WNOHANG) < 0 && errno == EINTR)
+		;
 	r->pid = -1;
+}
+
+int logrelay_report(struct logrelay *r)
+{
+	if (!r->have_report)
+		return -1;
+	size_t n = r->report.len - 1;
+	if (n && write_full(2, r->report.data + 1, n) == 0 && mid_line)
+		*mid_line = r->report.data[n] != '\n';
+	return 0;
 }

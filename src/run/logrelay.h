@@ -5,31 +5,62 @@
  * the command is not ended by SIGPIPE).  The relay writes what arrives to
  * the log at once, in arrival order, and with --log passes each stream on
  * to dispatch's own standard output or error, unchanged and unbuffered.
+ * A closed reader is passed back: that stream's pipe is closed, so the
+ * command gets SIGPIPE or EPIPE as it would without --log; a non-blocking
+ * stdout is waited for, never dropped; any other failure to pass output on
+ * is said in one line at the end.
  *
  * The log keeps at least the last SIZE bytes of the run: once it reaches
- * twice that, it is cut in place to its last SIZE bytes, after a first
- * line "[jobreg: N bytes dropped]" (N for the whole run), so it never takes
- * more than twice SIZE on disk.  A reader at that moment may see it half
- * cut: the log is diagnostics, not state, and is not fsynced.  A log that
- * cannot be written (a full disk) never stops or slows the command: the
- * relay goes on passing the output on and says once, at the end, how many
- * bytes it could not log. */
+ * twice that, it is cut in place to its last SIZE bytes (back to the start
+ * of their first line, when it begins at most LINE_SLACK before), after a
+ * first line "[jobreg: N bytes dropped]" (N for the whole run), so it never
+ * takes more than twice SIZE on disk.  That line is written first, so a
+ * reader never meets a hole; it may see the log half cut: the log is
+ * diagnostics, not state, and is not fsynced.  A log that cannot be
+ * written (a full disk) never stops or slows the command: the relay goes
+ * on passing the output on and says once, at the end, how many bytes it
+ * could not log.  With --chronic the relay keeps the last SIZE bytes in
+ * memory too, and hands them to dispatch at the end: the report of a
+ * failed run is whole even when the disk could not hold its log.
+ * (logrelay.c is near 660 lines: the relay process and its log, bounded
+ * on disk and in memory, are one concern, read from the top down.) */
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
 
 #include <sys/types.h>
 
 #include "registry/registry.h"
+#include "util/sys.h"
 
 enum log_mode { LOG_NONE, LOG_PASS, LOG_CHRONIC };
 
 #define LOG_SIZE_DEFAULT (1ull << 20)
 #define LOG_SIZE_MIN 1024ull
 
+#define LINE_SLACK 4096   /* a cut keeps the whole line it falls in up to this */
+#define DROPPED_LINE_MAX 64
+
 struct logrelay {
 	pid_t pid;          /* the relay, or -1 */
 	int out_fd, err_fd; /* our copies of the pipes' write ends */
+	int report_fd;      /* --chronic: the relay's report comes through it */
+	int ack_fd;         /* closed by the relay once it let the run lock go */
+	struct buf report;  /* --chronic: the run's last SIZE bytes, as a log */
+	int have_report;    /* the relay handed them over */
 };
+
+/* The first line of a log that lost bytes: "[jobreg: N bytes dropped]\n"
+ * into LINE (DROPPED_LINE_MAX bytes); returns its length.  The one place
+ * the line is made; logrelay_dropped_read() is the one place it is read. */
+int logrelay_dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped);
+
+/* Does the log text BUF (N bytes, its beginning) start with that line?
+ * Returns the line's length with *DROPPED set, or 0 (none). */
+size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped);
+
+/* Dispatch printed JOB's log on its standard error (logview_chronic()):
+ * mid-line when the log does not end a line. */
+void logrelay_log_printed(const struct registry *reg, const char *job);
 
 /* A new run of JOB begins (dispatch, with or without --log, or set): the
  * last run's log no longer is the latest's.  FAILED (that run failed or
@@ -41,23 +72,39 @@ struct logrelay {
  * Returns an exit status (the message printed). */
 int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
 
-/* logrelay_turn_over(), then the new run's log, created as a record is
- * (mode 0666 & ~umask, group-shared), never through a planted entry (77).
- * Call holding the run lock too.  Returns an exit status. */
-int logrelay_prepare(const struct registry *reg, const char *job, int failed);
+/* Before a run (or attempt) is recorded RUNNING: refuse a planted .log or
+ * .faillog (77), and with MAKE create the new run's log, under the name
+ * .JOB.newlog until logrelay_commit(), as a record is (mode 0666 & ~umask,
+ * group-shared), never through a planted entry.  The logs are not touched
+ * yet: a dispatch that cannot start leaves them as they were.  Call holding
+ * the job lock and the run lock.  Returns an exit status. */
+int logrelay_prepare(const struct registry *reg, const char *job, int make);
 
-/* Start the relay of the log logrelay_prepare() made, for MODE and SIZE,
- * holding the run lock RUN_LOCK: *OUT_FD and *ERR_FD are the command's
- * standard output and error.  Returns an exit status. */
+/* RUNNING is written: logrelay_turn_over(), then the new log (MADE:
+ * logrelay_prepare() made one) in its place.  Returns an exit status (the
+ * message printed). */
+int logrelay_commit(const struct registry *reg, const char *job, int failed, int made);
+
+/* RUNNING could not be written: the new log goes. */
+void logrelay_abandon(const struct registry *reg, const char *job);
+
+/* Start the relay of JOB's log (committed), for MODE and SIZE, holding
+ * the run lock RUN_LOCK: *OUT_FD and *ERR_FD are the command's standard
+ * output and error.  Returns an exit status. */
 int logrelay_start(const struct registry *reg, const char *job, enum log_mode mode,
 		   unsigned long long size, int run_lock, struct logrelay *r, int *out_fd,
 		   int *err_fd);
 
 /* The command has ended: close our ends of the pipes and wait a moment
- * for the relay to log the rest (a process the command left behind may
- * hold the pipes, and the relay with them: it is then a process of the
- * run, as that one is). */
+ * for the relay to log the rest, taking its report (--chronic).  A process
+ * the command left behind may hold the pipes, and the relay with them: it
+ * then lets the run lock go (the run has ended; dispatch holds it until
+ * DONE), and goes on relaying what that process writes. */
 void logrelay_finish(struct logrelay *r);
+
+/* --chronic: print the report logrelay_finish() took on standard error;
+ * 0, or -1 when there is none (the relay did not end in time). */
+int logrelay_report(struct logrelay *r);
 
 /* Empty JOB's log, to give its blocks back: 0, or -1 (none, or not
  * emptied). */

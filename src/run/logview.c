@@ -1,4 +1,5 @@
 #include "run/logview.h"
+#include "run/logrelay.h"
 #include "registry/lock.h"
 #include "registry/openat.h"
 #include "util/msg.h"
@@ -59,24 +60,6 @@ struct reader {
 	char *buf;
 };
 
-/* The bytes dropped before what the log holds, as the first line of H (N
- * bytes) says; returns that line's length (0: there is none). */
-static size_t first_line(const char *h, size_t n, unsigned long long *dropped)
-{
-	static const char tag[] = "[jobreg: ", tail[] = " bytes dropped]\n";
-	size_t i = sizeof tag - 1;
-	*dropped = 0;
-	if (n < i || memcmp(h, tag, i) != 0)
-		return 0;
-	unsigned long long d = 0;
-	for (; i < n && h[i] >= '0' && h[i] <= '9'; i++)
-		d = d * 10 + (unsigned long long)(h[i] - '0');
-	if (n - i < sizeof tail - 1 || memcmp(h + i, tail, sizeof tail - 1) != 0)
-		return 0;
-	*dropped = d;
-	return i + sizeof tail - 1;
-}
-
 static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 {
 	ssize_t n;
@@ -95,14 +78,14 @@ static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 static ssize_t look(struct reader *r, int going, int *busy)
 {
 	char h1[HEAD], h2[HEAD];
-	unsigned long long dropped;
+	unsigned long long dropped = 0;
 	struct stat before, after;
 
 	*busy = 0;
 	ssize_t n1 = fstat(r->fd, &before) < 0 ? -1 : read_at(r->fd, h1, HEAD, 0);
 	if (n1 < 0)
 		return -1;
-	size_t len = first_line(h1, (size_t)n1, &dropped);
+	size_t len = logrelay_dropped_read(h1, (size_t)n1, &dropped);
 	size_t common = (size_t)n1 < r->nseen ? (size_t)n1 : r->nseen;
 	if (going && ((n1 > 0 && h1[0] == '\0') ||
 		      (len <= common && memcmp(h1, r->seen, len) == 0 &&

@@ -154,15 +154,20 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 
 	int rc = lock_ours(reg, run, &job_lock, &st, ours);
 	if (!rc && *ours) {
-		/* The failed attempt's log is set aside before the record
-		 * says the next one runs, under the same lock, so a reader of
-		 * the fail log sees the two change as one (logview.h). */
-		run->log_status = run->logged ? logrelay_prepare(reg, run->job, 1)
-					      : logrelay_turn_over(reg, run->job, 1);
+		/* The next attempt's log is made, and the failed one's set
+		 * aside once the record says the next attempt runs, under the
+		 * same lock, so a reader of the fail log sees the two change as
+		 * one (logview.h). */
+		run->log_status = logrelay_prepare(reg, run->job, run->logged);
 		record_copy(&rec, &st.rec);
 		run->attempt++;
 		begin_attempt(run, &rec, NULL);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
+		if (!run->log_status)
+			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
+		if (!run->log_status && rc)
+			logrelay_abandon(reg, run->job);
+		else if (!run->log_status)
+			run->log_status = logrelay_commit(reg, run->job, 1, run->logged);
 		record_free(&rec);
 	}
 	jobstate_free(&st);

@@ -12,6 +12,7 @@ static const char *context;
 static int errors_are_info;
 static struct buf out;   /* standard output, not yet written */
 static struct buf *hold;  /* messages kept (message_hold) */
+static volatile int *mid_line;  /* message_mid_line() */
 
 const char *message_context(const char *text)
 {
@@ -25,6 +26,19 @@ void errors_informational(int on)
 	errors_are_info = on;
 }
 
+void message_mid_line(volatile int *flag)
+{
+	mid_line = flag;
+}
+
+/* Standard output flushed, and stderr at the start of a line. */
+static void start_line(void)
+{
+	(void)out_flush();
+	if (mid_line && *mid_line && write_full(2, "\n", 1) == 0)
+		*mid_line = 0;
+}
+
 struct buf *message_hold(struct buf *held)
 {
 	struct buf *was = hold;
@@ -35,7 +49,7 @@ struct buf *message_hold(struct buf *held)
 void message_release(struct buf *held, int write)
 {
 	if (write && held->len) {
-		(void)out_flush();
+		start_line();
 		(void)write_full(2, held->data, held->len);
 	}
 	buf_free(held);
@@ -72,7 +86,7 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		buf_free(&line);
 		return;
 	}
-	(void)out_flush();
+	start_line();
 	/* A closed stderr loses the message, nothing else (SIGPIPE is
 	 * ignored: cli.h). */
 	(void)write_full(2, line.data, line.len);

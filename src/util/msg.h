@@ -44,6 +44,10 @@ struct buf;
 struct buf *message_hold(struct buf *held);
 /* Write the messages HELD kept to stderr when WRITE, then empty it. */
 void message_release(struct buf *held, int write);
+/* While *MID_LINE (a flag another process may set: dispatch's log relay)
+ * says that what was last written to stderr did not end its line, a
+ * message first ends it, and clears the flag.  NULL: no such flag. */
+void message_mid_line(volatile int *mid_line);
 /* While ON, errors count as informational: -q silences them too
  * (jobreg-get -P, where a record's error is data in the metrics). */
 void errors_informational(int on);
