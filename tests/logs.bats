@@ -697,3 +697,18 @@ in_order() {
 	[ "$(cat "$REG/.job.log")" = new ]
 	[ ! -e "$REG/.job.newlog" ]
 }
+
+@test "--log and --follow while a run is starting show that run's log, never the last run's" {
+	command -v strace >/dev/null 2>&1 || skip "strace not installed"
+	jobreg-dispatch --log job echo the-last-run > /dev/null
+	# The new run is held 1.5 s after its RUNNING record, at the turnover
+	# of the last run's log (its first unlinkat), the new log still
+	# .job.newlog.
+	traced -o /dev/null -e trace=unlinkat -e inject=unlinkat:delay_enter=1500000:when=1 \
+		jobreg-dispatch --log job sh -c 'echo this-run; sleep 0.3' 3>&- >/dev/null &
+	BG_PIDS+=("$!")
+	poll_until test -e "$REG/.job.newlog"
+	run jobreg-get --log --follow job
+	[ "$status" -eq 0 ]
+	[ "$output" = this-run ]
+}

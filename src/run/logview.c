@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNK 65536
@@ -250,6 +251,33 @@ static int same_dispatch(const struct record *a, const struct record *b)
 	return 1;
 }
 
+/* Is JOB's run lock held (a dispatch is under way)? */
+static int run_lock_busy(const struct registry *reg, const char *job)
+{
+	int probe = -1, busy = 0;
+	unsigned long long ino;
+	if (reg_probe_run_lock(reg, job, &probe, &ino, &busy) != 0)
+		busy = 0;
+	reg_unlock(&probe);
+	return busy;
+}
+
+/* A run that is starting makes its log as .JOB.newlog and puts it in
+ * place only once its record says RUNNING (logrelay.h): until then the
+ * log in place is the last run's.  So while the new one waits and its
+ * dispatch holds the run lock, wait for it (a few milliseconds; at most
+ * 5 s, for a record write held up on a slow disk). */
+static void wait_new_log(const struct registry *reg, const char *job)
+{
+	static const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	char *name = reg_dot_name(job, ".newlog");
+	struct stat st;
+	for (int i = 0; i < 500 && reg->fd >= 0 &&
+	     fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && run_lock_busy(reg, job); i++)
+		(void)nanosleep(&tick, NULL);
+	free(name);
+}
+
 /* Does the run that writes the log go on?  The one RUNNING when first
  * asked, or before that one that is starting: its log is made before its
  * record says RUNNING, holding the run lock (SPEC §5 step 4). */
@@ -261,12 +289,7 @@ static int going(struct view *v, const struct job_state *st)
 	}
 	if (v->have_run)
 		return st->status == ST_RUNNING && same_dispatch(&v->run, &st->rec);
-	int probe = -1, busy = 0;
-	unsigned long long ino;
-	if (reg_probe_run_lock(v->reg, v->job, &probe, &ino, &busy) != 0)
-		busy = 0;
-	reg_unlock(&probe);
-	return busy;
+	return run_lock_busy(v->reg, v->job);
 }
 
 /* Has the log a new file (the next attempt's)?  Then the last one is
@@ -329,6 +352,7 @@ static int view(struct registry *reg, const char *job, int follow)
 	char *name = reg_dot_name(job, ".log");
 	int fd;
 
+	wait_new_log(reg, job);
 	int rc = open_log(reg, job, ".log", &fd, 0, 0);
 	if (!rc) {
 		v.r = (struct reader){ .job = job, .fd = fd, .out = 1, .buf = xmalloc(CHUNK) };
