@@ -558,11 +558,11 @@ small_fs() {
 	# --chronic: after the report of the run's log
 	run --separate-stderr jobreg-dispatch --chronic other sh -c 'printf "progress 50%%"; sleep 1 > /dev/null 2>&1 & exit 3'
 	[ "$status" -eq 3 ]
-	[[ $stderr == *$'progress 50%\njobreg-dispatch: other: the run lock is still held'* ]] || flunk "stderr: $stderr"
+	[[ $stderr == *$'progress 50%\njobreg-dispatch: other: run 1 failed: exit 3'* ]] || flunk "stderr: $stderr"
 	# --chronic, the report from the log: a process left behind keeps the
 	# output (and the relay) past dispatch's wait
 	jobreg-dispatch --chronic third sh -c 'printf "progress 50%%"; sleep 3 & exit 3' > /dev/null 2> "$T/err" || true
-	[[ $(cat "$T/err") == *$'progress 50%\njobreg-dispatch: third: the run lock is still held'* ]] ||
+	[[ $(cat "$T/err") == *$'progress 50%\njobreg-dispatch: third: run 1 failed: exit 3'* ]] ||
 		flunk "stderr: $(cat "$T/err")"
 }
 
@@ -629,12 +629,13 @@ in_order() {
 @test "--follow started after the log is made but before the record says RUNNING follows that run" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	jobreg-dispatch job true
-	# The first fsync of the dispatch is its RUNNING record's, after the log
-	# is made: held back a second, it leaves the log without its RUNNING.
+	# The first fsync of the dispatch is its RUNNING record's, after the
+	# new log is made (.job.newlog): held back a second, it leaves the log
+	# without its RUNNING.
 	traced -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000:when=1 \
 		jobreg-dispatch --log job sh -c 'sleep 0.3; echo hello; sleep 0.3; echo bye' 3>&- >/dev/null &
 	BG_PIDS+=("$!")
-	poll_until test -e "$REG/.job.log"
+	poll_until test -e "$REG/.job.newlog"
 	[ "$(jobreg-get job)" = DONE ]
 	run jobreg-get --log --follow job
 	[ "$status" -eq 0 ]
