@@ -5,7 +5,6 @@
 #include "util/sys.h"
 #include "util/utf8.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -290,19 +289,8 @@ int signal_or_err(const char *arg)
 
 unsigned long long size_or_err(const char *arg)
 {
-	/* logrelay_parse_size() reads the units k, M and G: the unit as it
-	 * spells it, whichever case was given. */
-	char *s = xstrdup(arg);
-	size_t n = strlen(s);
-	int unit = n ? tolower((unsigned char)s[n - 1]) : 0;
-	if (unit == 'k')
-		s[n - 1] = 'k';
-	else if (unit == 'm' || unit == 'g')
-		s[n - 1] = (char)toupper(unit);
 	unsigned long long size;
-	int bad = logrelay_parse_size(s, &size) < 0;
-	free(s);
-	if (bad)
+	if (logrelay_parse_size(arg, &size) < 0)
 		bad_value("log size", arg, "at least 1k; units k, M, G");
 	return size;
 }

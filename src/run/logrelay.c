@@ -3,6 +3,7 @@
 #include "registry/openat.h"
 #include "util/msg.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -78,20 +79,19 @@ static size_t slack(unsigned long long size)
 
 int logrelay_parse_size(const char *s, unsigned long long *size)
 {
-	char *end;
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
+	size_t n = strspn(s, "0123456789");
+	unsigned long long v;
 	unsigned shift = 0;
-	switch (*end) {
+	if (parse_digits(s, n, 1ull << 40, &v) < 0)
+		return -1;
+	switch (tolower((unsigned char)s[n])) {
 	case '\0': break;
-	case 'k': shift = 10; end++; break;
-	case 'M': shift = 20; end++; break;
-	case 'G': shift = 30; end++; break;
+	case 'k': shift = 10; n++; break;
+	case 'm': shift = 20; n++; break;
+	case 'g': shift = 30; n++; break;
 	default: return -1;
 	}
-	if (*end || errno || v > (1ull << 40) >> shift || (v << shift) < LOG_SIZE_MIN)
+	if (s[n] || v > (1ull << 40) >> shift || (v << shift) < LOG_SIZE_MIN)
 		return -1;
 	*size = v << shift;
 	return 0;

@@ -110,8 +110,8 @@ int logrelay_report(struct logrelay *r);
  * emptied). */
 int logrelay_empty(const struct registry *reg, const char *job);
 
-/* The size SIZE ("1M", "512k", "2G", "1048576"), at least LOG_SIZE_MIN;
- * 0, or -1 when bad. */
+/* The size SIZE ("1M", "512k", "2g", "1048576": the unit in either
+ * case), at least LOG_SIZE_MIN; 0, or -1 when bad. */
 int logrelay_parse_size(const char *s, unsigned long long *size);
 
 #endif
