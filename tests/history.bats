@@ -198,6 +198,24 @@ for l in sys.stdin.buffer:
 	[ "${lines[1]}" = '{"job": "a", "outcome": "FAILED", "run": 4}' ]
 }
 
+@test "get -j --history: two bad keys that both read U+FFFD are one member, its first value" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to check the JSON"
+	mkdir -p "$REG"
+	printf 'run=1 \xff=1 \xfe=2 a\xff=3 a\xc3=4 outcome=OK\n' > "$REG/.a.history"
+	run --separate-stderr jobreg-get -j --history a
+	[ "$status" -eq 0 ]
+	run python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+for l in sys.stdin.buffer:
+    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once)))' <<< "$output"
+	[ "$status" -eq 0 ] || flunk "$output"
+	[ "$output" = '{"job": "a", "run": 1, "\ufffd": "1", "a\ufffd": "3", "outcome": "OK"}' ] || flunk "$output"
+}
+
 @test "a history over 8 MiB never stops a run: it is begun again, with a warning, and the run's line recorded" {
 	jobreg-dispatch job true
 	head -c 9000000 /dev/zero | tr '\0' x >> "$REG/.job.history"

@@ -230,28 +230,30 @@ static const char *hist_value(const char *line, size_t len, const char *key, str
 	return v->data;
 }
 
-/* A key=value pair of a history line. */
+/* A key=value pair of a history line, and its key as a JSON string. */
 struct pair {
-	const char *key, *value;
-	size_t klen, vlen;
+	const char *key, *value, *name;
+	size_t klen, vlen, nlen, at;
 };
 
-/* By key, then by place in the line. */
+/* By key as JSON writes it, then by place in the line. */
 static int pair_order(const void *a, const void *b)
 {
 	const struct pair *p = *(const struct pair *const *)a, *q = *(const struct pair *const *)b;
-	int c = memcmp(p->key, q->key, p->klen < q->klen ? p->klen : q->klen);
+	int c = memcmp(p->name, q->name, p->nlen < q->nlen ? p->nlen : q->nlen);
 	if (c)
 		return c;
-	if (p->klen != q->klen)
-		return p->klen < q->klen ? -1 : 1;
+	if (p->nlen != q->nlen)
+		return p->nlen < q->nlen ? -1 : 1;
 	return p < q ? -1 : p > q;
 }
 
 /* The pairs of the line (LEN bytes) into *PAIRS, in order, each key once:
  * its first value, as history_get() reads it (a sort, not a scan per key:
- * a damaged line may be megabytes long).  Returns how many. */
-static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
+ * a damaged line may be megabytes long).  Keys are told apart as JSON
+ * writes them into NAMES: two invalid UTF-8 keys that both read U+FFFD
+ * are one member.  Returns how many. */
+static size_t line_pairs(const char *line, size_t len, struct pair **pairs, struct buf *names)
 {
 	size_t count = 0, kept = 0;
 	for (size_t i = 0; i <= len; i++)
@@ -265,15 +267,21 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
 		const char *eq = memchr(at, '=', n);
 		i += n + 1;
 		if (eq && eq > at) {
-			p[count] = (struct pair){ at, eq + 1, (size_t)(eq - at), n - (size_t)(eq - at) - 1 };
+			p[count] = (struct pair){ .key = at, .value = eq + 1, .klen = (size_t)(eq - at),
+						  .vlen = n - (size_t)(eq - at) - 1, .at = names->len };
+			json_string_n(names, at, p[count].klen);
+			p[count].nlen = names->len - p[count].at;
 			by_key[count] = &p[count];
 			count++;
 		}
 	}
+	/* (NAMES grew as it went: its place is known now) */
+	for (size_t i = 0; i < count; i++)
+		p[i].name = names->data + p[i].at;
 	qsort(by_key, count, sizeof *by_key, pair_order);
 	for (size_t i = 1; i < count; i++)
-		if (by_key[i]->klen == by_key[i - 1]->klen &&
-		    memcmp(by_key[i]->key, by_key[i - 1]->key, by_key[i]->klen) == 0)
+		if (by_key[i]->nlen == by_key[i - 1]->nlen &&
+		    memcmp(by_key[i]->name, by_key[i - 1]->name, by_key[i]->nlen) == 0)
 			by_key[i]->value = NULL;   /* a repeat */
 	for (size_t i = 0; i < count; i++)
 		if (p[i].value)
@@ -286,9 +294,9 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
 /* The JSON object of a history line: its pairs in order. */
 static void history_json(struct buf *out, const char *job, const char *line, size_t len)
 {
-	struct buf key = {0}, value = {0};
+	struct buf key = {0}, value = {0}, names = {0};
 	struct pair *pairs;
-	size_t count = line_pairs(line, len, &pairs);
+	size_t count = line_pairs(line, len, &pairs, &names);
 	buf_adds(out, "{\"job\": ");
 	json_string(out, job);
 	for (size_t i = 0; i < count; i++) {
@@ -302,7 +310,7 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 		if (json_reserved(key.data) && strcmp(key.data, "duration") != 0)
 			continue;
 		buf_adds(out, ", ");
-		json_string_n(out, p->key, p->klen);
+		buf_add(out, p->name, p->nlen);
 		buf_adds(out, ": ");
 		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
 		/* (a history line's own numbers too: run, duration) */
@@ -316,6 +324,7 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 	}
 	buf_adds(out, "}\n");
 	free(pairs);
+	buf_free(&names);
 	buf_free(&key);
 	buf_free(&value);
 }
