@@ -852,6 +852,25 @@ get_sees_corrupt() {
 	[[ "$stderr" == "jobreg-get: b: "*"$REG/b"* ]]
 }
 
+@test "get: a corrupt record's message comes after the lines of the jobs before it, when both go to one file" {
+	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record b version=1
+	write_record c version=1 status=PENDING since=2026-01-01T00:00:00Z
+	local f
+	for f in "" -l -j; do
+		# shellcheck disable=SC2086  # no format is no word
+		run jobreg-get $f a b c
+		[ "$status" -eq 65 ]
+		[ "${#lines[@]}" -eq 4 ]
+		[[ ${lines[0]} == *DONE* ]] || flunk "$f: $output"
+		[[ ${lines[1]} == "jobreg-get: b: "* ]] || flunk "$f: $output"
+		[[ ${lines[2]} == *CORRUPT* || ${lines[2]} == *corrupt* ]] || flunk "$f: $output"
+		[[ ${lines[3]} == *PENDING* ]] || flunk "$f: $output"
+	done
+	run jobreg-get -a
+	[ "$output" = $'a DONE\njobreg-get: b: corrupt record '"$REG/b"$': no status\nb CORRUPT\nc PENDING' ] || flunk "$output"
+}
+
 # --- §4 non-regular entries, permissions ---------------------------------------
 
 @test "get refuses a symlink planted as the record with 77 and does not follow it" {
