@@ -1215,6 +1215,28 @@ operands() {
 	[[ $output == "x"$'\t'"DONE"* ]]
 }
 
+@test "a single-dash word that abbreviates a long option asks for it too, and a bundle that is one stays one" {
+	local cmd
+	# -hist was -h: the help, exit 0, the job never looked at
+	for cmd in "jobreg-get -hist x:--history" "jobreg-get -fo=1 --log x:--follow" \
+		   "jobreg-set -forc x DONE:--force" "jobreg-clear -stal x:--stale" \
+		   "jobreg-dispatch -ti 5 j true:--timeout" "jobreg-dispatch -hel j true:--help"; do
+		# shellcheck disable=SC2086  # the command's words
+		run --separate-stderr ${cmd%:*}
+		[ "$status" -eq 64 ] || flunk "${cmd%:*}: $status $output"
+		[ -z "$output" ]
+		[ "$stderr" = "${cmd%% *}: unknown option '${cmd#* }': did you mean ${cmd##*:}? Try '${cmd%% *} --help'." ] ||
+			[[ $stderr == "${cmd%% *}: unknown option '"*"': did you mean ${cmd##*:}? Try '${cmd%% *} --help'." ]] ||
+			flunk "${cmd%:*}: $stderr"
+	done
+	[ ! -e "$REG" ]
+	# -al is -a -l (a prefix of --all, and a bundle as it stands)
+	jobreg-set --exit 0 x DONE
+	run --separate-stderr jobreg-get -al
+	[ "$status" -eq 0 ]
+	[[ $output == "x"$'\t'"DONE"* ]]
+}
+
 @test "a usage error is one short line that points to --help, not the synopsis" {
 	local cmd
 	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do

@@ -89,15 +89,40 @@ void bad_value(const char *what, const char *arg, const char *hint)
 		    hint ? ")" : "");
 }
 
-/* "-history" spells --history: getopt would read it as -h, -i, -s ... */
-static void refuse_single_dash_long(const char *word)
+/* Is WORD ("-lq", "-w5") a bundle of SHORTOPTS' letters, the last one
+ * or one that takes a value ending it? */
+static int short_bundle(const char *word, const char *shortopts)
+{
+	for (const char *c = word + 1; *c; c++) {
+		const char *o = *c == ':' || *c == '+' ? NULL : strchr(shortopts, *c);
+		if (!o)
+			return 0;
+		if (o[1] == ':')
+			return 1;
+	}
+	return 1;
+}
+
+/* "-history" spells --history: getopt would read it as -h, -i, -s ...
+ * So does "-hist", as "--hist" would (getopt_long takes an unambiguous
+ * abbreviation), unless it is a bundle of short options as it stands. */
+static void refuse_single_dash_long(const char *word, const char *shortopts)
 {
 	if (word[0] != '-' || word[1] == '-' || !word[1] || !word[2])
 		return;
 	size_t len = strcspn(word + 1, "=");
-	for (const struct option *o = long_options; o->name; o++)
-		if (strlen(o->name) == len && strncmp(o->name, word + 1, len) == 0)
+	const struct option *prefix_of = NULL;
+	int prefixes = 0;
+	for (const struct option *o = long_options; o->name; o++) {
+		if (strncmp(o->name, word + 1, len) != 0)
+			continue;
+		if (strlen(o->name) == len)
 			usage_error("unknown option '%s': did you mean --%s?", word, o->name);
+		prefix_of = o;
+		prefixes++;
+	}
+	if (prefixes == 1 && !short_bundle(word, shortopts))
+		usage_error("unknown option '%s': did you mean --%s?", word, prefix_of->name);
 }
 
 /* The word where the last cli_next_option() call began, and whether
@@ -108,7 +133,7 @@ int cli_next_option(int argc, char **argv, const char *shortopts)
 {
 	opterr = 0;
 	if (!in_bundle && optind < argc)
-		refuse_single_dash_long(argv[optind]);
+		refuse_single_dash_long(argv[optind], shortopts);
 	option_word = optind;
 	int opt = getopt_long(argc, argv, shortopts, long_options, NULL);
 	in_bundle = opt != -1 && optind == option_word;
