@@ -216,6 +216,26 @@ for l in sys.stdin.buffer:
 	[ "$output" = '{"job": "a", "run": 1, "\ufffd": "1", "a\ufffd": "3", "outcome": "OK"}' ] || flunk "$output"
 }
 
+@test "a correction whose record is in place but not its line (a crash between them) has its line put right by the next write" {
+	jobreg-dispatch job true
+	jobreg-dispatch job false || true
+	cp "$REG/.job.history" "$T/before"
+	jobreg-set --exit 0 job DONE
+	# the state a crash after the record's rename leaves
+	cp "$T/before" "$REG/.job.history"
+	grep -q '^run=2 outcome=FAILED ' "$REG/.job.history"
+	jobreg-dispatch job true
+	run jobreg-get --history job
+	[ "$(cut -f2,3 <<< "$output")" = $'1\tOK\n2\tOK\n3\tOK' ] || flunk "$output"
+	# and the other way: an OK run corrected to FAILED
+	cp "$REG/.job.history" "$T/before"
+	jobreg-set --exit 3 job DONE
+	cp "$T/before" "$REG/.job.history"
+	jobreg-set job PENDING
+	run jobreg-get --history job
+	[ "$(cut -f2,3,7 <<< "$output")" = $'1\tOK\t0\n2\tOK\t0\n3\tFAILED\t3' ] || flunk "$output"
+}
+
 @test "a history over 8 MiB never stops a run: it is begun again, with a warning, and the run's line recorded" {
 	jobreg-dispatch job true
 	head -c 9000000 /dev/zero | tr '\0' x >> "$REG/.job.history"
