@@ -73,6 +73,21 @@ json_valid() {
 	[ "$output" = DONE ]
 }
 
+@test "a word after -- that begins with '-' is a bad job id, not an option said to be misplaced" {
+	local cmd
+	for cmd in "jobreg-get -- -x" "jobreg-set -- -x DONE" "jobreg-clear -- -x" "jobreg-dispatch -- -x true"; do
+		# shellcheck disable=SC2086  # the command's words
+		run --separate-stderr $cmd
+		[ "$status" -eq 64 ]
+		[ "$stderr" = "${cmd%% *}: bad job id '-x': use 1-128 of [A-Za-z0-9._@+-], not starting with '.' or '-'" ] ||
+			flunk "$cmd: $stderr"
+	done
+	[ ! -e "$REG" ]
+	# "--" as an option's value ends no options
+	run --separate-stderr jobreg-get -o -- x -l
+	[[ "$stderr" == "jobreg-get: misplaced option '-l': options come before the job ids" ]]
+}
+
 @test "get without -a or a job, -l with -j, and -a with jobs are usage errors" {
 	run --separate-stderr jobreg-get
 	[ "$status" -eq 64 ]

@@ -125,9 +125,10 @@ static void refuse_single_dash_long(const char *word, const char *shortopts)
 		usage_error("unknown option '%s': did you mean --%s?", word, prefix_of->name);
 }
 
-/* The word where the last cli_next_option() call began, and whether
- * getopt stopped inside it, in a bundle of short options ("-lq"). */
-static int option_word, in_bundle;
+/* The word where the last cli_next_option() call began, whether getopt
+ * stopped inside it, in a bundle of short options ("-lq"), and whether
+ * the options ended with "--". */
+static int option_word, in_bundle, dashdash;
 
 int cli_next_option(int argc, char **argv, const char *shortopts)
 {
@@ -137,7 +138,13 @@ int cli_next_option(int argc, char **argv, const char *shortopts)
 	option_word = optind;
 	int opt = getopt_long(argc, argv, shortopts, long_options, NULL);
 	in_bundle = opt != -1 && optind == option_word;
+	dashdash = opt == -1 && optind == option_word + 1 && strcmp(argv[option_word], "--") == 0;
 	return opt;
+}
+
+int cli_after_dashdash(void)
+{
+	return dashdash;
 }
 
 /* The long option given a value it does not take ("--json=1"), which
@@ -208,8 +215,9 @@ void check_job_ids(char **ids, int count)
 		if (valid_job_id(ids[i]))
 			continue;
 		/* A job id cannot begin with '-': this is an option given
-		 * after the operands, never a job to act on. */
-		if (ids[i][0] == '-' && ids[i][1])
+		 * after the operands, never a job to act on (after "--",
+		 * where no option is, a bad job id). */
+		if (ids[i][0] == '-' && ids[i][1] && !dashdash)
 			misplaced_option(ids[i]);
 		/* Quote the id with its unprintable bytes escaped, so the
 		 * message stays one readable line. */

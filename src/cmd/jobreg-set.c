@@ -172,7 +172,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		default: common_option(opt, optarg, common);
 		}
 	}
-	for (int i = optind; i < argc; i++)
+	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			misplaced_option(argv[i]);
 	if (argc - optind != 2)
