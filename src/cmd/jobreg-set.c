@@ -1,6 +1,7 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cmd/cli.h"
 #include "registry/history.h"
+#include "registry/listing.h"
 #include "registry/write.h"
 #include "liveness/liveness.h"
 #include "run/logrelay.h"
@@ -20,7 +21,8 @@
 
 static const char usage[] =
 	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
-	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS";
+	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS"
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --if S[,S] -a STATUS";
 static const char help[] =
 	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
 	"      --if S[,S]    only if the current status is one of S (else exit 1)\n"
@@ -31,6 +33,7 @@ static const char help[] =
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"      --force       replace a corrupt record\n"
+	"  -a, --all         with --if: every job with a record that matches\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
@@ -51,6 +54,7 @@ struct set_request {
 	int force;
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
+	int all;               /* -a: every job with a record, with --if */
 };
 
 /* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
@@ -92,9 +96,15 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	}
 	if (rc && rc != EXIT_CORRUPT)
 		goto out;
+	/* -a: a record gone since the listing, or one that does not
+	 * match, is left alone, and is no false condition. */
+	if (req->all && !st.found)
+		goto out;
 	if (req->if_mask && !jobstate_in(&st, req->if_mask)) {
-		info(req->job, "status is %s", status_word(st.status));
-		rc = EXIT_FALSE;
+		if (!req->all) {
+			info(req->job, "status is %s", status_word(st.status));
+			rc = EXIT_FALSE;
+		}
 		goto out;
 	}
 	if (rc == EXIT_CORRUPT)
@@ -150,13 +160,14 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		{ "force", no_argument, 0, 'F' },
 		{ "late-after", required_argument, 0, 'L' },
 		{ "keep-runs", required_argument, 0, 'K' },
+		{ "all", no_argument, 0, 'a' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
 	int opt;
 
 	cli_init("jobreg-set", argv, usage, help, longopts, common);
-	while ((opt = cli_next_option(argc, argv, "+:m:" COMMON_SHORTOPTS)) != -1) {
+	while ((opt = cli_next_option(argc, argv, "+:am:" COMMON_SHORTOPTS)) != -1) {
 		switch (opt) {
 		case 'I': req->if_mask = status_list_or_err(optarg); break;
 		case 'O': req->owner_pid = number_or_err(optarg, 1, INT_MAX, "pid"); break;
@@ -167,6 +178,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'm': req->note = note_or_err(optarg); break;
 		case 'X': req->exit_status = number_or_err(optarg, 0, 255, "exit status"); break;
 		case 'F': req->force = 1; break;
+		case 'a': req->all = 1; break;
 		case 'L': req->late_after = late_after_or_err(optarg); break;
 		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
 		default: common_option(opt, optarg, common);
@@ -175,11 +187,15 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			misplaced_option(argv[i]);
-	if (argc - optind != 2)
-		usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
-	req->job = argv[optind];
-	check_job_ids(argv + optind, 1);
-	const char *word = argv[optind + 1];
+	int want = req->all ? 1 : 2;
+	if (argc - optind != want)
+		usage_error(argc - optind > want ? "too many operands"
+			    : req->all ? "STATUS needed" : "JOB and STATUS needed");
+	if (!req->all) {
+		req->job = argv[optind];
+		check_job_ids(argv + optind, 1);
+	}
+	const char *word = argv[argc - 1];
 	int st = status_from_word(word, strlen(word), 1);
 	if (st == ST_STALE)
 		exit(fail(EXIT_USAGE, req->job, "STALE is derived by readers and cannot be set"));
@@ -191,6 +207,9 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 /* The options each STATUS takes (jobreg-set(1)); a usage error exits 64. */
 static void check_request(const struct set_request *req)
 {
+	/* Without --if, -a would write every record alike. */
+	if (req->all && !req->if_mask)
+		usage_error("-a needs --if");
 	if (req->owner_pid && req->status != ST_RUNNING)
 		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
 	if (req->ttl > 0 && req->status != ST_RUNNING)
@@ -217,13 +236,38 @@ static int check_owner(struct set_request *req)
 	return 0;
 }
 
+/* REQ's job under its lock; an exit status. */
+static int set_one(const struct registry *reg, const struct set_request *req, double lock_wait)
+{
+	int lock = -1;
+	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
+	if (!rc)
+		rc = set_locked(reg, req);
+	reg_unlock(&lock);
+	return rc;
+}
+
+/* -a: every job with a record, each under its own lock, in sorted order;
+ * the first failure's exit status (SPEC §7). */
+static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
+{
+	struct listing l;
+	int status = reg_list(reg, LIST_JOBS, &l);
+	for (size_t i = 0; i < l.njobs; i++) {
+		req->job = l.jobs[i];
+		keep_first(&status, set_one(reg, req, lock_wait));
+	}
+	listing_free(&l);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct common common;
 	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
 				   .keep_runs = -1 };
 	struct registry reg;
-	int lock = -1, rc;
+	int rc;
 
 	parse_options(argc, argv, &common, &req);
 	check_request(&req);
@@ -232,14 +276,17 @@ int main(int argc, char **argv)
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	rc = reg_open(&reg, path, 1);
+	/* -a acts on records there are: it creates no registry. */
+	rc = reg_open(&reg, path, !req.all);
 	free(path);
-	if (rc)
+	if (rc || reg.fd < 0) {
+		reg_close(&reg);
 		return rc;
-	rc = reg_lock(&reg, req.job, JOB_LOCK, LOCK_EX, common.lock_wait, LOCK_CREATE, &lock);
-	if (!rc)
-		rc = set_locked(&reg, &req);
-	reg_unlock(&lock);
+	}
+	if (req.all)
+		rc = set_all(&reg, &req, common.lock_wait);
+	else
+		rc = set_one(&reg, &req, common.lock_wait);
 	reg_close(&reg);
 	return rc;
 }
