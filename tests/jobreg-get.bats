@@ -1232,10 +1232,12 @@ operands() {
 
 @test "a single-dash word that abbreviates a long option asks for it too, and a bundle that is one stays one" {
 	local cmd
+	cd "$T"
 	# -hist was -h: the help, exit 0, the job never looked at
 	for cmd in "jobreg-get -hist x:--history" "jobreg-get -fo=1 --log x:--follow" \
 		   "jobreg-set -forc x DONE:--force" "jobreg-clear -stal x:--stale" \
-		   "jobreg-dispatch -ti 5 j true:--timeout" "jobreg-dispatch -hel j true:--help"; do
+		   "jobreg-dispatch -ti 5 j true:--timeout" "jobreg-dispatch -hel j true:--help" \
+		   "jobreg-get -out x:--output" "jobreg-clear -dry x:--dry-run"; do
 		# shellcheck disable=SC2086  # the command's words
 		run --separate-stderr ${cmd%:*}
 		[ "$status" -eq 64 ] || flunk "${cmd%:*}: $status $output"
@@ -1245,11 +1247,16 @@ operands() {
 			flunk "${cmd%:*}: $stderr"
 	done
 	[ ! -e "$REG" ]
+	[ ! -e ut ] && [ ! -e ry ]
 	# -al is -a -l (a prefix of --all, and a bundle as it stands)
 	jobreg-set --exit 0 x DONE
 	run --separate-stderr jobreg-get -al
 	[ "$status" -eq 0 ]
 	[[ $output == "x"$'\t'"DONE"* ]]
+	# -ou is -o u: under three letters, a short option and its value
+	run --separate-stderr jobreg-get -ou x
+	[ "$status" -eq 0 ]
+	[ "$(cat u)" = DONE ]
 }
 
 @test "a usage error is one short line that points to --help, not the synopsis" {

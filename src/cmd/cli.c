@@ -89,8 +89,8 @@ void bad_value(const char *what, const char *arg, const char *hint)
 		    hint ? ")" : "");
 }
 
-/* Is WORD ("-lq", "-w5") a bundle of SHORTOPTS' letters, the last one
- * or one that takes a value ending it? */
+/* What WORD ("-lq", "-w5") is as a bundle of SHORTOPTS' letters: 0 none,
+ * 1 flags only, 2 flags and then one that takes the rest as its value. */
 static int short_bundle(const char *word, const char *shortopts)
 {
 	for (const char *c = word + 1; *c; c++) {
@@ -98,14 +98,16 @@ static int short_bundle(const char *word, const char *shortopts)
 		if (!o)
 			return 0;
 		if (o[1] == ':')
-			return 1;
+			return 2;
 	}
 	return 1;
 }
 
 /* "-history" spells --history: getopt would read it as -h, -i, -s ...
  * So does "-hist", as "--hist" would (getopt_long takes an unambiguous
- * abbreviation), unless it is a bundle of short options as it stands. */
+ * abbreviation), unless it is a bundle of short options as it stands:
+ * flags ("-al" is -a -l), or, under three letters, one with its value
+ * ("-ou" is -o u, but "-out" asks for --output). */
 static void refuse_single_dash_long(const char *word, const char *shortopts)
 {
 	if (word[0] != '-' || word[1] == '-' || !word[1] || !word[2])
@@ -121,7 +123,8 @@ static void refuse_single_dash_long(const char *word, const char *shortopts)
 		prefix_of = o;
 		prefixes++;
 	}
-	if (prefixes == 1 && !short_bundle(word, shortopts))
+	int bundle = short_bundle(word, shortopts);
+	if (prefixes == 1 && (bundle == 0 || (bundle == 2 && len >= 3)))
 		usage_error("unknown option '%s': did you mean --%s?", word, prefix_of->name);
 }
 
