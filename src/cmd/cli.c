@@ -269,8 +269,11 @@ static int parse_duration(const char *s, double *seconds)
 	case 'd': value *= 86400; p++; break;
 	default: return -1;
 	}
-	/* A century is more than any wait or age we can mean. */
-	if (*p || value > 3.2e9)
+	/* A century is more than any wait or age we can mean; and under a
+	 * nanosecond, what a record holds of it (to the nanosecond) would
+	 * be 0, which means something else (--late-after 0 is refused,
+	 * --timeout 0 is no limit). */
+	if (*p || value > 3.2e9 || (value > 0 && value < 1e-9))
 		return -1;
 	*seconds = value;
 	return 0;
