@@ -230,13 +230,17 @@ static const char *hist_value(const char *line, size_t len, const char *key, str
 	return v->data;
 }
 
-/* A key=value pair of a history line, and its key as a JSON string. */
+/* A key=value pair of a history line: its key as JSON reads it back
+ * (NAME: the key itself, or a copy with U+FFFD for its bytes that are
+ * not UTF-8) and its value. */
 struct pair {
-	const char *key, *value, *name;
-	size_t klen, vlen, nlen, at;
+	const char *name, *value;
+	size_t nlen, vlen;
+	size_t copy;   /* the copy's place in the copies, or NO_COPY */
 };
+#define NO_COPY ((size_t)-1)
 
-/* By key as JSON writes it, then by place in the line. */
+/* By key, then by place in the line. */
 static int pair_order(const void *a, const void *b)
 {
 	const struct pair *p = *(const struct pair *const *)a, *q = *(const struct pair *const *)b;
@@ -248,12 +252,26 @@ static int pair_order(const void *a, const void *b)
 	return p < q ? -1 : p > q;
 }
 
+/* KEY (LEN bytes) with U+FFFD, as UTF-8, for each byte that begins no
+ * UTF-8 sequence, appended to COPIES (as json_string_n() writes it). */
+static void add_key_copy(struct buf *copies, const char *key, size_t len)
+{
+	for (const char *end = key + len; key < end;) {
+		size_t n = utf8_seq(key, (size_t)(end - key));
+		if (n)
+			buf_add(copies, key, n);
+		else
+			buf_adds(copies, "\xef\xbf\xbd");
+		key += n ? n : 1;
+	}
+}
+
 /* The pairs of the line (LEN bytes) into *PAIRS, in order, each key once:
  * its first value, as history_get() reads it (a sort, not a scan per key:
  * a damaged line may be megabytes long).  Keys are told apart as JSON
- * writes them into NAMES: two invalid UTF-8 keys that both read U+FFFD
- * are one member.  Returns how many. */
-static size_t line_pairs(const char *line, size_t len, struct pair **pairs, struct buf *names)
+ * gives them, so two that read U+FFFD alike are one member; COPIES holds
+ * the keys that needed a copy for that.  Returns how many. */
+static size_t line_pairs(const char *line, size_t len, struct pair **pairs, struct buf *copies)
 {
 	size_t count = 0, kept = 0;
 	for (size_t i = 0; i <= len; i++)
@@ -267,17 +285,22 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs, stru
 		const char *eq = memchr(at, '=', n);
 		i += n + 1;
 		if (eq && eq > at) {
-			p[count] = (struct pair){ .key = at, .value = eq + 1, .klen = (size_t)(eq - at),
-						  .vlen = n - (size_t)(eq - at) - 1, .at = names->len };
-			json_string_n(names, at, p[count].klen);
-			p[count].nlen = names->len - p[count].at;
+			size_t klen = (size_t)(eq - at);
+			p[count] = (struct pair){ .name = at, .value = eq + 1, .nlen = klen,
+						  .vlen = n - klen - 1, .copy = NO_COPY };
+			if (!utf8_valid(at, klen)) {
+				p[count].copy = copies->len;
+				add_key_copy(copies, at, klen);
+				p[count].nlen = copies->len - p[count].copy;
+			}
 			by_key[count] = &p[count];
 			count++;
 		}
 	}
-	/* (NAMES grew as it went: its place is known now) */
+	/* (COPIES grew as it went: its place is known now) */
 	for (size_t i = 0; i < count; i++)
-		p[i].name = names->data + p[i].at;
+		if (p[i].copy != NO_COPY)
+			p[i].name = copies->data + p[i].copy;
 	qsort(by_key, count, sizeof *by_key, pair_order);
 	for (size_t i = 1; i < count; i++)
 		if (by_key[i]->nlen == by_key[i - 1]->nlen &&
@@ -294,9 +317,9 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs, stru
 /* The JSON object of a history line: its pairs in order. */
 static void history_json(struct buf *out, const char *job, const char *line, size_t len)
 {
-	struct buf key = {0}, value = {0}, names = {0};
+	struct buf key = {0}, value = {0}, copies = {0};
 	struct pair *pairs;
-	size_t count = line_pairs(line, len, &pairs, &names);
+	size_t count = line_pairs(line, len, &pairs, &copies);
 	buf_adds(out, "{\"job\": ");
 	json_string(out, job);
 	for (size_t i = 0; i < count; i++) {
@@ -304,13 +327,13 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 		/* NUL-terminated copies to compare (up to a NUL a damaged
 		 * line may hold); the bytes are written whole. */
 		buf_reset(&key);
-		buf_add(&key, p->key, p->klen);
+		buf_add(&key, p->name, p->nlen);
 		buf_reset(&value);
 		buf_add(&value, p->value, p->vlen);
 		if (json_reserved(key.data) && strcmp(key.data, "duration") != 0)
 			continue;
 		buf_adds(out, ", ");
-		buf_add(out, p->name, p->nlen);
+		json_string_n(out, p->name, p->nlen);
 		buf_adds(out, ": ");
 		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
 		/* (a history line's own numbers too: run, duration) */
@@ -324,7 +347,7 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 	}
 	buf_adds(out, "}\n");
 	free(pairs);
-	buf_free(&names);
+	buf_free(&copies);
 	buf_free(&key);
 	buf_free(&value);
 }
