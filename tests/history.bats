@@ -190,6 +190,44 @@ for l in sys.stdin.buffer:
 	[ "${lines[1]}" = '{"job": "a", "outcome": "FAILED", "run": 4}' ]
 }
 
+@test "get -j --history: keys that read alike with U+FFFD (bad bytes, or U+FFFD itself) are one member, its first value" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to check the JSON"
+	mkdir -p "$REG"
+	printf 'run=1 \xff=1 \xfe=2 \xef\xbf\xbd=5 a\xff=3 a\xc3=4 outcome=OK\n' > "$REG/.a.history"
+	run --separate-stderr jobreg-get -j --history a
+	[ "$status" -eq 0 ]
+	run python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+for l in sys.stdin.buffer:
+    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once)))' <<< "$output"
+	[ "$status" -eq 0 ] || flunk "$output"
+	[ "$output" = '{"job": "a", "run": 1, "\ufffd": "1", "a\ufffd": "3", "outcome": "OK"}' ] || flunk "$output"
+}
+
+@test "a correction whose record is in place but not its line (a crash between them) has its line put right by the next write" {
+	jobreg-dispatch job true
+	jobreg-dispatch job false || true
+	cp "$REG/.job.history" "$T/before"
+	jobreg-set --exit 0 job DONE
+	# the state a crash after the record's rename leaves
+	cp "$T/before" "$REG/.job.history"
+	grep -q '^run=2 outcome=FAILED ' "$REG/.job.history"
+	jobreg-dispatch job true
+	run jobreg-get --history job
+	[ "$(cut -f2,3 <<< "$output")" = $'1\tOK\n2\tOK\n3\tOK' ] || flunk "$output"
+	# and the other way: an OK run corrected to FAILED
+	cp "$REG/.job.history" "$T/before"
+	jobreg-set --exit 3 job DONE
+	cp "$T/before" "$REG/.job.history"
+	jobreg-set job PENDING
+	run jobreg-get --history job
+	[ "$(cut -f2,3,7 <<< "$output")" = $'1\tOK\t0\n2\tOK\t0\n3\tFAILED\t3' ] || flunk "$output"
+}
+
 @test "a history over 8 MiB never stops a run: it is begun again, with a warning, and the run's line recorded" {
 	jobreg-dispatch job true
 	head -c 9000000 /dev/zero | tr '\0' x >> "$REG/.job.history"

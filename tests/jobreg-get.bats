@@ -73,6 +73,21 @@ json_valid() {
 	[ "$output" = DONE ]
 }
 
+@test "a word after -- that begins with '-' is a bad job id, not an option said to be misplaced" {
+	local cmd
+	for cmd in "jobreg-get -- -x" "jobreg-set -- -x DONE" "jobreg-clear -- -x" "jobreg-dispatch -- -x true"; do
+		# shellcheck disable=SC2086  # the command's words
+		run --separate-stderr $cmd
+		[ "$status" -eq 64 ]
+		[ "$stderr" = "${cmd%% *}: bad job id '-x': use 1-128 of [A-Za-z0-9._@+-], not starting with '.' or '-'" ] ||
+			flunk "$cmd: $stderr"
+	done
+	[ ! -e "$REG" ]
+	# "--" as an option's value ends no options
+	run --separate-stderr jobreg-get -o -- x -l
+	[[ "$stderr" == "jobreg-get: misplaced option '-l': options come before the job ids" ]]
+}
+
 @test "get without -a or a job, -l with -j, and -a with jobs are usage errors" {
 	run --separate-stderr jobreg-get
 	[ "$status" -eq 64 ]
@@ -852,6 +867,25 @@ get_sees_corrupt() {
 	[[ "$stderr" == "jobreg-get: b: "*"$REG/b"* ]]
 }
 
+@test "get: a corrupt record's message comes after the lines of the jobs before it, when both go to one file" {
+	write_record a version=1 status=DONE since=2026-01-01T00:00:00Z
+	write_record b version=1
+	write_record c version=1 status=PENDING since=2026-01-01T00:00:00Z
+	local f
+	for f in "" -l -j; do
+		# shellcheck disable=SC2086  # no format is no word
+		run jobreg-get $f a b c
+		[ "$status" -eq 65 ]
+		[ "${#lines[@]}" -eq 4 ]
+		[[ ${lines[0]} == *DONE* ]] || flunk "$f: $output"
+		[[ ${lines[1]} == "jobreg-get: b: "* ]] || flunk "$f: $output"
+		[[ ${lines[2]} == *CORRUPT* || ${lines[2]} == *corrupt* ]] || flunk "$f: $output"
+		[[ ${lines[3]} == *PENDING* ]] || flunk "$f: $output"
+	done
+	run jobreg-get -a
+	[ "$output" = $'a DONE\njobreg-get: b: corrupt record '"$REG/b"$': no status\nb CORRUPT\nc PENDING' ] || flunk "$output"
+}
+
 # --- §4 non-regular entries, permissions ---------------------------------------
 
 @test "get refuses a symlink planted as the record with 77 and does not follow it" {
@@ -1194,6 +1228,35 @@ operands() {
 	run --separate-stderr jobreg-get -lq x
 	[ "$status" -eq 0 ]
 	[[ $output == "x"$'\t'"DONE"* ]]
+}
+
+@test "a single-dash word that abbreviates a long option asks for it too, and a bundle that is one stays one" {
+	local cmd
+	cd "$T"
+	# -hist was -h: the help, exit 0, the job never looked at
+	for cmd in "jobreg-get -hist x:--history" "jobreg-get -fo=1 --log x:--follow" \
+		   "jobreg-set -forc x DONE:--force" "jobreg-clear -stal x:--stale" \
+		   "jobreg-dispatch -ti 5 j true:--timeout" "jobreg-dispatch -hel j true:--help" \
+		   "jobreg-get -out x:--output" "jobreg-clear -dry x:--dry-run"; do
+		# shellcheck disable=SC2086  # the command's words
+		run --separate-stderr ${cmd%:*}
+		[ "$status" -eq 64 ] || flunk "${cmd%:*}: $status $output"
+		[ -z "$output" ]
+		[ "$stderr" = "${cmd%% *}: unknown option '${cmd#* }': did you mean ${cmd##*:}? Try '${cmd%% *} --help'." ] ||
+			[[ $stderr == "${cmd%% *}: unknown option '"*"': did you mean ${cmd##*:}? Try '${cmd%% *} --help'." ]] ||
+			flunk "${cmd%:*}: $stderr"
+	done
+	[ ! -e "$REG" ]
+	[ ! -e ut ] && [ ! -e ry ]
+	# -al is -a -l (a prefix of --all, and a bundle as it stands)
+	jobreg-set --exit 0 x DONE
+	run --separate-stderr jobreg-get -al
+	[ "$status" -eq 0 ]
+	[[ $output == "x"$'\t'"DONE"* ]]
+	# -ou is -o u: under three letters, a short option and its value
+	run --separate-stderr jobreg-get -ou x
+	[ "$status" -eq 0 ]
+	[ "$(cat u)" = DONE ]
 }
 
 @test "a usage error is one short line that points to --help, not the synopsis" {

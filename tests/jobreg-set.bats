@@ -1049,3 +1049,41 @@ s2 PENDING" ]
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 }
+
+@test "set -a --if STALE PENDING resets every STALE job, each lost run counted; the others are left alone, exit 0" {
+	DEAD=$(dead_pid)
+	local job
+	for job in a c; do
+		write_record "$job" version=1 status=RUNNING "since=$OLD" owner=pid host=build01 "pid=$DEAD" \
+			pid_start=12345 "boot_id=$(boot_id)" $(ns_fields) "started=$OLD" runs=1 keep_runs=5
+	done
+	jobreg-set --exit 0 b DONE
+	jobreg-set d RUNNING
+	run --separate-stderr jobreg-set -a --if STALE PENDING
+	[ "$status" -eq 0 ] || flunk "$stderr"
+	[ -z "$stderr" ]
+	[ "$(jobreg-get -a)" = $'a PENDING\nb DONE\nc PENDING\nd RUNNING' ]
+	for job in a c; do
+		grep -qx 'lost=1' "$REG/$job"
+		grep -qx 'keep_runs=5' "$REG/$job"
+		grep -q '^run=1 outcome=LOST ' "$REG/.$job.history"
+	done
+	# -a without --if, and with a JOB, are usage errors, with nothing written
+	cp -R "$REG" "$T/before"
+	run --separate-stderr jobreg-set -a PENDING
+	[ "$status" -eq 64 ]
+	[ "$stderr" = "jobreg-set: -a needs --if. Try 'jobreg-set --help'." ]
+	run --separate-stderr jobreg-set -a --if DONE b PENDING
+	[ "$status" -eq 64 ]
+	diff -r "$T/before" "$REG"
+	# a corrupt record is reported (65), and the sweep goes on past it
+	write_record c2 version=1
+	run --separate-stderr jobreg-set -a --if DONE -m swept PENDING
+	[ "$status" -eq 65 ]
+	[[ $stderr == "jobreg-set: c2: corrupt record "* ]]
+	[ "$(jobreg-get -l b | cut -f2,8)" = $'PENDING\tswept' ]
+	# and it never creates the registry
+	run jobreg-set -d "$T/none" -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/none" ]
+}

@@ -98,3 +98,20 @@ load lib/procs
 	done
 	[ ! -e "$REG" ]
 }
+
+@test "a duration under a nanosecond, which a record would hold as 0, is a usage error that writes nothing" {
+	local cmd
+	# --late-after 0.0000000001 was written late_after=0: late at once
+	for cmd in "jobreg-set --late-after 0.0000000001 job PENDING" \
+		   "jobreg-dispatch --late-after 0.0000000001 job true" \
+		   "jobreg-dispatch --timeout 0.0000000001 job true"; do
+		# shellcheck disable=SC2086  # the command's words
+		run --separate-stderr $cmd
+		[ "$status" -eq 64 ] || flunk "$cmd: $status"
+		[[ $stderr == *"bad "*"'0.0000000001'"* ]] || flunk "$cmd: $stderr"
+	done
+	[ ! -e "$REG" ]
+	# a nanosecond is still one, and 0 still 0
+	jobreg-dispatch --timeout 0 --late-after 0.000000001 job true
+	grep -qx 'late_after=0.000000001' "$REG/job"
+}

@@ -88,30 +88,65 @@ void bad_value(const char *what, const char *arg, const char *hint)
 		    hint ? ")" : "");
 }
 
-/* "-history" spells --history: getopt would read it as -h, -i, -s ... */
-static void refuse_single_dash_long(const char *word)
+/* What WORD ("-lq", "-w5") is as a bundle of SHORTOPTS' letters: 0 none,
+ * 1 flags only, 2 flags and then one that takes the rest as its value. */
+static int short_bundle(const char *word, const char *shortopts)
+{
+	for (const char *c = word + 1; *c; c++) {
+		const char *o = *c == ':' || *c == '+' ? NULL : strchr(shortopts, *c);
+		if (!o)
+			return 0;
+		if (o[1] == ':')
+			return 2;
+	}
+	return 1;
+}
+
+/* "-history" spells --history: getopt would read it as -h, -i, -s ...
+ * So does "-hist", as "--hist" would (getopt_long takes an unambiguous
+ * abbreviation), unless it is a bundle of short options as it stands:
+ * flags ("-al" is -a -l), or, under three letters, one with its value
+ * ("-ou" is -o u, but "-out" asks for --output). */
+static void refuse_single_dash_long(const char *word, const char *shortopts)
 {
 	if (word[0] != '-' || word[1] == '-' || !word[1] || !word[2])
 		return;
 	size_t len = strcspn(word + 1, "=");
-	for (const struct option *o = long_options; o->name; o++)
-		if (strlen(o->name) == len && strncmp(o->name, word + 1, len) == 0)
+	const struct option *prefix_of = NULL;
+	int prefixes = 0;
+	for (const struct option *o = long_options; o->name; o++) {
+		if (strncmp(o->name, word + 1, len) != 0)
+			continue;
+		if (strlen(o->name) == len)
 			usage_error("unknown option '%s': did you mean --%s?", word, o->name);
+		prefix_of = o;
+		prefixes++;
+	}
+	int bundle = short_bundle(word, shortopts);
+	if (prefixes == 1 && (bundle == 0 || (bundle == 2 && len >= 3)))
+		usage_error("unknown option '%s': did you mean --%s?", word, prefix_of->name);
 }
 
-/* The word where the last cli_next_option() call began, and whether
- * getopt stopped inside it, in a bundle of short options ("-lq"). */
-static int option_word, in_bundle;
+/* The word where the last cli_next_option() call began, whether getopt
+ * stopped inside it, in a bundle of short options ("-lq"), and whether
+ * the options ended with "--". */
+static int option_word, in_bundle, dashdash;
 
 int cli_next_option(int argc, char **argv, const char *shortopts)
 {
 	opterr = 0;
 	if (!in_bundle && optind < argc)
-		refuse_single_dash_long(argv[optind]);
+		refuse_single_dash_long(argv[optind], shortopts);
 	option_word = optind;
 	int opt = getopt_long(argc, argv, shortopts, long_options, NULL);
 	in_bundle = opt != -1 && optind == option_word;
+	dashdash = opt == -1 && optind == option_word + 1 && strcmp(argv[option_word], "--") == 0;
 	return opt;
+}
+
+int cli_after_dashdash(void)
+{
+	return dashdash;
 }
 
 /* The long option given a value it does not take ("--json=1"), which
@@ -182,8 +217,9 @@ void check_job_ids(char **ids, int count)
 		if (valid_job_id(ids[i]))
 			continue;
 		/* A job id cannot begin with '-': this is an option given
-		 * after the operands, never a job to act on. */
-		if (ids[i][0] == '-' && ids[i][1])
+		 * after the operands, never a job to act on (after "--",
+		 * where no option is, a bad job id). */
+		if (ids[i][0] == '-' && ids[i][1] && !dashdash)
 			misplaced_option(ids[i]);
 		/* Quote the id with its unprintable bytes escaped, so the
 		 * message stays one readable line. */
@@ -232,8 +268,11 @@ static int parse_duration(const char *s, double *seconds)
 	case 'd': value *= 86400; p++; break;
 	default: return -1;
 	}
-	/* A century is more than any wait or age we can mean. */
-	if (*p || value > 3.2e9)
+	/* A century is more than any wait or age we can mean; and under a
+	 * nanosecond, what a record holds of it (to the nanosecond) would
+	 * be 0, which means something else (--late-after 0 is refused,
+	 * --timeout 0 is no limit). */
+	if (*p || value > 3.2e9 || (value > 0 && value < 1e-9))
 		return -1;
 	*seconds = value;
 	return 0;

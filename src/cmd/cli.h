@@ -44,6 +44,9 @@ void cli_init(const char *name, char **argv, const char *usage, const char *help
  * ("-history", "-log-size=1M") is a usage error asking "did you mean
  * --history?", never a bundle of short options. */
 int cli_next_option(int argc, char **argv, const char *shortopts);
+/* Did the options end with "--"?  Then a word after it that begins
+ * with '-' is an operand, not a misplaced option. */
+int cli_after_dashdash(void);
 /* An option every command takes (-d, -w, -q), or getopt's error; exits
  * after -h, -V (0) or an error (64). */
 void common_option(int opt, const char *arg, struct common *c);
@@ -55,7 +58,8 @@ _Noreturn void bad_value(const char *what, const char *arg, const char *hint);
 /* "misplaced option 'WORD': options come before the job ids"; exit 64. */
 _Noreturn void misplaced_option(const char *word);
 /* Check every id; on the first bad one print its error and exit 64.  An
- * operand beginning with '-' is reported as a misplaced option. */
+ * operand beginning with '-' is reported as a misplaced option, unless
+ * it came after "--". */
 void check_job_ids(char **ids, int count);
 
 /* The value helpers: ARG's value, or a usage error "bad WHAT 'ARG' (...)".

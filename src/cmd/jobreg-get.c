@@ -252,8 +252,10 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 		}
 		jobstate_free(&st);
 		/* The text goes out as it grows, so memory follows the number
-		 * of jobs, not the records' size (-P keeps its samples). */
-		if (text->len >= 65536)
+		 * of jobs, not the records' size (-P keeps its samples); to
+		 * standard output, job by job, so that a message about the
+		 * next job comes after the lines before it. */
+		if (!file || text->len >= 65536)
 			put_text(file, text);
 	}
 	errors_informational(0);

@@ -1,6 +1,7 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)). */
 #include "cmd/cli.h"
 #include "registry/history.h"
+#include "registry/listing.h"
 #include "registry/write.h"
 #include "liveness/liveness.h"
 #include "run/logrelay.h"
@@ -104,8 +105,10 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	if (req->all && (!st.found || !jobstate_in(&st, req->if_mask)))
 		goto out;
 	if (req->if_mask && !jobstate_in(&st, req->if_mask)) {
-		info(req->job, "status is %s", status_word(st.status));
-		rc = EXIT_FALSE;
+		if (!req->all) {
+			info(req->job, "status is %s", status_word(st.status));
+			rc = EXIT_FALSE;
+		}
 		goto out;
 	}
 	if (rc == EXIT_CORRUPT)
@@ -185,7 +188,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		default: common_option(opt, optarg, common);
 		}
 	}
-	for (int i = optind; i < argc; i++)
+	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			misplaced_option(argv[i]);
 	if (req->all && !req->if_mask)
@@ -209,6 +212,9 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 /* The options each STATUS takes (jobreg-set(1)); a usage error exits 64. */
 static void check_request(const struct set_request *req)
 {
+	/* Without --if, -a would write every record alike. */
+	if (req->all && !req->if_mask)
+		usage_error("-a needs --if");
 	if (req->owner_pid && req->status != ST_RUNNING)
 		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
 	if (req->ttl > 0 && req->status != ST_RUNNING)
@@ -235,9 +241,19 @@ static int check_owner(struct set_request *req)
 	return 0;
 }
 
-/* set -a --if S STATUS: every listed job, each under its own lock; a
- * failure is reported and the sweep goes on (SPEC §7: the first one's
- * status). */
+/* REQ's job under its lock; an exit status. */
+static int set_one(const struct registry *reg, const struct set_request *req, double lock_wait)
+{
+	int lock = -1;
+	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
+	if (!rc)
+		rc = set_locked(reg, req);
+	reg_unlock(&lock);
+	return rc;
+}
+
+/* -a: every job with a record, each under its own lock, in sorted order;
+ * the first failure's exit status (SPEC §7). */
 static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
 {
 	struct listing l;
@@ -245,13 +261,8 @@ static int set_all(const struct registry *reg, struct set_request *req, double l
 	if (status)
 		return status;
 	for (size_t i = 0; i < l.njobs; i++) {
-		int lock = -1;
 		req->job = l.jobs[i];
-		int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
-		if (!rc)
-			rc = set_locked(reg, req);
-		reg_unlock(&lock);
-		keep_first(&status, rc);
+		keep_first(&status, set_one(reg, req, lock_wait));
 	}
 	listing_free(&l);
 	return status;
@@ -263,7 +274,7 @@ int main(int argc, char **argv)
 	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
 				   .keep_runs = -1 };
 	struct registry reg;
-	int lock = -1, rc;
+	int rc;
 
 	parse_options(argc, argv, &common, &req);
 	check_request(&req);
@@ -272,19 +283,17 @@ int main(int argc, char **argv)
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	rc = reg_open(&reg, path, 1);
+	/* -a acts on records there are: it creates no registry. */
+	rc = reg_open(&reg, path, !req.all);
 	free(path);
-	if (rc)
-		return rc;
-	if (req.all) {
-		rc = set_all(&reg, &req, common.lock_wait);
+	if (rc || reg.fd < 0) {
 		reg_close(&reg);
 		return rc;
 	}
-	rc = reg_lock(&reg, req.job, JOB_LOCK, LOCK_EX, common.lock_wait, LOCK_CREATE, &lock);
-	if (!rc)
-		rc = set_locked(&reg, &req);
-	reg_unlock(&lock);
+	if (req.all)
+		rc = set_all(&reg, &req, common.lock_wait);
+	else
+		rc = set_one(&reg, &req, common.lock_wait);
 	reg_close(&reg);
 	return rc;
 }

@@ -182,8 +182,18 @@ static int store(const struct registry *reg, const char *job, const char *name,
 	return reg_replace(reg, job, name, text->data + pos, text->len - pos);
 }
 
+/* Do the lines L (LEN bytes) and LINE give their run the same outcome? */
+static int same_outcome(const char *l, size_t len, const char *line)
+{
+	const char *a, *b;
+	size_t alen, blen;
+	return history_get(l, len, "outcome", &a, &alen) &&
+	       history_get(line, strlen(line), "outcome", &b, &blen) && alen == blen &&
+	       memcmp(a, b, alen) == 0;
+}
+
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
-		const char *line, unsigned long keep, int only_if_absent)
+		const char *line, unsigned long keep, int keep_same)
 {
 	char *name = reg_dot_name(job, HISTORY_SUFFIX);
 	struct buf old = {0}, text = {0};
@@ -198,7 +208,7 @@ int history_put(const struct registry *reg, const char *job, unsigned long long 
 	/* The lines as they will be: LINE in place of its run's, else last. */
 	while (history_next(&old, &pos, &l, &len)) {
 		if (line_run(l, len, &r) && r == run) {
-			if (only_if_absent)
+			if (keep_same && same_outcome(l, len, line))
 				goto out;
 			if (placed)
 				continue;

@@ -30,11 +30,11 @@ static time_t since_at(const struct record *r)
 /* Put R's line (OUTCOME, ended at ENDED) into JOB's history, bounded by
  * KEEP. */
 static int put_line(const struct registry *reg, const char *job, const struct record *r,
-		    const char *outcome, time_t ended, unsigned long keep, int only_if_absent)
+		    const char *outcome, time_t ended, unsigned long keep, int keep_same)
 {
 	struct buf line = {0};
 	history_line(&line, r, outcome, ended);
-	int rc = history_put(reg, job, record_count(r, "runs"), line.data, keep, only_if_absent);
+	int rc = history_put(reg, job, record_count(r, "runs"), line.data, keep, keep_same);
 	buf_free(&line);
 	return rc;
 }
@@ -59,7 +59,8 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 		rc = put_line(reg, job, was, "LOST", now_seconds(), keep, 0);
 	} else if (was_status == ST_DONE && !ends_was && record_get(was, "started") &&
 		   record_outcome(was) != OUTCOME_UNKNOWN) {
-		/* Leaving a DONE record: its run's line, if a crash lost it. */
+		/* Leaving a DONE record: its run's line, if a crash lost it
+		 * or left it with the outcome a correction took back. */
 		rc = put_line(reg, job, was, outcome_word(was), ended_at(was),
 			      keep, 1);
 	} else if (between_attempts && !ends_was && record_get(was, "started")) {

@@ -230,28 +230,48 @@ static const char *hist_value(const char *line, size_t len, const char *key, str
 	return v->data;
 }
 
-/* A key=value pair of a history line. */
+/* A key=value pair of a history line: its key as JSON reads it back
+ * (NAME: the key itself, or a copy with U+FFFD for its bytes that are
+ * not UTF-8) and its value. */
 struct pair {
-	const char *key, *value;
-	size_t klen, vlen;
+	const char *name, *value;
+	size_t nlen, vlen;
+	size_t copy;   /* the copy's place in the copies, or NO_COPY */
 };
+#define NO_COPY ((size_t)-1)
 
 /* By key, then by place in the line. */
 static int pair_order(const void *a, const void *b)
 {
 	const struct pair *p = *(const struct pair *const *)a, *q = *(const struct pair *const *)b;
-	int c = memcmp(p->key, q->key, p->klen < q->klen ? p->klen : q->klen);
+	int c = memcmp(p->name, q->name, p->nlen < q->nlen ? p->nlen : q->nlen);
 	if (c)
 		return c;
-	if (p->klen != q->klen)
-		return p->klen < q->klen ? -1 : 1;
+	if (p->nlen != q->nlen)
+		return p->nlen < q->nlen ? -1 : 1;
 	return p < q ? -1 : p > q;
+}
+
+/* KEY (LEN bytes) with U+FFFD, as UTF-8, for each byte that begins no
+ * UTF-8 sequence, appended to COPIES (as json_string_n() writes it). */
+static void add_key_copy(struct buf *copies, const char *key, size_t len)
+{
+	for (const char *end = key + len; key < end;) {
+		size_t n = utf8_seq(key, (size_t)(end - key));
+		if (n)
+			buf_add(copies, key, n);
+		else
+			buf_adds(copies, "\xef\xbf\xbd");
+		key += n ? n : 1;
+	}
 }
 
 /* The pairs of the line (LEN bytes) into *PAIRS, in order, each key once:
  * its first value, as history_get() reads it (a sort, not a scan per key:
- * a damaged line may be megabytes long).  Returns how many. */
-static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
+ * a damaged line may be megabytes long).  Keys are told apart as JSON
+ * gives them, so two that read U+FFFD alike are one member; COPIES holds
+ * the keys that needed a copy for that.  Returns how many. */
+static size_t line_pairs(const char *line, size_t len, struct pair **pairs, struct buf *copies)
 {
 	size_t count = 0, kept = 0;
 	for (size_t i = 0; i <= len; i++)
@@ -265,15 +285,26 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
 		const char *eq = memchr(at, '=', n);
 		i += n + 1;
 		if (eq && eq > at) {
-			p[count] = (struct pair){ at, eq + 1, (size_t)(eq - at), n - (size_t)(eq - at) - 1 };
+			size_t klen = (size_t)(eq - at);
+			p[count] = (struct pair){ .name = at, .value = eq + 1, .nlen = klen,
+						  .vlen = n - klen - 1, .copy = NO_COPY };
+			if (!utf8_valid(at, klen)) {
+				p[count].copy = copies->len;
+				add_key_copy(copies, at, klen);
+				p[count].nlen = copies->len - p[count].copy;
+			}
 			by_key[count] = &p[count];
 			count++;
 		}
 	}
+	/* (COPIES grew as it went: its place is known now) */
+	for (size_t i = 0; i < count; i++)
+		if (p[i].copy != NO_COPY)
+			p[i].name = copies->data + p[i].copy;
 	qsort(by_key, count, sizeof *by_key, pair_order);
 	for (size_t i = 1; i < count; i++)
-		if (by_key[i]->klen == by_key[i - 1]->klen &&
-		    memcmp(by_key[i]->key, by_key[i - 1]->key, by_key[i]->klen) == 0)
+		if (by_key[i]->nlen == by_key[i - 1]->nlen &&
+		    memcmp(by_key[i]->name, by_key[i - 1]->name, by_key[i]->nlen) == 0)
 			by_key[i]->value = NULL;   /* a repeat */
 	for (size_t i = 0; i < count; i++)
 		if (p[i].value)
@@ -286,9 +317,9 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs)
 /* The JSON object of a history line: its pairs in order. */
 static void history_json(struct buf *out, const char *job, const char *line, size_t len)
 {
-	struct buf key = {0}, value = {0};
+	struct buf key = {0}, value = {0}, copies = {0};
 	struct pair *pairs;
-	size_t count = line_pairs(line, len, &pairs);
+	size_t count = line_pairs(line, len, &pairs, &copies);
 	buf_adds(out, "{\"job\": ");
 	json_string(out, job);
 	for (size_t i = 0; i < count; i++) {
@@ -296,13 +327,13 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 		/* NUL-terminated copies to compare (up to a NUL a damaged
 		 * line may hold); the bytes are written whole. */
 		buf_reset(&key);
-		buf_add(&key, p->key, p->klen);
+		buf_add(&key, p->name, p->nlen);
 		buf_reset(&value);
 		buf_add(&value, p->value, p->vlen);
 		if (json_reserved(key.data) && strcmp(key.data, "duration") != 0)
 			continue;
 		buf_adds(out, ", ");
-		json_string_n(out, p->key, p->klen);
+		json_string_n(out, p->name, p->nlen);
 		buf_adds(out, ": ");
 		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
 		/* (a history line's own numbers too: run, duration) */
@@ -316,6 +347,7 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 	}
 	buf_adds(out, "}\n");
 	free(pairs);
+	buf_free(&copies);
 	buf_free(&key);
 	buf_free(&value);
 }
