@@ -14,8 +14,9 @@
  * twice that, it is cut in place to its last SIZE bytes (back to the start
  * of their first line, when it begins at most LINE_SLACK before), after a
  * first line "[jobreg: N bytes dropped]" (N for the whole run), so it never
- * takes more than twice SIZE on disk.  That line is written first, so a
- * reader never meets a hole; it may see the log half cut: the log is
+ * takes more than twice SIZE on disk.  While a cut moves the kept bytes
+ * the log's first byte is NUL, and the line is written last: a reader
+ * (logview.h) that meets the NUL waits for the cut to end.  The log is
  * diagnostics, not state, and is not fsynced.  A log that cannot be
  * written (a full disk) never stops or slows the command: the relay goes
  * on passing the output on and says once, at the end, how many bytes it
