@@ -206,20 +206,6 @@ struct sink {
 	int err;
 };
 
-/* pwrite all of BUF; -1 with errno. */
-static int pwrite_full(int fd, const char *buf, size_t n, off_t at)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t w = pwrite(fd, buf + done, n - done, at + (off_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -1 : (errno = EIO, -1);
-		done += (size_t)w;
-	}
-	return 0;
-}
-
 /* Cut the log to its last SIZE bytes, and back to the start of their
  * first line within slack(), after a new first line.  The log's first
  * byte becomes NUL first, which tells a reader (logview.h) that a cut is

@@ -158,6 +158,20 @@ int write_full(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int pwrite_full(int fd, const void *data, size_t len, off_t at)
+{
+	const char *p = data;
+	for (size_t done = 0; done < len;) {
+		ssize_t w = pwrite(fd, p + done, len - done, at + (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -1 : (errno = EIO, -1);
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 int fsync_retry(int fd)
 {
 	int rc;

@@ -35,6 +35,8 @@ void buf_free(struct buf *b);
 ssize_t read_full(int fd, void *data, size_t len);
 /* Write all LEN bytes (short writes continue); returns 0, or -1. */
 int write_full(int fd, const void *data, size_t len);
+/* Write all LEN bytes at offset AT (pwrite(2)); returns 0, or -1. */
+int pwrite_full(int fd, const void *data, size_t len, off_t at);
 /* fsync(2), retried after EINTR; returns 0, or -1. */
 int fsync_retry(int fd);
 /* close(2) that treats EINTR as done (Linux always releases the fd). */
