@@ -566,6 +566,14 @@ small_fs() {
 		flunk "stderr: $(cat "$T/err")"
 }
 
+@test "a --once --chronic replay's line of its own starts a line, after a log that did not end one" {
+	run --separate-stderr jobreg-dispatch -q --chronic job sh -c 'printf "progress 50%%"; exit 3'
+	[ "$status" -eq 3 ]
+	run --separate-stderr jobreg-dispatch -q --once --chronic job true
+	[ "$status" -eq 3 ]
+	[ "$stderr" = $'progress 50%\njobreg-dispatch: job: run 1 failed: exit 3' ] || flunk "stderr: $stderr"
+}
+
 @test "--log and --chronic exclude each other; clear removes the logs with the record" {
 	run jobreg-dispatch --log --chronic job true
 	[ "$status" -eq 64 ]

@@ -180,11 +180,14 @@ static int take(struct reader *r, int going, int whole, int *settled)
 	}
 }
 
-/* Print all of FD (no relay writes it any more) to OUT. */
-static int print_fd(const char *job, int fd, int out)
+/* Print all of FD (no relay writes it any more) to OUT; *MID_LINE (when
+ * not NULL) 1 if the last byte printed was no newline. */
+static int print_fd(const char *job, int fd, int out, int *mid_line)
 {
 	struct reader r = { .job = job, .fd = fd, .out = out, .buf = xmalloc(CHUNK) };
 	int settled, rc = take(&r, 0, 0, &settled);
+	if (mid_line)
+		*mid_line = r.mid_line;
 	free(r.buf);
 	return rc;
 }
@@ -206,19 +209,20 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	}
 	reg_unlock(&lock);
 	if (!rc)
-		rc = print_fd(job, fd, 1);
+		rc = print_fd(job, fd, 1, NULL);
 	if (fd >= 0)
 		close_fd(fd);
 	return rc;
 }
 
-void logview_chronic(const struct registry *reg, const char *job)
+int logview_chronic(const struct registry *reg, const char *job)
 {
-	int fd;
+	int fd, mid_line = 0;
 	if (open_log(reg, job, ".log", &fd, 1, 1) == 0) {
-		(void)print_fd(job, fd, 2);
+		(void)print_fd(job, fd, 2, &mid_line);
 		close_fd(fd);
 	}
+	return mid_line;
 }
 
 /* ---- --log and --follow: the latest log, which a relay may write. ---- */
