@@ -680,6 +680,16 @@ in_order() {
 	[ "$(tail -n 1 "$T/printed")" = "$(printf '%1023s' '' | tr ' ' x)" ]
 }
 
+@test "a run whose output begins with a NUL byte: --log prints it at once, while the run goes, not after it" {
+	jobreg-dispatch --log job sh -c 'printf "\000abc\n"; exec sleep 30' > /dev/null 3>&- &
+	BG_PIDS+=("$!")
+	poll_until sh -c 'test "$(wc -c < "$1" 2>/dev/null)" = 5' sh "$REG/.job.log"
+	[ "$(jobreg-get job)" = RUNNING ]
+	run timeout 5 jobreg-get --log job
+	[ "$status" -eq 0 ]
+	[ "$(timeout 5 jobreg-get --log job | od -An -c | tr -s ' ')" = ' \0 a b c \n' ]
+}
+
 @test "--follow of a quiet run sleeps in the one wait: it reads the record on changes, not every 100 ms" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	jobreg-dispatch --log job sh -c 'echo start; sleep 2; echo end' 3>&- >/dev/null &

@@ -200,6 +200,7 @@ int logrelay_empty(const struct registry *reg, const char *job)
  * bytes dropped so far, and those it could not write. */
 struct sink {
 	int fd;
+	mode_t mode;   /* the log's, without LOG_CUT_MARK */
 	unsigned long long size;
 	off_t end, head;
 	unsigned long long dropped, unlogged;
@@ -218,6 +219,13 @@ static int pwrite_full(int fd, const char *buf, size_t n, off_t at)
 		done += (size_t)w;
 	}
 	return 0;
+}
+
+/* A cut under way (ON) or over: LOG_CUT_MARK in the log's mode, which
+ * tells a reader that a NUL first byte is the cut's, not the run's. */
+static int mark_cut(const struct sink *s, int on)
+{
+	return fchmod(s->fd, on ? s->mode | LOG_CUT_MARK : s->mode);
 }
 
 /* Cut the log to its last SIZE bytes, and back to the start of their
@@ -242,7 +250,7 @@ static int cut(struct sink *s, char *buf)
 	char line[DROPPED_LINE_MAX];
 	int n = logrelay_dropped_line(line, s->dropped + drop);
 	off_t to = n;
-	if (pwrite_full(s->fd, "", 1, 0) < 0)
+	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0)
 		return -1;
 	size_t step = (size_t)(from - to) < CHUNK ? (size_t)(from - to) : CHUNK;
 	for (unsigned long long done = 0; done < keep;) {
@@ -253,7 +261,8 @@ static int cut(struct sink *s, char *buf)
 			return got == 0 ? (errno = EIO, -1) : -1;
 		done += (unsigned long long)got;
 	}
-	if (ftruncate(s->fd, to + (off_t)keep) < 0 || pwrite_full(s->fd, line, (size_t)n, 0) < 0)
+	if (ftruncate(s->fd, to + (off_t)keep) < 0 || pwrite_full(s->fd, line, (size_t)n, 0) < 0 ||
+	    mark_cut(s, 0) < 0)
 		return -1;
 	s->dropped += drop;
 	s->head = n;
@@ -267,8 +276,9 @@ static int replace(struct sink *s, const char *buf, size_t n, unsigned long long
 {
 	char line[DROPPED_LINE_MAX];
 	int len = logrelay_dropped_line(line, s->dropped + drop);
-	if (pwrite_full(s->fd, "", 1, 0) < 0 || pwrite_full(s->fd, buf, n, len) < 0 ||
-	    ftruncate(s->fd, len + (off_t)n) < 0 || pwrite_full(s->fd, line, (size_t)len, 0) < 0)
+	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0 ||
+	    pwrite_full(s->fd, buf, n, len) < 0 || ftruncate(s->fd, len + (off_t)n) < 0 ||
+	    pwrite_full(s->fd, line, (size_t)len, 0) < 0 || mark_cut(s, 0) < 0)
 		return -1;
 	s->dropped += drop;
 	s->head = len;
@@ -556,7 +566,7 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 		rc = reg_not_regular(reg, job, name);
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
-	else if (output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0) ||
+	else if ((s.mode = st.st_mode & 07777 & ~(mode_t)LOG_CUT_MARK), output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0) ||
 		 output_pipe(report) < 0 || output_pipe(ack) < 0)
 		rc = fail_errno(errno, job, "pipe");
 	else if ((r->pid = fork()) < 0)

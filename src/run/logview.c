@@ -72,7 +72,9 @@ static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 /* Read the run's output from r->pos on into r->buf: the count of bytes
  * read, or -1 with errno; or 0 with *busy when the log changed under the
  * read, or, while GOING (a relay may write), a cut is seen under way: a
- * first byte NUL (its first line not yet written), or the same first line
+ * first byte NUL with LOG_CUT_MARK in the log's mode, before or after the
+ * read (its first line not yet written; a NUL the run printed first is
+ * its output), or the same first line
  * as at the last read over another start, the log not shortened since
  * (the kept bytes moved, the line not yet rewritten).  Output dropped
  * before it was read is told here. */
@@ -88,7 +90,7 @@ static ssize_t look(struct reader *r, int going, int *busy)
 		return -1;
 	size_t len = logrelay_dropped_read(h1, (size_t)n1, &dropped);
 	size_t common = (size_t)n1 < r->nseen ? (size_t)n1 : r->nseen;
-	if (going && ((n1 > 0 && h1[0] == '\0') ||
+	if (going && ((n1 > 0 && h1[0] == '\0' && (before.st_mode & LOG_CUT_MARK)) ||
 		      (len <= common && memcmp(h1, r->seen, len) == 0 &&
 		       memcmp(h1, r->seen, common) != 0 && before.st_size >= r->seen_size)))
 		return *busy = 1, 0;
@@ -100,7 +102,8 @@ static ssize_t look(struct reader *r, int going, int *busy)
 		return -1;
 	/* The start may grow (a short log written to), never change; nor
 	 * may the log be shortened under what was read. */
-	if (n2 < n1 || memcmp(h1, h2, (size_t)n1) != 0 || after.st_size < at + n)
+	if (n2 < n1 || memcmp(h1, h2, (size_t)n1) != 0 || after.st_size < at + n ||
+	    (going && n1 > 0 && h1[0] == '\0' && (after.st_mode & LOG_CUT_MARK)))
 		return *busy = 1, 0;
 	memcpy(r->seen, h2, (size_t)n2);
 	r->nseen = (size_t)n2;

@@ -7,7 +7,8 @@
  * that place from the log's first line.  It keeps a read only when the
  * log's first bytes (that line and the start of what follows it) were the
  * same before and after the read and the log was not shortened under it;
- * and, while a relay may write, when the first byte is not NUL and the
+ * and, while a relay may write, when the first byte is not a cut's NUL
+ * (LOG_CUT_MARK in the log's mode, logrelay.h) and the
  * start did not change under the same first line since the last read (a
  * move under way).  That is exact for a cut that makes its first byte NUL
  * first, then moves the kept bytes, truncates, and writes the first line
