@@ -707,7 +707,8 @@ in_order() {
 	: > "$REG/.job.newlog"
 	jobreg-dispatch job true
 	[ ! -e "$REG/.job.log" ]
-	[ -e "$REG/.job.newlog" ]   # not this run's: a run without a log leaves it
+	[ ! -e "$REG/.job.newlog" ]   # a leftover: a run without a log removes it too
+	: > "$REG/.job.newlog"
 	jobreg-clear job
 	[ ! -e "$REG/.job.newlog" ]
 	jobreg-dispatch --log job true
@@ -715,6 +716,19 @@ in_order() {
 	jobreg-dispatch --log job echo new
 	[ "$(cat "$REG/.job.log")" = new ]
 	[ ! -e "$REG/.job.newlog" ]
+}
+
+@test "a run without --log removes a new log a dead dispatch left: --log does not wait for it while the run goes" {
+	jobreg-dispatch --log job echo old > /dev/null
+	: > "$REG/.job.newlog"   # a dispatch killed between making it and RUNNING
+	jobreg-dispatch job sleep 30 3>&- &
+	BG_PIDS+=("$!")
+	poll_until jobreg-get --is RUNNING job
+	[ ! -e "$REG/.job.newlog" ]
+	local t0=$SECONDS
+	run jobreg-get --log job
+	[ "$status" -eq 1 ]
+	[ $((SECONDS - t0)) -lt 3 ]
 }
 
 @test "--log and --follow while a run is starting show that run's log, never the last run's" {

@@ -159,6 +159,10 @@ int logrelay_prepare(const struct registry *reg, const char *job, int make)
 			(void)unlinkat(reg->fd, name, 0);
 		}
 	}
+	/* Holding the run lock, no other run is starting: it is a leftover. */
+	if (!rc && !make && unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
+		rc = errno == EISDIR ? reg_not_regular(reg, job, name)
+				     : fail_errno(errno, job, "remove %s", reg_path(reg, name));
 	if (fd >= 0)
 		close_fd(fd);
 	free(name);

@@ -80,7 +80,9 @@ int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
 /* Before a run (or attempt) is recorded RUNNING: refuse a planted .log or
  * .faillog (77), and with MAKE create the new run's log, under the name
  * .JOB.newlog until logrelay_commit(), as a record is (mode 0666 & ~umask,
- * group-shared), never through a planted entry.  The logs are not touched
+ * group-shared), never through a planted entry; without MAKE, remove a
+ * .JOB.newlog a dispatch that died left (a reader would wait for it while
+ * this run goes).  The logs are not touched
  * yet: a dispatch that cannot start leaves them as they were.  Call holding
  * the job lock and the run lock.  Returns an exit status. */
 int logrelay_prepare(const struct registry *reg, const char *job, int make);
