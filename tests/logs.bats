@@ -566,6 +566,13 @@ small_fs() {
 		flunk "stderr: $(cat "$T/err")"
 }
 
+@test "a message of dispatch's own starts a line of its own in a file that both streams go to (> FILE 2>&1)" {
+	jobreg-dispatch --log --retries 1 --retry-delay 0.1 job sh -c 'printf "progress 50%%"; exit 3' > "$T/out" 2>&1 || true
+	[[ $(cat "$T/out") == *$'progress 50%\njobreg-dispatch: job: attempt 1 failed'* ]] || flunk "out: $(cat "$T/out")"
+	jobreg-dispatch --log --timeout 0.5 other sh -c 'printf "progress 50%%"; exec sleep 5' > "$T/out" 2>&1 || true
+	[ "$(cat "$T/out")" = $'progress 50%\njobreg-dispatch: other: run 1 timed out after 0.5s (TERM)' ] || flunk "out: $(cat "$T/out")"
+}
+
 @test "a --once --chronic replay's line of its own starts a line, after a log that did not end one" {
 	run --separate-stderr jobreg-dispatch -q --chronic job sh -c 'printf "progress 50%%"; exit 3'
 	[ "$status" -eq 3 ]

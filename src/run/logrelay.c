@@ -44,6 +44,7 @@ size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *drop
  * on to where our stderr goes end in the middle of a line?  msg.h's
  * messages read it (message_mid_line()) and begin a line of their own. */
 static volatile int *mid_line;
+static int out_is_err;   /* our stdout goes to our stderr's file too */
 
 void logrelay_log_printed(const struct registry *reg, const char *job)
 {
@@ -460,8 +461,9 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 			if (!passing[i]) {
 				unpassed[i] += pass ? (unsigned long long)n : 0;
 			} else if (pass_on(i + 1, buf, (size_t)n) == 0) {
-				/* What goes where our stderr goes (ERR -1: both). */
-				if (mid_line && (i == 1 || err < 0))
+				/* What goes where our stderr goes (ERR -1: both;
+				 * a file both go to: > FILE 2>&1). */
+				if (mid_line && (i == 1 || err < 0 || out_is_err))
 					*mid_line = buf[n - 1] != '\n';
 			} else if (errno == EPIPE) {
 				/* The reader has gone: the command is told, as it
@@ -502,14 +504,24 @@ static int output_pipe(int p[2])
 	return 0;
 }
 
-/* Do descriptors 1 and 2 go to the same place, not a regular file (a
- * terminal, /dev/null, a pipe: 2>&1)?  The command's two streams can then
- * share one pipe, which keeps their order exactly. */
-static int same_destination(void)
+/* Do descriptors 1 and 2 go to the same file (2>&1)?  *REGULAR: and is
+ * it a regular one. */
+static int same_file(int *regular)
 {
 	struct stat a, b;
-	return fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino && !S_ISREG(a.st_mode);
+	int same = fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
+		   a.st_ino == b.st_ino;
+	*regular = same && S_ISREG(a.st_mode);
+	return same;
+}
+
+/* Do they go to the same place, not a regular file (a terminal,
+ * /dev/null, a pipe: 2>&1)?  The command's two streams can then share one
+ * pipe, which keeps their order exactly. */
+static int same_destination(void)
+{
+	int regular;
+	return same_file(&regular) && !regular;
 }
 
 /* The relay's side of the start: the descriptors it keeps, SIGUSR1 to
@@ -555,10 +567,11 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, report[2] = { -1, -1 }, ack[2] = { -1, -1 };
 	int rc = 0;
 	/* --chronic passes nothing on: one pipe, the order kept. */
-	int one_pipe = mode == LOG_CHRONIC || same_destination();
+	int one_pipe = mode == LOG_CHRONIC || same_destination(), regular;
 
 	r->pid = -1;
 	r->out_fd = r->err_fd = r->report_fd = r->ack_fd = -1;
+	out_is_err = same_file(&regular);
 	if (!mid_line) {
 		void *page = mmap(NULL, sizeof *mid_line, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
