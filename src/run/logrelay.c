@@ -504,24 +504,15 @@ static int output_pipe(int p[2])
 	return 0;
 }
 
-/* Do descriptors 1 and 2 go to the same file (2>&1)?  *REGULAR: and is
- * it a regular one. */
-static int same_file(int *regular)
+/* Do descriptors 1 and 2 go to the same file (2>&1)?  With NOT_REGULAR,
+ * one that is no regular file (a terminal, /dev/null, a pipe): the
+ * command's two streams can then share one pipe, which keeps their order
+ * exactly. */
+static int same_file(int not_regular)
 {
 	struct stat a, b;
-	int same = fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
-		   a.st_ino == b.st_ino;
-	*regular = same && S_ISREG(a.st_mode);
-	return same;
-}
-
-/* Do they go to the same place, not a regular file (a terminal,
- * /dev/null, a pipe: 2>&1)?  The command's two streams can then share one
- * pipe, which keeps their order exactly. */
-static int same_destination(void)
-{
-	int regular;
-	return same_file(&regular) && !regular;
+	return fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino && !(not_regular && S_ISREG(a.st_mode));
 }
 
 /* The relay's side of the start: the descriptors it keeps, SIGUSR1 to
@@ -567,11 +558,11 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, report[2] = { -1, -1 }, ack[2] = { -1, -1 };
 	int rc = 0;
 	/* --chronic passes nothing on: one pipe, the order kept. */
-	int one_pipe = mode == LOG_CHRONIC || same_destination(), regular;
+	int one_pipe = mode == LOG_CHRONIC || same_file(1);
 
 	r->pid = -1;
 	r->out_fd = r->err_fd = r->report_fd = r->ack_fd = -1;
-	out_is_err = same_file(&regular);
+	out_is_err = same_file(0);
 	if (!mid_line) {
 		void *page = mmap(NULL, sizeof *mid_line, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -579,11 +570,13 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 		message_mid_line(mid_line);
 	}
 	int got = entry_open(reg->fd, name, O_RDWR, &s.fd, &st);   /* a cut reads it */
+	if (got == 0)
+		s.mode = st.st_mode & 07777 & ~(mode_t)LOG_CUT_MARK;
 	if (got == ENTRY_NOT_REGULAR)
 		rc = reg_not_regular(reg, job, name);
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
-	else if ((s.mode = st.st_mode & 07777 & ~(mode_t)LOG_CUT_MARK), output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0) ||
+	else if (output_pipe(out) < 0 || (!one_pipe && output_pipe(err) < 0) ||
 		 output_pipe(report) < 0 || output_pipe(ack) < 0)
 		rc = fail_errno(errno, job, "pipe");
 	else if ((r->pid = fork()) < 0)
