@@ -276,7 +276,7 @@ static int run_lock_busy(const struct registry *reg, const char *job)
  * 5 s, for a record write held up on a slow disk). */
 static void wait_new_log(const struct registry *reg, const char *job)
 {
-	static const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	static const struct timespec tick = { 0, 10000000 };   /* 10 ms */
 	char *name = reg_dot_name(job, ".newlog");
 	struct stat st;
 	for (int i = 0; i < 500 && reg->fd >= 0 &&
