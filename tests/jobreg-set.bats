@@ -1027,6 +1027,16 @@ s2 PENDING" ]
 	[ "$(field a status)" = DONE ]
 }
 
+@test "set -a --if never creates the registry: a missing one has no job to sweep (exit 0)" {
+	run --separate-stderr jobreg-set -d "$T/none" -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ ! -e "$T/none" ]
+	# a single job's write still makes it
+	jobreg-set -d "$T/none" job PENDING
+	[ "$(jobreg-get -d "$T/none" job)" = PENDING ]
+}
+
 @test "set -a without --if, with a JOB, or without STATUS is a usage error that writes nothing" {
 	dead_pid
 	plant_stale job runs=1

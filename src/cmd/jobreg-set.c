@@ -272,7 +272,8 @@ int main(int argc, char **argv)
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	rc = reg_open(&reg, path, 1);
+	/* A sweep writes no record that was not there: nor a registry. */
+	rc = reg_open(&reg, path, !req.all);
 	free(path);
 	if (rc)
 		return rc;
