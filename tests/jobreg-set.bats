@@ -943,7 +943,7 @@ plant_stale() {
 }
 
 @test "set -a --if STALE PENDING resets every STALE job, each lost run counted, settings, history and logs kept" {
-	dead_pid
+	DEAD=$(dead_pid)
 	plant_stale s1 runs=4 failures=1 consecutive_failures=1 last_success=$OLD late_after=3600 \
 		late_from=$OLD keep_runs=5 note=kept
 	plant_stale s2 runs=1
@@ -981,7 +981,7 @@ s2 PENDING" ]
 
 @test "set -a --if leaves the jobs that do not match untouched and exits 0" {
 	local j
-	dead_pid
+	DEAD=$(dead_pid)
 	plant_stale stale runs=1
 	write_record ended version=1 status=DONE "since=$OLD" exit=3 runs=2 failures=1
 	write_record pending version=1 status=PENDING "since=$OLD"
@@ -1007,7 +1007,7 @@ s2 PENDING" ]
 }
 
 @test "set -a --if reports a corrupt record with 65, writes every other job and leaves it as it was" {
-	dead_pid
+	DEAD=$(dead_pid)
 	plant_stale a runs=1
 	write_record broken version=1 junk
 	plant_stale c runs=1
@@ -1038,7 +1038,7 @@ s2 PENDING" ]
 }
 
 @test "set -a without --if, with a JOB, or without STATUS is a usage error that writes nothing" {
-	dead_pid
+	DEAD=$(dead_pid)
 	plant_stale job runs=1
 	save job
 	local args
@@ -1051,9 +1051,9 @@ s2 PENDING" ]
 		unchanged job
 	done
 	run --separate-stderr jobreg-set -a PENDING
-	[[ "$stderr" == "jobreg-set: -a needs --if;"* ]]
+	[[ "$stderr" == "jobreg-set: -a needs --if. "* ]]
 	run --separate-stderr jobreg-set -a --if STALE job PENDING
-	[[ "$stderr" == "jobreg-set: -a takes no JOB;"* ]]
+	[[ "$stderr" == "jobreg-set: -a takes no JOB. "* ]]
 	# an empty or missing registry: nothing to do
 	run --separate-stderr jobreg-set -d "$T/none" -a --if STALE PENDING
 	[ "$status" -eq 0 ]
