@@ -738,6 +738,13 @@ in_order() {
 	[ $((SECONDS - t0)) -lt 3 ]
 }
 
+@test "a new log that cannot be removed does not stop a run without --log" {
+	mkdir "$REG" "$REG/.job.newlog"   # planted: not a file a run can remove
+	run jobreg-dispatch job echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+}
+
 @test "--log and --follow while a run is starting show that run's log, never the last run's" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	jobreg-dispatch --log job echo the-last-run > /dev/null

@@ -160,10 +160,12 @@ int logrelay_prepare(const struct registry *reg, const char *job, int make)
 			(void)unlinkat(reg->fd, name, 0);
 		}
 	}
-	/* Holding the run lock, no other run is starting: it is a leftover. */
-	if (!rc && !make && unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
-		rc = errno == EISDIR ? reg_not_regular(reg, job, name)
-				     : fail_errno(errno, job, "remove %s", reg_path(reg, name));
+	/* Holding the run lock, no other run is starting: it is a leftover.
+	 * A run without a log does not need it gone, so one that cannot be
+	 * removed (another user's, in a sticky directory) does not stop it:
+	 * it only makes a reader of --log wait a while. */
+	if (!rc && !make)
+		(void)unlinkat(reg->fd, name, 0);
 	if (fd >= 0)
 		close_fd(fd);
 	free(name);
