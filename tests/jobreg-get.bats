@@ -1369,6 +1369,14 @@ plant_report() {
 	[ "$(printf '%s\n' "${lines[@]:0:9}" | awk '{ print index($0, $2) }' | sort -u | wc -l)" -eq 1 ]
 }
 
+@test "get --report gives a time limit that is not whole seconds as it was given" {
+	jobreg-dispatch -q --timeout 0.5 half sleep 5 || true
+	jobreg-dispatch -q --timeout 1.5 more sleep 5 || true
+	run jobreg-get --report half more
+	[[ ${lines[0]} =~ ^half\ +DONE\ +timed\ out\ after\ 0.5s\  ]] || flunk "$output"
+	[[ ${lines[1]} =~ ^more\ +DONE\ +timed\ out\ after\ 1.5s\  ]] || flunk "$output"
+}
+
 @test "get --report takes -s and JOBs like any listing, and -o" {
 	plant_report
 	run --separate-stderr jobreg-get --report -a -s FAILED,LATE

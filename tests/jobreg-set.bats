@@ -1027,6 +1027,16 @@ s2 PENDING" ]
 	[ "$(field a status)" = DONE ]
 }
 
+@test "set -a --if never creates the registry: a missing one has no job to sweep (exit 0)" {
+	run --separate-stderr jobreg-set -d "$T/none" -a --if STALE PENDING
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ ! -e "$T/none" ]
+	# a single job's write still makes it
+	jobreg-set -d "$T/none" job PENDING
+	[ "$(jobreg-get -d "$T/none" job)" = PENDING ]
+}
+
 @test "set -a without --if, with a JOB, or without STATUS is a usage error that writes nothing" {
 	DEAD=$(dead_pid)
 	plant_stale job runs=1
@@ -1050,7 +1060,7 @@ s2 PENDING" ]
 	[ -z "$stderr" ]
 }
 
-@test "set -a --if STALE PENDING resets every STALE job, each lost run counted; the others are left alone, exit 0" {
+@test "set -a --if end to end: STALE jobs reset, the others left alone, usage errors write nothing, a corrupt record is passed over, no registry is made" {
 	DEAD=$(dead_pid)
 	local job
 	for job in a c; do

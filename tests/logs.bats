@@ -566,6 +566,21 @@ small_fs() {
 		flunk "stderr: $(cat "$T/err")"
 }
 
+@test "a message of dispatch's own starts a line of its own in a file that both streams go to (> FILE 2>&1)" {
+	jobreg-dispatch --log --retries 1 --retry-delay 0.1 job sh -c 'printf "progress 50%%"; exit 3' > "$T/out" 2>&1 || true
+	[[ $(cat "$T/out") == *$'progress 50%\njobreg-dispatch: job: attempt 1 failed'* ]] || flunk "out: $(cat "$T/out")"
+	jobreg-dispatch --log --timeout 0.5 other sh -c 'printf "progress 50%%"; exec sleep 5' > "$T/out" 2>&1 || true
+	[ "$(cat "$T/out")" = $'progress 50%\njobreg-dispatch: other: run 1 timed out after 0.5s (TERM)' ] || flunk "out: $(cat "$T/out")"
+}
+
+@test "a --once --chronic replay's line of its own starts a line, after a log that did not end one" {
+	run --separate-stderr jobreg-dispatch -q --chronic job sh -c 'printf "progress 50%%"; exit 3'
+	[ "$status" -eq 3 ]
+	run --separate-stderr jobreg-dispatch -q --once --chronic job true
+	[ "$status" -eq 3 ]
+	[ "$stderr" = $'progress 50%\njobreg-dispatch: job: run 1 failed: exit 3' ] || flunk "stderr: $stderr"
+}
+
 @test "--log and --chronic exclude each other; clear removes the logs with the record" {
 	run jobreg-dispatch --log --chronic job true
 	[ "$status" -eq 64 ]
@@ -672,6 +687,16 @@ in_order() {
 	[ "$(tail -n 1 "$T/printed")" = "$(printf '%1023s' '' | tr ' ' x)" ]
 }
 
+@test "a run whose output begins with a NUL byte: --log prints it at once, while the run goes, not after it" {
+	jobreg-dispatch --log job sh -c 'printf "\000abc\n"; exec sleep 30' > /dev/null 3>&- &
+	BG_PIDS+=("$!")
+	poll_until sh -c 'test "$(wc -c < "$1" 2>/dev/null)" = 5' sh "$REG/.job.log"
+	[ "$(jobreg-get job)" = RUNNING ]
+	run timeout 5 jobreg-get --log job
+	[ "$status" -eq 0 ]
+	[ "$(timeout 5 jobreg-get --log job | od -An -c | tr -s ' ')" = ' \0 a b c \n' ]
+}
+
 @test "--follow of a quiet run sleeps in the one wait: it reads the record on changes, not every 100 ms" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	jobreg-dispatch --log job sh -c 'echo start; sleep 2; echo end' 3>&- >/dev/null &
@@ -689,7 +714,8 @@ in_order() {
 	: > "$REG/.job.newlog"
 	jobreg-dispatch job true
 	[ ! -e "$REG/.job.log" ]
-	[ -e "$REG/.job.newlog" ]   # not this run's: a run without a log leaves it
+	[ ! -e "$REG/.job.newlog" ]   # a leftover: a run without a log removes it too
+	: > "$REG/.job.newlog"
 	jobreg-clear job
 	[ ! -e "$REG/.job.newlog" ]
 	jobreg-dispatch --log job true
@@ -697,6 +723,26 @@ in_order() {
 	jobreg-dispatch --log job echo new
 	[ "$(cat "$REG/.job.log")" = new ]
 	[ ! -e "$REG/.job.newlog" ]
+}
+
+@test "a run without --log removes a new log a dead dispatch left: --log does not wait for it while the run goes" {
+	jobreg-dispatch --log job echo old > /dev/null
+	: > "$REG/.job.newlog"   # a dispatch killed between making it and RUNNING
+	jobreg-dispatch job sleep 30 3>&- &
+	BG_PIDS+=("$!")
+	poll_until jobreg-get --is RUNNING job
+	[ ! -e "$REG/.job.newlog" ]
+	local t0=$SECONDS
+	run jobreg-get --log job
+	[ "$status" -eq 1 ]
+	[ $((SECONDS - t0)) -lt 3 ]
+}
+
+@test "a new log that cannot be removed does not stop a run without --log" {
+	mkdir "$REG" "$REG/.job.newlog"   # planted: not a file a run can remove
+	run jobreg-dispatch job echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
 }
 
 @test "--log and --follow while a run is starting show that run's log, never the last run's" {

@@ -52,9 +52,15 @@ static void why_failed(struct buf *why, const struct record *r)
 	struct run_result end = record_run_result(r);
 	if (end.timed_out) {
 		buf_adds(why, "timed out");
-		if (record_get(r, "timeout")) {
+		const char *limit = record_get(r, "timeout");
+		if (limit) {
+			/* A limit under a second, or not whole, as given (0.5s). */
+			double t = strtod(limit, NULL);
 			buf_adds(why, " after ");
-			report_duration(why, (double)record_count(r, "timeout"));
+			if (t >= 1 && t == (double)(long long)t)
+				report_duration(why, t);
+			else
+				buf_addf(why, "%gs", t);
 		}
 	} else if (end.signal_name) {
 		buf_addf(why, "killed by SIG%s", end.signal_name);

@@ -111,7 +111,7 @@ static void chronic_report(const struct registry *reg, const char *job, struct l
 	if (relay->have_report) {
 		(void)logrelay_report(relay);
 	} else {
-		logview_chronic(reg, job);
+		(void)logview_chronic(reg, job);
 		logrelay_log_printed(reg, job);
 	}
 }

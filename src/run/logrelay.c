@@ -45,6 +45,7 @@ size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *drop
  * on to where our stderr goes end in the middle of a line?  msg.h's
  * messages read it (message_mid_line()) and begin a line of their own. */
 static volatile int *mid_line;
+static int out_is_err;   /* our stdout goes to our stderr's file too */
 
 void logrelay_log_printed(const struct registry *reg, const char *job)
 {
@@ -159,6 +160,12 @@ int logrelay_prepare(const struct registry *reg, const char *job, int make)
 			(void)unlinkat(reg->fd, name, 0);
 		}
 	}
+	/* Holding the run lock, no other run is starting: it is a leftover.
+	 * A run without a log does not need it gone, so one that cannot be
+	 * removed (another user's, in a sticky directory) does not stop it:
+	 * it only makes a reader of --log wait a while. */
+	if (!rc && !make)
+		(void)unlinkat(reg->fd, name, 0);
 	if (fd >= 0)
 		close_fd(fd);
 	free(name);
@@ -200,11 +207,19 @@ int logrelay_empty(const struct registry *reg, const char *job)
  * bytes dropped so far, and those it could not write. */
 struct sink {
 	int fd;
+	mode_t mode;   /* the log's, without LOG_CUT_MARK */
 	unsigned long long size;
 	off_t end, head;
 	unsigned long long dropped, unlogged;
 	int err;
 };
+
+/* A cut under way (ON) or over: LOG_CUT_MARK in the log's mode, which
+ * tells a reader that a NUL first byte is the cut's, not the run's. */
+static int mark_cut(const struct sink *s, int on)
+{
+	return fchmod(s->fd, on ? s->mode | LOG_CUT_MARK : s->mode);
+}
 
 /* Cut the log to its last SIZE bytes, and back to the start of their
  * first line within slack(), after a new first line.  The log's first
@@ -228,7 +243,7 @@ static int cut(struct sink *s, char *buf)
 	char line[DROPPED_LINE_MAX];
 	int n = logrelay_dropped_line(line, s->dropped + drop);
 	off_t to = n;
-	if (pwrite_full(s->fd, "", 1, 0) < 0)
+	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0)
 		return -1;
 	size_t step = (size_t)(from - to) < CHUNK ? (size_t)(from - to) : CHUNK;
 	for (unsigned long long done = 0; done < keep;) {
@@ -239,7 +254,8 @@ static int cut(struct sink *s, char *buf)
 			return got == 0 ? (errno = EIO, -1) : -1;
 		done += (unsigned long long)got;
 	}
-	if (ftruncate(s->fd, to + (off_t)keep) < 0 || pwrite_full(s->fd, line, (size_t)n, 0) < 0)
+	if (ftruncate(s->fd, to + (off_t)keep) < 0 || pwrite_full(s->fd, line, (size_t)n, 0) < 0 ||
+	    mark_cut(s, 0) < 0)
 		return -1;
 	s->dropped += drop;
 	s->head = n;
@@ -253,8 +269,9 @@ static int replace(struct sink *s, const char *buf, size_t n, unsigned long long
 {
 	char line[DROPPED_LINE_MAX];
 	int len = logrelay_dropped_line(line, s->dropped + drop);
-	if (pwrite_full(s->fd, "", 1, 0) < 0 || pwrite_full(s->fd, buf, n, len) < 0 ||
-	    ftruncate(s->fd, len + (off_t)n) < 0 || pwrite_full(s->fd, line, (size_t)len, 0) < 0)
+	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0 ||
+	    pwrite_full(s->fd, buf, n, len) < 0 || ftruncate(s->fd, len + (off_t)n) < 0 ||
+	    pwrite_full(s->fd, line, (size_t)len, 0) < 0 || mark_cut(s, 0) < 0)
 		return -1;
 	s->dropped += drop;
 	s->head = len;
@@ -432,8 +449,9 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 			if (!passing[i]) {
 				unpassed[i] += pass ? (unsigned long long)n : 0;
 			} else if (pass_on(i + 1, buf, (size_t)n) == 0) {
-				/* What goes where our stderr goes (ERR -1: both). */
-				if (mid_line && (i == 1 || err < 0))
+				/* What goes where our stderr goes (ERR -1: both;
+				 * a file both go to: > FILE 2>&1). */
+				if (mid_line && (i == 1 || err < 0 || out_is_err))
 					*mid_line = buf[n - 1] != '\n';
 			} else if (errno == EPIPE) {
 				/* The reader has gone: the command is told, as it
@@ -474,14 +492,15 @@ static int output_pipe(int p[2])
 	return 0;
 }
 
-/* Do descriptors 1 and 2 go to the same place, not a regular file (a
- * terminal, /dev/null, a pipe: 2>&1)?  The command's two streams can then
- * share one pipe, which keeps their order exactly. */
-static int same_destination(void)
+/* Do descriptors 1 and 2 go to the same file (2>&1)?  With NOT_REGULAR,
+ * one that is no regular file (a terminal, /dev/null, a pipe): the
+ * command's two streams can then share one pipe, which keeps their order
+ * exactly. */
+static int same_file(int not_regular)
 {
 	struct stat a, b;
 	return fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino && !S_ISREG(a.st_mode);
+	       a.st_ino == b.st_ino && !(not_regular && S_ISREG(a.st_mode));
 }
 
 /* The relay's side of the start: the descriptors it keeps, SIGUSR1 to
@@ -527,10 +546,11 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, report[2] = { -1, -1 }, ack[2] = { -1, -1 };
 	int rc = 0;
 	/* --chronic passes nothing on: one pipe, the order kept. */
-	int one_pipe = mode == LOG_CHRONIC || same_destination();
+	int one_pipe = mode == LOG_CHRONIC || same_file(1);
 
 	r->pid = -1;
 	r->out_fd = r->err_fd = r->report_fd = r->ack_fd = -1;
+	out_is_err = same_file(0);
 	if (!mid_line) {
 		void *page = mmap(NULL, sizeof *mid_line, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -538,6 +558,8 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 		message_mid_line(mid_line);
 	}
 	int got = entry_open(reg->fd, name, O_RDWR, &s.fd, &st);   /* a cut reads it */
+	if (got == 0)
+		s.mode = st.st_mode & 07777 & ~(mode_t)LOG_CUT_MARK;
 	if (got == ENTRY_NOT_REGULAR)
 		rc = reg_not_regular(reg, job, name);
 	else if (got < 0)

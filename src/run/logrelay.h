@@ -14,10 +14,11 @@
  * twice that, it is cut in place to its last SIZE bytes (back to the start
  * of their first line, when it begins at most LINE_SLACK before), after a
  * first line "[jobreg: N bytes dropped]" (N for the whole run), so it never
- * takes more than twice SIZE on disk.  While a cut moves the kept bytes
- * the log's first byte is NUL, and the line is written last: a reader
- * (logview.h) that meets the NUL waits for the cut to end.  The log is
- * diagnostics, not state, and is not fsynced.  A log that cannot be
+ * takes more than twice SIZE on disk.  A cut makes the first byte NUL
+ * first and writes that line last, and the log's mode has LOG_CUT_MARK
+ * meanwhile, so a reader tells a cut under way from a run whose own
+ * output begins with a NUL byte (logview.h).  The log is diagnostics, not
+ * state, and is not fsynced.  A log that cannot be
  * written (a full disk) never stops or slows the command: the relay goes
  * on passing the output on and says once, at the end, how many bytes it
  * could not log.  With --chronic the relay keeps the last SIZE bytes in
@@ -28,6 +29,7 @@
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "registry/registry.h"
@@ -40,6 +42,8 @@ enum log_mode { LOG_NONE, LOG_PASS, LOG_CHRONIC };
 
 #define LINE_SLACK 4096   /* a cut keeps the whole line it falls in up to this */
 #define DROPPED_LINE_MAX 64
+/* In a log's mode while a cut is under way: no log is made with it. */
+#define LOG_CUT_MARK S_IXUSR
 
 struct logrelay {
 	pid_t pid;          /* the relay, or -1 */
@@ -76,7 +80,9 @@ int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
 /* Before a run (or attempt) is recorded RUNNING: refuse a planted .log or
  * .faillog (77), and with MAKE create the new run's log, under the name
  * .JOB.newlog until logrelay_commit(), as a record is (mode 0666 & ~umask,
- * group-shared), never through a planted entry.  The logs are not touched
+ * group-shared), never through a planted entry; without MAKE, remove a
+ * .JOB.newlog a dispatch that died left (a reader would wait for it while
+ * this run goes).  The logs are not touched
  * yet: a dispatch that cannot start leaves them as they were.  Call holding
  * the job lock and the run lock.  Returns an exit status. */
 int logrelay_prepare(const struct registry *reg, const char *job, int make);

@@ -72,7 +72,9 @@ static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 /* Read the run's output from r->pos on into r->buf: the count of bytes
  * read, or -1 with errno; or 0 with *busy when the log changed under the
  * read, or, while GOING (a relay may write), a cut is seen under way: a
- * first byte NUL (its first line not yet written), or the same first line
+ * first byte NUL with LOG_CUT_MARK in the log's mode, before or after the
+ * read (its first line not yet written; a NUL the run printed first is
+ * its output), or the same first line
  * as at the last read over another start, the log not shortened since
  * (the kept bytes moved, the line not yet rewritten).  Output dropped
  * before it was read is told here. */
@@ -88,7 +90,7 @@ static ssize_t look(struct reader *r, int going, int *busy)
 		return -1;
 	size_t len = logrelay_dropped_read(h1, (size_t)n1, &dropped);
 	size_t common = (size_t)n1 < r->nseen ? (size_t)n1 : r->nseen;
-	if (going && ((n1 > 0 && h1[0] == '\0') ||
+	if (going && ((n1 > 0 && h1[0] == '\0' && (before.st_mode & LOG_CUT_MARK)) ||
 		      (len <= common && memcmp(h1, r->seen, len) == 0 &&
 		       memcmp(h1, r->seen, common) != 0 && before.st_size >= r->seen_size)))
 		return *busy = 1, 0;
@@ -100,7 +102,8 @@ static ssize_t look(struct reader *r, int going, int *busy)
 		return -1;
 	/* The start may grow (a short log written to), never change; nor
 	 * may the log be shortened under what was read. */
-	if (n2 < n1 || memcmp(h1, h2, (size_t)n1) != 0 || after.st_size < at + n)
+	if (n2 < n1 || memcmp(h1, h2, (size_t)n1) != 0 || after.st_size < at + n ||
+	    (going && n1 > 0 && h1[0] == '\0' && (after.st_mode & LOG_CUT_MARK)))
 		return *busy = 1, 0;
 	memcpy(r->seen, h2, (size_t)n2);
 	r->nseen = (size_t)n2;
@@ -180,11 +183,14 @@ static int take(struct reader *r, int going, int whole, int *settled)
 	}
 }
 
-/* Print all of FD (no relay writes it any more) to OUT. */
-static int print_fd(const char *job, int fd, int out)
+/* Print all of FD (no relay writes it any more) to OUT; *MID_LINE (when
+ * not NULL) 1 if the last byte printed was no newline. */
+static int print_fd(const char *job, int fd, int out, int *mid_line)
 {
 	struct reader r = { .job = job, .fd = fd, .out = out, .buf = xmalloc(CHUNK) };
 	int settled, rc = take(&r, 0, 0, &settled);
+	if (mid_line)
+		*mid_line = r.mid_line;
 	free(r.buf);
 	return rc;
 }
@@ -206,19 +212,20 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	}
 	reg_unlock(&lock);
 	if (!rc)
-		rc = print_fd(job, fd, 1);
+		rc = print_fd(job, fd, 1, NULL);
 	if (fd >= 0)
 		close_fd(fd);
 	return rc;
 }
 
-void logview_chronic(const struct registry *reg, const char *job)
+int logview_chronic(const struct registry *reg, const char *job)
 {
-	int fd;
+	int fd, mid_line = 0;
 	if (open_log(reg, job, ".log", &fd, 1, 1) == 0) {
-		(void)print_fd(job, fd, 2);
+		(void)print_fd(job, fd, 2, &mid_line);
 		close_fd(fd);
 	}
+	return mid_line;
 }
 
 /* ---- --log and --follow: the latest log, which a relay may write. ---- */
@@ -269,7 +276,7 @@ static int run_lock_busy(const struct registry *reg, const char *job)
  * 5 s, for a record write held up on a slow disk). */
 static void wait_new_log(const struct registry *reg, const char *job)
 {
-	static const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	static const struct timespec tick = { 0, 10000000 };   /* 10 ms */
 	char *name = reg_dot_name(job, ".newlog");
 	struct stat st;
 	for (int i = 0; i < 500 && reg->fd >= 0 &&

@@ -7,7 +7,8 @@
  * that place from the log's first line.  It keeps a read only when the
  * log's first bytes (that line and the start of what follows it) were the
  * same before and after the read and the log was not shortened under it;
- * and, while a relay may write, when the first byte is not NUL and the
+ * and, while a relay may write, when the first byte is not a cut's NUL
+ * (LOG_CUT_MARK in the log's mode, logrelay.h) and the
  * start did not change under the same first line since the last read (a
  * move under way).  That is exact for a cut that makes its first byte NUL
  * first, then moves the kept bytes, truncates, and writes the first line
@@ -41,7 +42,8 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
  * Returns an exit status. */
 int logview_follow(struct registry *reg, const char *job);
 
-/* dispatch --chronic: a failed run's log on standard error. */
-void logview_chronic(const struct registry *reg, const char *job);
+/* dispatch --chronic: a failed run's log on standard error; 1 when its
+ * last byte printed was no newline (a message then begins a line). */
+int logview_chronic(const struct registry *reg, const char *job);
 
 #endif
