@@ -277,7 +277,7 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs, stru
 	for (size_t i = 0; i <= len; i++)
 		count += i == len || line[i] == ' ';
 	struct pair *p = xmalloc(count * sizeof *p);
-	struct pair **by_key = xmalloc(count * sizeof *by_key);
+	struct pair **by_key = xmalloc(count * sizeof *by_key); // NOLINT(bugprone-sizeof-expression): an array of pointers
 	count = 0;
 	for (size_t i = 0; i < len;) {
 		const char *at = line + i, *sp = memchr(at, ' ', len - i);
@@ -301,7 +301,7 @@ static size_t line_pairs(const char *line, size_t len, struct pair **pairs, stru
 	for (size_t i = 0; i < count; i++)
 		if (p[i].copy != NO_COPY)
 			p[i].name = copies->data + p[i].copy;
-	qsort(by_key, count, sizeof *by_key, pair_order);
+	qsort(by_key, count, sizeof *by_key, pair_order); // NOLINT(bugprone-sizeof-expression): as above
 	for (size_t i = 1; i < count; i++)
 		if (by_key[i]->nlen == by_key[i - 1]->nlen &&
 		    memcmp(by_key[i]->name, by_key[i - 1]->name, by_key[i]->nlen) == 0)
