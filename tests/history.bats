@@ -168,6 +168,20 @@ ok_run_5() {
 	[ "$status" -eq 64 ]
 }
 
+# strict_json_lines [--sort]: each JSON line of stdin read back as strict UTF-8
+# with no member twice, and printed again (keys sorted with --sort); fails
+# on the first line that is not so.
+strict_json_lines() {
+	python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+for l in sys.stdin.buffer:
+    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once), sort_keys=sys.argv[1:] == ["--sort"]))' "$@"
+}
+
 @test "get -j --history of a damaged or hand-edited line is valid JSON: bad bytes escaped, a NUL whole, each key once" {
 	command -v python3 >/dev/null 2>&1 || skip "python3 is needed to check the JSON"
 	mkdir -p "$REG"
@@ -176,14 +190,7 @@ ok_run_5() {
 	run --separate-stderr jobreg-get -j --history a
 	[ "$status" -eq 0 ]
 	# strict UTF-8, and no member twice
-	run python3 -c '
-import json, sys
-def once(pairs):
-    keys = [k for k, _ in pairs]
-    assert len(keys) == len(set(keys)), keys
-    return dict(pairs)
-for l in sys.stdin.buffer:
-    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once), sort_keys=True))' <<< "$output"
+	run strict_json_lines --sort <<< "$output"
 	[ "$status" -eq 0 ] || flunk "$output"
 	[ "${lines[0]}" = '{"exit": 7, "host": "a\ufffdb", "job": "a", "note": "x\u0000y", "outcome": "OK", "run": 2, "timed_out": true, "\ufffd": "\ufffd\ufffd"}' ] ||
 		flunk "${lines[0]}"
@@ -196,14 +203,7 @@ for l in sys.stdin.buffer:
 	printf 'run=1 \xff=1 \xfe=2 \xef\xbf\xbd=5 a\xff=3 a\xc3=4 outcome=OK\n' > "$REG/.a.history"
 	run --separate-stderr jobreg-get -j --history a
 	[ "$status" -eq 0 ]
-	run python3 -c '
-import json, sys
-def once(pairs):
-    keys = [k for k, _ in pairs]
-    assert len(keys) == len(set(keys)), keys
-    return dict(pairs)
-for l in sys.stdin.buffer:
-    print(json.dumps(json.loads(l.decode("utf-8"), object_pairs_hook=once)))' <<< "$output"
+	run strict_json_lines <<< "$output"
 	[ "$status" -eq 0 ] || flunk "$output"
 	[ "$output" = '{"job": "a", "run": 1, "\ufffd": "1", "a\ufffd": "3", "outcome": "OK"}' ] || flunk "$output"
 }
