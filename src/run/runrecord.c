@@ -157,14 +157,14 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 		/* The next attempt's log is made, and the failed one's set
 		 * aside once the record says the next attempt runs, under the
 		 * same lock, so a reader of the fail log sees the two change as
-		 * one (logview.h). */
+		 * one (logview.h).  An attempt whose log cannot be made is
+		 * still begun, and ends as one that could not start. */
 		run->log_status = logrelay_prepare(reg, run->job, run->logged);
 		record_copy(&rec, &st.rec);
 		run->attempt++;
 		begin_attempt(run, &rec, NULL);
-		if (!run->log_status)
-			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
-		if (!run->log_status && rc)
+		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
+		if (rc)
 			logrelay_abandon(reg, run->job);
 		else if (!run->log_status)
 			run->log_status = logrelay_commit(reg, run->job, 1, run->logged);

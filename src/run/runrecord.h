@@ -40,10 +40,11 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
  * history line added.  Returns an exit status. */
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
 	      time_t retry_at);
-/* The next attempt begins: the last one's log set aside (and with
- * run->logged the new one's begun, its failure in run->log_status), then
- * RUNNING again, a new run number; *OURS 0 when the record was no longer
- * this run's (nothing done). */
+/* The next attempt begins: with run->logged its log made, then RUNNING
+ * again with a new run number, then the last attempt's log set aside and
+ * the new one put in place (a log that could not be: its exit status in
+ * run->log_status); *OURS 0 when the record was no longer this run's
+ * (nothing done). */
 int run_next(const struct registry *reg, struct run *run, int *ours);
 /* Step 6: DONE with how the run ended, or with CLEAR no record (nor
  * history and logs).  A record that is no longer this run's is left
