@@ -428,6 +428,28 @@ small_fs() {
 	[ -z "$stderr" ]
 }
 
+@test "jobreg-get --log to a non-blocking stdout prints all of the log: it waits for the reader" {
+	jobreg-dispatch --log job seq 1 100000 > /dev/null
+	cat > "$T/nonblocking" <<-'EOF'
+	import fcntl, os, subprocess, sys, time
+	r, w = os.pipe()
+	fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+	p = subprocess.Popen(sys.argv[1:], stdout=w)
+	os.close(w)
+	time.sleep(0.5)   # the pipe fills meanwhile
+	total = 0
+	while True:
+	    b = os.read(r, 65536)
+	    if not b:
+	        break
+	    total += len(b)
+	print(total, p.wait())
+	EOF
+	run --separate-stderr python3 "$T/nonblocking" jobreg-get --log job
+	[ "$output" = "588895 0" ]
+	[ -z "$stderr" ]
+}
+
 @test "output that cannot be passed on is said in one line; the run goes on and is logged" {
 	run --separate-stderr sh -c 'jobreg-dispatch --log job sh -c "echo one; echo two" > /dev/full'
 	[ "$status" -eq 0 ]

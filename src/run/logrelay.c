@@ -382,27 +382,6 @@ static void let_go(int sig)
 	errno = saved;
 }
 
-/* Pass N bytes of BUF on to FD: a non-blocking one is waited for (poll),
- * never dropped.  0, or -1 with errno. */
-static int pass_on(int fd, const char *buf, size_t n)
-{
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	for (size_t done = 0; done < n;) {
-		ssize_t w = write(fd, buf + done, n - done);
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (poll(&p, 1, -1) < 0 && errno != EINTR)
-				return -1;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -1 : (errno = EIO, -1);
-		done += (size_t)w;
-	}
-	return 0;
-}
-
 /* The relay: read the command's streams until they end, log what comes,
  * keep it in RING (--chronic, RING->data not NULL), and pass it on (PASS)
  * to our stdout or stderr.  ERR is -1 when both streams come through OUT
@@ -448,7 +427,7 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				ring_add(ring, buf, (size_t)n);
 			if (!passing[i]) {
 				unpassed[i] += pass ? (unsigned long long)n : 0;
-			} else if (pass_on(i + 1, buf, (size_t)n) == 0) {
+			} else if (write_full(i + 1, buf, (size_t)n) == 0) {
 				/* What goes where our stderr goes (ERR -1: both;
 				 * a file both go to: > FILE 2>&1). */
 				if (mid_line && (i == 1 || err < 0 || out_is_err))

@@ -1,6 +1,7 @@
 #include "util/sys.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,9 +142,16 @@ ssize_t read_full(int fd, void *data, size_t len)
 
 int write_full(int fd, const void *data, size_t len)
 {
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	size_t done = 0;
 	while (done < len) {
 		ssize_t n = write(fd, (const char *)data + done, len - done);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* a non-blocking descriptor (one we were given): wait */
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return -1;
+			continue;
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

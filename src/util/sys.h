@@ -33,7 +33,8 @@ void buf_free(struct buf *b);
 
 /* Read until LEN bytes or end of file; returns the count, or -1. */
 ssize_t read_full(int fd, void *data, size_t len);
-/* Write all LEN bytes (short writes continue); returns 0, or -1. */
+/* Write all LEN bytes (short writes continue, a non-blocking FD is waited
+ * for, never dropped from); returns 0, or -1. */
 int write_full(int fd, const void *data, size_t len);
 /* Write all LEN bytes at offset AT (pwrite(2)); returns 0, or -1. */
 int pwrite_full(int fd, const void *data, size_t len, off_t at);
