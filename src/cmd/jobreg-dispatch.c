@@ -99,9 +99,7 @@ static int replay(const struct registry *reg, const struct run_request *req,
 	 * it ended, -q or not. */
 	if (req->log == LOG_CHRONIC) {
 		const char *limit = record_get(r, "timeout");
-		/* (no relay tells where the log left stderr: a line of its own) */
-		if (logview_chronic(reg, req->job))
-			(void)write_full(2, "\n", 1);
+		logview_chronic(reg, req->job);
 		buf_reset(&how);
 		run_describe_failure(&how, &end, limit ? strtod(limit, NULL) : 0, NULL, 0, 0);
 		warn(req->job, "run %llu %s", record_count(r, "runs"), how.data);

@@ -108,12 +108,10 @@ static void say_failure(const struct run_request *req, const struct run *run,
  * on a line of its own. */
 static void chronic_report(const struct registry *reg, const char *job, struct logrelay *relay)
 {
-	if (relay->have_report) {
+	if (relay->have_report)
 		(void)logrelay_report(relay);
-	} else {
-		(void)logview_chronic(reg, job);
-		logrelay_log_printed(reg, job);
-	}
+	else
+		logview_chronic(reg, job);
 }
 
 int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,

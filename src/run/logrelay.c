@@ -47,19 +47,6 @@ size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *drop
 static volatile int *mid_line;
 static int out_is_err;   /* our stdout goes to our stderr's file too */
 
-void logrelay_log_printed(const struct registry *reg, const char *job)
-{
-	char *name = reg_dot_name(job, ".log"), last = '\n';
-	struct stat st;
-	int fd = -1;
-	if (mid_line && entry_open(reg->fd, name, O_RDONLY, &fd, &st) == 0 && st.st_size > 0 &&
-	    pread(fd, &last, 1, st.st_size - 1) == 1)
-		*mid_line = last != '\n';
-	if (fd >= 0)
-		close_fd(fd);
-	free(name);
-}
-
 /* Of the N bytes before a cut point, how many to keep so that the cut
  * falls just after a newline: those after the last one; 0 when there is
  * none (the cut stays where it is). */

@@ -63,9 +63,6 @@ int logrelay_dropped_line(char line[DROPPED_LINE_MAX], unsigned long long droppe
  * Returns the line's length with *DROPPED set, or 0 (none). */
 size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped);
 
-/* Dispatch printed JOB's log on its standard error (logview_chronic()):
- * mid-line when the log does not end a line. */
-void logrelay_log_printed(const struct registry *reg, const char *job);
 
 /* A new run of JOB begins (dispatch, with or without --log, or set): the
  * last run's log no longer is the latest's.  FAILED (that run failed or

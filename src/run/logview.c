@@ -218,14 +218,15 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	return rc;
 }
 
-int logview_chronic(const struct registry *reg, const char *job)
+void logview_chronic(const struct registry *reg, const char *job)
 {
 	int fd, mid_line = 0;
 	if (open_log(reg, job, ".log", &fd, 1, 1) == 0) {
 		(void)print_fd(job, fd, 2, &mid_line);
 		close_fd(fd);
 	}
-	return mid_line;
+	if (mid_line)
+		(void)write_full(2, "\n", 1);
 }
 
 /* ---- --log and --follow: the latest log, which a relay may write. ---- */

@@ -42,8 +42,8 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
  * Returns an exit status. */
 int logview_follow(struct registry *reg, const char *job);
 
-/* dispatch --chronic: a failed run's log on standard error; 1 when its
- * last byte printed was no newline (a message then begins a line). */
-int logview_chronic(const struct registry *reg, const char *job);
+/* dispatch --chronic: a failed run's log on standard error, its last
+ * line ended if the log left it open (dispatch's own line follows). */
+void logview_chronic(const struct registry *reg, const char *job);
 
 #endif
