@@ -1,4 +1,4 @@
-/* leftover: the processes that hold a job's run lock when no run is
+/* holders: the processes that hold a job's run lock when no run is
  * recorded (SPEC §5 step 7).  A command may leave a background process
  * behind that inherited the run lock; the run has ended and is DONE, but
  * the next run must wait for it.  Both ends say who it is. */

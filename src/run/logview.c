@@ -260,7 +260,7 @@ static int same_dispatch(const struct record *a, const struct record *b)
 }
 
 /* Is JOB's run lock held (a dispatch is under way)? */
-static int run_lock_busy(const struct registry *reg, const char *job)
+static int run_lock_held(const struct registry *reg, const char *job)
 {
 	int probe = -1, busy = 0;
 	unsigned long long ino;
@@ -281,7 +281,7 @@ static void wait_new_log(const struct registry *reg, const char *job)
 	char *name = reg_dot_name(job, ".newlog");
 	struct stat st;
 	for (int i = 0; i < 500 && reg->fd >= 0 &&
-	     fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && run_lock_busy(reg, job); i++)
+	     fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && run_lock_held(reg, job); i++)
 		(void)nanosleep(&tick, NULL);
 	free(name);
 }
@@ -297,7 +297,7 @@ static int going(struct view *v, const struct job_state *st)
 	}
 	if (v->have_run)
 		return st->status == ST_RUNNING && same_dispatch(&v->run, &st->rec);
-	return run_lock_busy(v->reg, v->job);
+	return run_lock_held(v->reg, v->job);
 }
 
 /* Has the log a new file (the next attempt's)?  Then the last one is
