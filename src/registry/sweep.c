@@ -1,4 +1,4 @@
-/* tidy: the lock files and leftovers a clear removes (SPEC §4).
+/* sweep: the lock files and leftovers a clear removes (SPEC §4).
  *
  * The run lock is taken without the re-check every other locker makes.
  * Holding the job lock, the name .JOB.run can only change under us by an
