@@ -1280,7 +1280,7 @@ operands() {
 		   "jobreg-clear --if OKK job"; do
 		run --separate-stderr $cmd
 		[ "$status" -eq 64 ]
-		[[ $stderr == *"bad status list 'OKK' (PENDING, RUNNING, STALE, DONE, OK, FAILED"* ]] ||
+		[[ $stderr == *"bad status list 'OKK' (PENDING, RUNNING, STALE, DONE, CANCELLED, OK, FAILED, LATE, PAUSED"* ]] ||
 			{ echo "$cmd: $stderr"; false; }
 	done
 }

@@ -74,7 +74,8 @@ static enum action decide(const struct run_request *req, const struct job_state 
 	if (st->status == ST_RUNNING)
 		return req->wait || req->once ? WAIT : REFUSE;
 	if (st->status == ST_DONE && req->once) {
-		if (req->retry_failed && !waited && record_outcome(&st->rec) == OUTCOME_FAILED)
+		enum outcome o = record_outcome(&st->rec);
+		if (req->retry_failed && !waited && (o == OUTCOME_FAILED || o == OUTCOME_CANCELLED))
 			return RUN;
 		return REPLAY;
 	}
@@ -85,15 +86,19 @@ static enum action decide(const struct run_request *req, const struct job_state 
 static int replay(const struct registry *reg, const struct run_request *req,
 		  const struct record *r)
 {
-	if (record_outcome(r) != OUTCOME_FAILED) {
+	enum outcome o = record_outcome(r);
+	if (o != OUTCOME_FAILED && o != OUTCOME_CANCELLED) {
 		info(req->job, "already done");
 		return 0;
 	}
 	struct run_result end = record_run_result(r);
 	struct buf how = {0};
 	const char *ended = record_get(r, "ended");
+	if (end.cancelled_by)
+		buf_addf(&how, "cancelled by %s, ", end.cancelled_by);
 	run_describe_result(&how, &end);
-	info(req->job, "already done: failed (%s%s%s); clear it to allow a new run",
+	info(req->job, "already done: %s (%s%s%s); clear it to allow a new run",
+	     end.cancelled_by ? "cancelled" : "failed",
 	     how.data, ended ? ", ended " : "", ended ? ended : "");
 	/* --chronic prints the failed run's log, as at its end, and how
 	 * it ended, -q or not. */

@@ -4,6 +4,7 @@
 #include "registry/openat.h"
 #include "liveness/liveness.h"
 #include "liveness/facts.h"
+#include "record/transition.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -107,6 +108,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	st->by_lock = 0;
 	st->late = 0;
 	st->late_at = -1;
+	st->paused = 0;
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 1000) {
 			/* Each read a new dead run: someone rewrites it as fast as
@@ -140,6 +142,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 		st->status = ST_UNREADABLE;
 	st->late_at = rc || !st->found ? -1 : jobstate_late_at(&st->rec);
 	st->late = st->late_at >= 0 && now_real() > st->late_at;
+	st->paused = !rc && st->found && record_paused_until(&st->rec) > now_real();
 	return rc;
 }
 
@@ -160,7 +163,8 @@ double jobstate_late_at(const struct record *r)
 int jobstate_in(const struct job_state *st, unsigned mask)
 {
 	return status_in(mask, st->status,
-			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN, st->late);
+			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN, st->late,
+			 st->paused);
 }
 
 int jobstate_last_run_failed(const struct job_state *st)

@@ -16,6 +16,7 @@ struct job_state {
 	int late;             /* a late job (SPEC §2 Late jobs) */
 	double late_at;       /* when it is or becomes late (realtime), or
 				 -1: it has no late_after */
+	int paused;           /* a paused job (SPEC §2 Paused jobs) */
 };
 
 /* Read JOB and judge a RUNNING record's owner by liveness_judge(),

@@ -13,15 +13,23 @@ enum known_key {
 	K_VERSION, K_STATUS, K_SINCE, K_OWNER, K_HOST, K_PID, K_PID_START,
 	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
 	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT,
+	K_CANCEL_RUN, K_CANCEL_SIGNAL, K_CANCEL_KILL_AFTER, K_CANCEL_BY, K_CANCEL_AT,
+	K_CANCEL_SEEN, K_CANCELLED, K_CANCELLED_BY, K_SLOTS, K_CMD,
 	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
-	K_LAST_SUCCESS_STARTED, K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
+	K_LAST_SUCCESS_STARTED, K_CANCELLED_RUNS, K_SKIPPED, K_LAST_SKIPPED, K_COALESCED,
+	K_WAIT_NEXT, K_WAIT_HEAD, K_REPLACED_BELOW, K_PAUSED_UNTIL, K_PAUSED_BY,
+	K_PAUSED_NOTE, K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
 };
 static const char *const known_keys[KNOWN_COUNT] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
+	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
+	"cancel_seen", "cancelled", "cancelled_by", "slots", "cmd",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"last_success_started", "late_after", "late_from", "keep_runs", "note",
+	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "coalesced",
+	"wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
+	"paused_note", "late_after", "late_from", "keep_runs", "note",
 };
 
 void record_init(struct record *r)
@@ -197,11 +205,15 @@ static const char *check_values(const char *const *val, int first)
 	const char *v;
 	time_t t;
 	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
-						K_RETRY_AT, K_LAST_SUCCESS,
-						K_LAST_SUCCESS_STARTED, K_LATE_FROM };
+						K_RETRY_AT, K_CANCEL_AT, K_CANCEL_SEEN,
+						K_LAST_SUCCESS, K_LAST_SUCCESS_STARTED,
+						K_LAST_SKIPPED, K_LATE_FROM };
 	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
 						 K_FAILURES, K_TIMED_OUT, K_ATTEMPT, K_LOST,
-						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS };
+						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS,
+						 K_CANCEL_RUN, K_CANCELLED, K_CANCELLED_RUNS,
+						 K_SKIPPED, K_COALESCED, K_WAIT_NEXT, K_WAIT_HEAD,
+						 K_REPLACED_BELOW };
 
 	if (first != K_VERSION)
 		return "first line is not version=";
@@ -229,6 +241,13 @@ static const char *check_values(const char *const *val, int first)
 		return "bad timeout";
 	if ((v = val[K_LATE_AFTER]) && !is_number(v))
 		return "bad late_after";
+	if ((v = val[K_CANCEL_KILL_AFTER]) && !is_number(v))
+		return "bad cancel_kill_after";
+	if ((v = val[K_CANCEL_SIGNAL]) && signal_number(v) <= 0)
+		return "bad cancel_signal";
+	/* A pause may have no end. */
+	if ((v = val[K_PAUSED_UNTIL]) && strcmp(v, "inf") != 0 && time_parse(v, &t) < 0)
+		return "bad paused_until";
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
 		if ((v = val[times[i]]) && time_parse(v, &t) < 0)
 			return "bad time";

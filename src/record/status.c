@@ -9,7 +9,7 @@ static const char *const status_words[] = {
 	[ST_UNREADABLE] = "UNREADABLE",
 };
 
-const char status_list_words[] = "PENDING, RUNNING, STALE, DONE, OK, FAILED, LATE";
+const char status_list_words[] = "PENDING, RUNNING, STALE, DONE, CANCELLED, OK, FAILED, LATE, PAUSED";
 
 const char *status_word(enum status st)
 {
@@ -27,6 +27,21 @@ int status_from_word(const char *s, size_t len, int allow_stale)
 	return -1;
 }
 
+/* The words of a list that are not statuses. */
+static const struct { const char *word; unsigned bit; } list_words[] = {
+	{ "CANCELLED", STATUS_CANCELLED_BIT }, { "OK", STATUS_OK_BIT },
+	{ "FAILED", STATUS_FAILED_BIT }, { "LATE", STATUS_LATE_BIT },
+	{ "PAUSED", STATUS_PAUSED_BIT },
+};
+
+static unsigned list_word_bit(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof list_words / sizeof list_words[0]; i++)
+		if (strlen(list_words[i].word) == len && strncasecmp(s, list_words[i].word, len) == 0)
+			return list_words[i].bit;
+	return 0;
+}
+
 int parse_status_list(const char *s, unsigned *mask)
 {
 	*mask = 0;
@@ -34,12 +49,9 @@ int parse_status_list(const char *s, unsigned *mask)
 		const char *comma = strchr(s, ',');
 		size_t len = comma ? (size_t)(comma - s) : strlen(s);
 		int st = status_from_word(s, len, 1);
-		if (len == 2 && strncasecmp(s, "OK", 2) == 0)
-			*mask |= STATUS_OK_BIT;
-		else if (len == 6 && strncasecmp(s, "FAILED", 6) == 0)
-			*mask |= STATUS_FAILED_BIT;
-		else if (len == 4 && strncasecmp(s, "LATE", 4) == 0)
-			*mask |= STATUS_LATE_BIT;
+		unsigned bit = list_word_bit(s, len);
+		if (bit)
+			*mask |= bit;
 		else if (st < 0)
 			return -1;
 		else
@@ -50,12 +62,14 @@ int parse_status_list(const char *s, unsigned *mask)
 	}
 }
 
-int status_in(unsigned mask, enum status st, enum outcome outcome, int late)
+int status_in(unsigned mask, enum status st, enum outcome outcome, int late, int paused)
 {
-	if ((mask & STATUS_BIT(st)) || (late && (mask & STATUS_LATE_BIT)))
+	if ((mask & STATUS_BIT(st)) || (late && (mask & STATUS_LATE_BIT)) ||
+	    (paused && (mask & STATUS_PAUSED_BIT)))
 		return 1;
 	if (st != ST_DONE)
 		return 0;
 	return (outcome == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
-	       (outcome == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT));
+	       (outcome == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT)) ||
+	       (outcome == OUTCOME_CANCELLED && (mask & STATUS_CANCELLED_BIT));
 }

@@ -9,9 +9,11 @@
  * UNREADABLE are what a reader prints for a record it cannot use. */
 enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT, ST_UNREADABLE };
 
-/* The outcome of a DONE run: FAILED is another exit status than 0, a
- * signal or a time limit; UNKNOWN is no exit status and no signal. */
-enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED };
+/* The outcome of a DONE run (SPEC §2 Status lists): CANCELLED is a run
+ * with cancelled=1, whatever its exit status; otherwise FAILED is another
+ * exit status than 0, a signal or a time limit; UNKNOWN is no exit status
+ * and no signal. */
+enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED, OUTCOME_CANCELLED };
 
 /* "PENDING", "RUNNING", ...; upper case. */
 const char *status_word(enum status st);
@@ -19,18 +21,21 @@ const char *status_word(enum status st);
  * ALLOW_STALE.  -1 if it names none (OK and FAILED are list words only). */
 int status_from_word(const char *s, size_t len, int allow_stale);
 
-/* Status lists: a bit per status, OK and FAILED, the refinements of DONE,
- * and LATE, a late job whatever its status (SPEC §2). */
+/* Status lists: a bit per status, CANCELLED, OK and FAILED, the
+ * refinements of DONE, and LATE and PAUSED, which hold whatever the
+ * status (SPEC §2). */
 #define STATUS_BIT(st) (1u << (st))
 #define STATUS_OK_BIT (1u << 8)
 #define STATUS_FAILED_BIT (1u << 9)
 #define STATUS_LATE_BIT (1u << 10)
+#define STATUS_CANCELLED_BIT (1u << 11)
+#define STATUS_PAUSED_BIT (1u << 12)
 /* "RUNNING,stale,ok" into *MASK; -1 for a bad word. */
 int parse_status_list(const char *s, unsigned *mask);
 /* The words a list may hold, for messages: "PENDING, RUNNING, ..." */
 extern const char status_list_words[];
-/* Is a job of status ST (when DONE, of that OUTCOME), late or not, in
- * MASK? */
-int status_in(unsigned mask, enum status st, enum outcome outcome, int late);
+/* Is a job of status ST (when DONE, of that OUTCOME), LATE and PAUSED or
+ * not, in MASK? */
+int status_in(unsigned mask, enum status st, enum outcome outcome, int late, int paused);
 
 #endif

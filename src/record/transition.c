@@ -2,6 +2,7 @@
 #include "util/signame.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +20,15 @@ static const char *const owner_keys[] = {
 static const char *const liveness_keys[] = {
 	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
 };
-static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", NULL };
+static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out",
+					    "cancelled", "cancelled_by", NULL };
 /* What only a run has; PENDING drops them with the owner and the result. */
-static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_at", NULL };
+static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_at", "slots",
+					 "cmd", NULL };
+/* A cancel asked of one run (SPEC §5a): only that run's DONE, or a new
+ * run, drops it. */
+static const char *const cancel_keys[] = { "cancel_run", "cancel_signal", "cancel_kill_after",
+					   "cancel_by", "cancel_at", "cancel_seen", NULL };
 
 static void put_time(struct record *r, const char *key, time_t t)
 {
@@ -84,6 +91,7 @@ void record_to_pending(struct record *r, time_t now, const char *note)
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
 	drop_keys(r, run_keys);
+	drop_keys(r, cancel_keys);
 }
 
 int record_owned_by(const struct record *r, const struct owner *o)
@@ -133,8 +141,12 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 	drop_keys(r, result_keys);
 	record_drop(r, "timeout");
 	record_drop(r, "retry_at");
-	if (!renewal)
+	if (!renewal) {
 		record_drop(r, "attempt");
+		record_drop(r, "slots");
+		record_drop(r, "cmd");
+		drop_keys(r, cancel_keys);
+	}
 	put_if(r, "attempt", how->attempt);
 	if (o->kind != OWNER_NONE) {
 		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
@@ -178,7 +190,9 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 	int keep = keeps_result(r, end);
 	begin(r, ST_DONE, now, note);
 	drop_keys(r, liveness_keys);
+	drop_keys(r, cancel_keys);
 	record_drop(r, "retry_at");
+	record_drop(r, "slots");
 	if (keep)
 		return 1;
 	drop_keys(r, result_keys);
@@ -189,6 +203,10 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 		put_number(r, "exit", (unsigned long long)end->exit_status);
 	if (end->timed_out)
 		record_put(r, "timed_out", "1");
+	if (end->cancelled_by) {
+		record_put(r, "cancelled", "1");
+		record_put(r, "cancelled_by", end->cancelled_by);
+	}
 	return 0;
 }
 
@@ -225,7 +243,18 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 		was = record_outcome(r);
 	if (record_to_done_counted(r, now, end, note))
 		return;
+	/* A correction of a cancelled run takes its count back; the run's
+	 * new result counts as any other. */
+	if (was == OUTCOME_CANCELLED) {
+		count_down(r, "cancelled_runs");
+		was = OUTCOME_UNKNOWN;
+	}
 	switch (record_outcome(r)) {
+	case OUTCOME_CANCELLED:
+		if (was == OUTCOME_FAILED)
+			count_down(r, "failures");
+		count_up(r, "cancelled_runs");
+		break;
 	case OUTCOME_FAILED:
 		if (was == OUTCOME_FAILED)
 			break;
@@ -256,6 +285,15 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
 {
 	static const struct before_run none;
 	record_to_done_after(r, now, end, note, &none);
+}
+
+void record_to_done_retries_cancelled(struct record *r, time_t now, const struct run_result *end,
+				      const char *by)
+{
+	struct run_result cancelled = *end;
+	cancelled.cancelled_by = by;
+	record_to_done_counted(r, now, &cancelled, NULL);
+	count_up(r, "cancelled_runs");
 }
 
 void record_count_lost(struct record *r)
@@ -297,8 +335,22 @@ unsigned long long record_count(const struct record *r, const char *key)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
+double record_paused_until(const struct record *r)
+{
+	const char *v = record_get(r, "paused_until");
+	time_t t;
+	if (!v)
+		return -1;
+	if (strcmp(v, "inf") == 0)
+		return INFINITY;
+	return time_parse(v, &t) < 0 ? -1 : (double)t;
+}
+
 enum outcome record_outcome(const struct record *r)
 {
+	const char *cancelled = record_get(r, "cancelled");
+	if (cancelled && strtoull(cancelled, NULL, 10) != 0)
+		return OUTCOME_CANCELLED;
 	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
 	if (record_get(r, "signal") || (timed_out && strtoull(timed_out, NULL, 10) != 0))
 		return OUTCOME_FAILED;
@@ -318,11 +370,16 @@ struct run_result record_run_result(const struct record *r)
 	}
 	end.signal_name = record_get(r, "signal");
 	end.timed_out = timed_out && strtoull(timed_out, NULL, 10) != 0;
+	if (record_outcome(r) == OUTCOME_CANCELLED)
+		end.cancelled_by = record_get(r, "cancelled_by");
 	return end;
 }
 
 int run_result_status(const struct run_result *e)
 {
+	/* A cancelled run that exited 0 is still no success to replay. */
+	if (e->cancelled_by && !e->timed_out && !e->signal_name && e->exit_status <= 0)
+		return 1;
 	if (e->timed_out)
 		return 124;
 	if (e->signal_name) {

@@ -28,6 +28,8 @@ struct run_result {
 	int exit_status;           /* -1: not known */
 	const char *signal_name;   /* "TERM", "RTMIN+3"; NULL: not killed */
 	int timed_out;             /* the time limit ended it */
+	const char *cancelled_by;  /* user@host whose cancel stopped it (SPEC §2
+				    * Cancelled runs); NULL: not cancelled */
 };
 
 /* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  The
@@ -69,6 +71,8 @@ struct before_run {
  * timed out) over a DONE record keeps the result the record has. */
 void record_to_done_after(struct record *r, time_t now, const struct run_result *end,
 			  const char *note, const struct before_run *before);
+/* A cancelled run (END->cancelled_by) counts cancelled_runs + 1 and
+ * nothing else: neither OK nor FAILED. */
 /* The same with nothing known of the runs before. */
 void record_to_done(struct record *r, time_t now, const struct run_result *end,
 		    const char *note);
@@ -77,6 +81,11 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
  * the result of a DONE record (END has none), else 0. */
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note);
+/* The retries of a run were cancelled while it waited for its next
+ * attempt (retry_at): DONE with the last attempt's result, whose failure
+ * record_to_retry() counted, marked cancelled=1 by BY, cancelled_runs + 1. */
+void record_to_done_retries_cancelled(struct record *r, time_t now, const struct run_result *end,
+				      const char *by);
 /* The run of a STALE record was lost (SPEC §2): failures, lost and
  * consecutive_failures + 1. */
 void record_count_lost(struct record *r);
@@ -91,6 +100,9 @@ void record_set_late(struct record *r, double late_after, time_t now);
 #define KEEP_RUNS_MAX 10000
 void record_set_keep_runs(struct record *r, unsigned long keep);
 unsigned long record_keep_runs(const struct record *r);
+/* When the job's pause ends (SPEC §2 Paused jobs): paused_until as a
+ * time, INFINITY for inf, -1 when it has none. */
+double record_paused_until(const struct record *r);
 /* A number of the record, as the parser checked it (runs, failures, pid,
  * ...); 0 when absent. */
 unsigned long long record_count(const struct record *r, const char *key);
@@ -100,7 +112,8 @@ enum outcome record_outcome(const struct record *r);
 /* How a DONE record says its run ended. */
 struct run_result record_run_result(const struct record *r);
 /* The exit status of a run that ended so: 124 for a time limit, 128+N for
- * signal N, else its exit status (0 when unknown). */
+ * signal N, else its exit status (0 when unknown); a cancelled run that
+ * would give 0 gives 1, so that --once never replays it as a success. */
 int run_result_status(const struct run_result *e);
 
 /* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */

@@ -8,7 +8,11 @@
 /* The outcome word of a DONE record's run. */
 static const char *outcome_word(const struct record *r)
 {
-	return record_outcome(r) == OUTCOME_OK ? "OK" : "FAILED";
+	switch (record_outcome(r)) {
+	case OUTCOME_OK: return "OK";
+	case OUTCOME_CANCELLED: return "CANCELLED";
+	default: return "FAILED";
+	}
 }
 
 /* When the DONE record R's run ended. */

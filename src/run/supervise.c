@@ -283,6 +283,7 @@ int supervise_outcome(const struct supervise_end *end, struct run_result *out,
 	out->exit_status = -1;
 	out->signal_name = NULL;
 	out->timed_out = end->timed_out;
+	out->cancelled_by = NULL;
 	if (end->start_errno)
 		out->exit_status = 126;
 	else if (end->exec_errno)

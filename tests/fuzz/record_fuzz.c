@@ -1155,6 +1155,8 @@ static int dec_nonzero(const char *v)
 static enum outcome ref_outcome(const struct record *r)
 {
 	const char *x = record_get(r, "exit");
+	if (dec_nonzero(record_get(r, "cancelled")))
+		return OUTCOME_CANCELLED;
 	if (record_get(r, "signal") || dec_nonzero(record_get(r, "timed_out")))
 		return OUTCOME_FAILED;
 	if (!x)
@@ -1186,7 +1188,8 @@ static void check_run_end(const struct record *r)
 	} else {
 		CHECK(status == (want_exit > 0 ? want_exit : 0));
 	}
-	if ((ref_outcome(r) == OUTCOME_FAILED) != (status != 0)) {
+	enum outcome o = ref_outcome(r);
+	if ((o == OUTCOME_FAILED || o == OUTCOME_CANCELLED) != (status != 0)) {
 		fprintf(stderr, "record_fuzz: outcome %d, replayed status %d\n", (int)ref_outcome(r), status);
 		FAIL("--once would replay a FAILED run as a success, or an OK one as a failure");
 	}
@@ -1198,7 +1201,8 @@ static void check_status_in(const struct record *r, uint64_t h)
 	static const unsigned all = STATUS_BIT(ST_PENDING) | STATUS_BIT(ST_RUNNING) |
 				    STATUS_BIT(ST_STALE) | STATUS_BIT(ST_DONE) |
 				    STATUS_BIT(ST_CORRUPT) | STATUS_BIT(ST_UNREADABLE) |
-				    STATUS_OK_BIT | STATUS_FAILED_BIT | STATUS_LATE_BIT;
+				    STATUS_OK_BIT | STATUS_FAILED_BIT | STATUS_LATE_BIT |
+				    STATUS_CANCELLED_BIT | STATUS_PAUSED_BIT;
 	enum outcome o = r ? ref_outcome(r) : OUTCOME_UNKNOWN;
 	const unsigned masks[] = {
 		STATUS_OK_BIT, STATUS_FAILED_BIT, STATUS_OK_BIT | STATUS_FAILED_BIT,
@@ -1210,17 +1214,19 @@ static void check_status_in(const struct record *r, uint64_t h)
 			int want = (mask & STATUS_BIT(st)) != 0 ||
 				   (st == ST_DONE && r &&
 				    ((o == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
-				     (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT))));
-			int late = (int)(h >> (32 + st)) & 1;
-			want = want || (late && (mask & STATUS_LATE_BIT));
+				     (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT)) ||
+				     (o == OUTCOME_CANCELLED && (mask & STATUS_CANCELLED_BIT))));
+			int late = (int)(h >> (32 + st)) & 1, paused = (int)(h >> (40 + st)) & 1;
+			want = want || (late && (mask & STATUS_LATE_BIT)) ||
+			       (paused && (mask & STATUS_PAUSED_BIT));
 			if (!status_in(mask, (enum status)st, r ? record_outcome(r) : OUTCOME_UNKNOWN,
-				       late) != !want) {
+				       late, paused) != !want) {
 				fprintf(stderr, "record_fuzz: status_in(%#x, %s) is %d\n", mask,
 					status_word((enum status)st), !want);
 				FAIL("status_in disagrees with SPEC's status lists");
 			}
 		}
-		CHECK(!status_in(masks[m], ST_DONE, OUTCOME_UNKNOWN, 0) == !(masks[m] & STATUS_BIT(ST_DONE)));
+		CHECK(!status_in(masks[m], ST_DONE, OUTCOME_UNKNOWN, 0, 0) == !(masks[m] & STATUS_BIT(ST_DONE)));
 	}
 }
 
