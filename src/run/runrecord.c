@@ -1,4 +1,5 @@
 #include "run/runrecord.h"
+#include "registry/line.h"
 #include "registry/lock.h"
 #include "run/logrelay.h"
 #include "util/msg.h"
@@ -250,7 +251,8 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	message_context(context.data);
 	int rc = lock_ours(reg, run, &job_lock, &st, &ours);
 	if (!rc && ours && clear) {
-		rc = reg_remove(reg, run->job, 1);
+		int kept;
+		rc = line_clear(reg, run->job, &st.rec, 1, 1, &kept);
 		sweep_run_files(reg, run->job, NULL);
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
