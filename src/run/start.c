@@ -286,7 +286,7 @@ static void report_unanswered(const struct registry *reg, const struct run_reque
  * finish), a leftover process of an old run (EARLIER: the DONE run's
  * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
  * lock, blocked in an exclusive flock (a shared holder must not let us
- * through and spin), until DEADLINE, and start over; also once DIR names
+ * through and spin), until DEADLINE (< 0: none), and start over; also once DIR names
  * another directory (removed, replaced: SPEC §5, every wait follows it),
  * which a wait a second at a time notices.  The lock is let go at once,
  * so neither a missing file is made nor the name re-checked here: the
@@ -295,14 +295,14 @@ static int wait_run_lock(const struct registry *reg, const char *job, double dea
 			 long earlier)
 {
 	for (;;) {
-		double left = deadline - now_mono();
+		double left = deadline < 0 ? 1 : deadline - now_mono();
 		int fd = -1;
 		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
 				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
 		reg_unlock(&fd);
 		if (rc != EXIT_BUSY || !reg_same(reg))
 			return rc == EXIT_BUSY ? 0 : rc;
-		if (now_mono() >= deadline)
+		if (deadline >= 0 && now_mono() >= deadline)
 			return run_lock_busy(reg, job, earlier);
 	}
 }
@@ -527,9 +527,16 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			t.waited = 1;
 			lock_deadline = -1;   /* a new busy spell gets its -w */
 		} else if (lock_busy) {
-			if (lock_deadline < 0)
+			/* A waiter whose turn has come waits for it within its
+			 * own --wait (SPEC §5a), any other call within -w. */
+			if (lock_deadline < 0 && t.place.fd < 0)
 				lock_deadline = now_mono() + req->lock_wait;
-			rc = wait_run_lock(reg, req->job, lock_deadline, earlier);
+			rc = wait_run_lock(reg, req->job, t.place.fd >= 0 ? deadline : lock_deadline,
+					   earlier);
+			if (rc == EXIT_BUSY && t.place.fd >= 0) {
+				leave(reg, req->job, &t);
+				return req->conflict_code;
+			}
 		}
 		/* Start over in what DIR names now: the wait follows it (and a
 		 * busy run lock there is a new spell). */
