@@ -463,6 +463,31 @@ print("checked")' <<<"$output"
 	[[ "$output" == *'"version": 1, '*'"timed_out": true, '* ]]
 }
 
+@test "get -j gives the counts of 0.4 as numbers, cancelled as a flag, and paused and waiting" {
+	write_record done version=1 status=DONE since=2026-01-01T01:00:00Z ended=2026-01-01T01:00:00Z \
+		exit=143 cancelled=1 cancelled_by=ops@ops01 "cmd=rsync -a '/srv x/'" cancelled_runs=02 \
+		skipped=4 coalesced=2 wait_next=18 wait_head=15 replaced_below=16 \
+		paused_until=inf paused_by=ops@ops01
+	write_record run version=1 status=RUNNING since=2026-01-01T00:00:00Z cancel_run=13 \
+		cancel_signal=TERM cancel_kill_after=10.5 cancel_by=ops@ops01 \
+		cancel_at=2026-01-01T00:00:01Z paused_until=2020-01-01T00:00:00Z wait_next=3
+	mkdir -p "$REG"
+	hold_place done 15   # superseded: below replaced_below
+	hold_place done 16
+	hold_place done 17
+	: >"$REG/.done.wait.18"   # past wait_next
+	run --separate-stderr jobreg-get -j done run
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "ended": "2026-01-01T01:00:00Z", "exit": 143, "cancelled": true, "cancelled_by": "ops@ops01", "cmd": "rsync -a '"'/srv x/'"'", "cancelled_runs": 2, "skipped": 4, "coalesced": 2, "wait_next": 18, "wait_head": 15, "replaced_below": 16, "paused_until": "inf", "paused_by": "ops@ops01", "paused": true, "waiting": 2}' ]
+	# a pause that has ended, and a line with nobody in it, add nothing
+	[ "${lines[1]}" = '{"job": "run", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "cancel_run": 13, "cancel_signal": "TERM", "cancel_kill_after": 10.5, "cancel_by": "ops@ops01", "cancel_at": "2026-01-01T00:00:01Z", "wait_next": 3, "paused_until": "2020-01-01T00:00:00Z"}' ]
+	printf '%s\n' "$output" | json_valid
+	# a record's own "paused" or "waiting" key is left out
+	write_record hand version=1 status=PENDING since=2026-01-01T00:00:00Z paused=no waiting=7
+	run -0 jobreg-get -j hand
+	[ "$output" = '{"job": "hand", "version": 1, "status": "PENDING", "since": "2026-01-01T00:00:00Z"}' ]
+}
+
 # -s: the status list filters every format, with -a and with named jobs.
 plant_mix() {
 	write_record ok version=1 status=DONE since=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z exit=0
