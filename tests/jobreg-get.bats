@@ -1394,6 +1394,36 @@ plant_report() {
 	[ "$(printf '%s\n' "${lines[@]:0:9}" | awk '{ print index($0, $2) }' | sort -u | wc -l)" -eq 1 ]
 }
 
+@test "get --report says who cancelled a run, until when a job is paused and how many wait, and counts cancelled and paused" {
+	write_record cancelled version=1 status=DONE since=2026-01-01T00:00:30Z \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:30Z exit=143 cancelled=1 \
+		cancelled_by=ops@ops01 cancelled_runs=1
+	write_record held version=1 status=PENDING since=2026-01-01T00:00:00Z \
+		paused_until=2999-01-01T00:00:00Z paused_by=ops@ops01 "paused_note=kernel upgrade"
+	write_record okheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
+		paused_until=inf paused_by=ops@ops01 "paused_note=$(printf 'x%.0s' {1..41})"
+	write_record badheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=2 paused_until=inf
+	write_record over version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
+		paused_until=2020-01-01T00:00:00Z
+	write_record busy version=1 status=RUNNING since=2026-01-01T00:00:00Z wait_next=3 wait_head=1
+	hold_place busy 1
+	hold_place busy 2
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
+		"badheld cancelled held okheld busy over 6" ]
+	local line
+	for line in "badheld +DONE +FAILED exit 2, paused +never ok" \
+		"cancelled +DONE +cancelled by ops@ops01 +never ok +took 30s$" \
+		"held +PENDING +paused until 2999-01-01T00:00:00Z by ops@ops01 \(kernel upgrade\) +never ok" \
+		"okheld +DONE +OK, paused by ops@ops01 +never ok" \
+		"busy +RUNNING +running, 2 waiting +never ok" \
+		"over +DONE +OK +never ok"; do
+		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"
+	done
+	[ "${lines[6]}" = "6 jobs: 1 failed, 1 cancelled, 2 paused, 1 running, 1 ok" ]
+}
+
 @test "get --report gives a time limit that is not whole seconds as it was given" {
 	jobreg-dispatch -q --timeout 0.5 half sleep 5 || true
 	jobreg-dispatch -q --timeout 1.5 more sleep 5 || true
