@@ -31,6 +31,23 @@ void line_numbers(const struct record *rec, struct line_numbers *nums)
 		nums->next = nums->head;
 }
 
+int line_read(const struct registry *reg, const char *job, struct line_numbers *nums)
+{
+	struct buf data = {0};
+	struct record rec;
+	const char *why;
+	int found = 0;
+	int rc = reg_read(reg, job, job, RECORD_MAX, &data, &found);
+	if (!rc && found && record_parse(&rec, data.data, data.len, &why) == 0) {
+		line_numbers(&rec, nums);
+		record_free(&rec);
+	} else {
+		line_numbers(NULL, nums);
+	}
+	buf_free(&data);
+	return rc;
+}
+
 /* ".JOB.wait.N" */
 static char *place_name(const char *job, unsigned long long n)
 {

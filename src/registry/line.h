@@ -28,6 +28,10 @@ struct line_numbers {
 	unsigned long long next, head, replaced_below;
 };
 void line_numbers(const struct record *rec, struct line_numbers *nums);
+/* The numbers of JOB's record as it is now, read without a lock (a
+ * waiter's look between two waits).  Returns an exit status; a missing
+ * or corrupt record gives the numbers of none. */
+int line_read(const struct registry *reg, const char *job, struct line_numbers *nums);
 
 /* Under the job lock: take a place for this call, N = wait_next (made
  * O_CREAT|O_EXCL; a leftover of that number makes it N + 1), locked;

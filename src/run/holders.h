@@ -17,4 +17,10 @@ int run_lock_busy(const struct registry *reg, const char *job, long earlier);
  * the command left behind); the next run waits for it". */
 void run_lock_release(const struct registry *reg, const char *job, int *fd);
 
+/* A cancelled run (SPEC §5a) whose command has ended: wait until AT
+ * (now_mono()) for the other processes of this host that hold the run
+ * lock FD (not the log relay) to go, looking every 100 ms, then KILL
+ * those left. */
+void run_lock_kill_leftovers(int fd, double at);
+
 #endif
