@@ -36,7 +36,9 @@
  *     (what --once replays: a cancelled run never as 0) with the record's
  *     fields and its outcome, for the input and every record a transition
  *     makes;
- *   - utf8_valid and note_problem agree with reference implementations.
+ *   - utf8_valid and note_problem agree with reference implementations;
+ *   - shquote_argv (cmd=) of the input's NUL-separated words is a value a
+ *     record holds, and reads back as the words unless it was cut.
  *
  * Inputs of exactly 20 bytes are also fed to time_parse (compared with a
  * reference validator and glibc timegm), and time_format round trips; the
@@ -58,6 +60,7 @@
 #include "../../src/report/format.h"
 #include "../../src/record/record.h"
 #include "../../src/record/transition.h"
+#include "../../src/util/shquote.h"
 #include "../../src/util/signame.h"
 #include "../../src/util/utf8.h"
 
@@ -1729,6 +1732,122 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 }
 
 /* ------------------------------------------------------------------ */
+/* cmd= (SPEC §5 step 5).                                              */
+
+/* The words a shell reads back from Q (LEN bytes), as shquote writes
+ * them, into OUT with a NUL between two words: one space between words;
+ * in a word plain bytes (only those a shell takes as themselves), '…',
+ * \' and $'…' (\\ \' \t \n \r \e \xHH).  0 when Q is not so made. */
+static int ref_unquote(const char *q, size_t len, struct buf *out)
+{
+	buf_reset(out);
+	buf_add(out, "", 0);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)q[i];
+		if (c == ' ') {
+			buf_addc(out, '\0');
+			i++;
+		} else if (c == '\'') {
+			const char *end = memchr(q + i + 1, '\'', len - i - 1);
+			if (!end)
+				return 0;
+			buf_add(out, q + i + 1, (size_t)(end - q) - i - 1);
+			i = (size_t)(end - q) + 1;
+		} else if (c == '\\') {
+			if (i + 1 >= len || q[i + 1] != '\'')
+				return 0;
+			buf_addc(out, '\'');
+			i += 2;
+		} else if (c == '$') {
+			if (i + 1 >= len || q[i + 1] != '\'')
+				return 0;
+			for (i += 2;; ) {
+				if (i >= len)
+					return 0;
+				if (q[i] == '\'') {
+					i++;
+					break;
+				}
+				if (q[i] != '\\') {
+					buf_addc(out, q[i++]);
+					continue;
+				}
+				if (i + 1 >= len)
+					return 0;
+				char e = q[i + 1];
+				const char *from = "\\'tnre", *to = "\\'\t\n\r\033", *at = strchr(from, e);
+				if (e && at) {
+					buf_addc(out, to[at - from]);
+					i += 2;
+				} else if (e == 'x' && i + 3 < len && hexval(q[i + 2]) >= 0 &&
+					   hexval(q[i + 3]) >= 0) {
+					buf_addc(out, (char)(hexval(q[i + 2]) * 16 + hexval(q[i + 3])));
+					i += 4;
+				} else {
+					return 0;
+				}
+			}
+		} else {
+			if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			      (c >= '0' && c <= '9') || strchr("@%+=:,./_-", c)))
+				return 0;
+			buf_addc(out, (char)c);
+			i++;
+		}
+	}
+	return 1;
+}
+
+/* shquote_argv of the words of DATA (split at its NUL bytes, as no word
+ * of an argv holds one): a value a record holds whatever the words — at
+ * most SHQUOTE_MAX bytes, valid UTF-8, no control byte —, which reads back
+ * as the words when it was not cut. */
+static void check_shquote(const uint8_t *data, size_t size)
+{
+	char *text = xmalloc(size + 1);
+	memcpy(text, data, size);
+	text[size] = '\0';
+	size_t n = 1;
+	for (size_t i = 0; i < size; i++)
+		n += data[i] == '\0';
+	char **argv = xmalloc((n + 1) * sizeof *argv);
+	argv[0] = text;
+	for (size_t i = 0, k = 1; i < size; i++)
+		if (!data[i])
+			argv[k++] = text + i + 1;
+	argv[n] = NULL;
+	struct buf q = {0}, back = {0}, rec = {0};
+	shquote_argv(&q, argv);
+	CHECK(q.data && q.len == strlen(q.data) && q.len <= SHQUOTE_MAX);
+	CHECK(ref_utf8_valid(q.data, q.len));
+	for (size_t i = 0; i < q.len; i++) {
+		unsigned char c = (unsigned char)q.data[i];
+		CHECK(c >= 0x20 && c != 0x7f);
+		CHECK(!(c == 0xc2 && i + 1 < q.len && (unsigned char)q.data[i + 1] < 0xa0));
+	}
+	/* A cut leaves at least SHQUOTE_MAX - 3 bytes (a character is 4 at
+	 * most): anything shorter is whole. */
+	if (q.len < SHQUOTE_MAX - 3) {
+		if (!ref_unquote(q.data, q.len, &back) || back.len != size ||
+		    memcmp(back.data, data, size) != 0) {
+			fprintf(stderr, "record_fuzz: cmd=%s\n", q.data);
+			FAIL("shquote_argv's words do not read back as they were");
+		}
+	}
+	struct record r;
+	buf_adds(&rec, "version=1\nstatus=RUNNING\ncmd=");
+	buf_add(&rec, q.data, q.len);
+	must_parse(&r, rec.data, rec.len, "a record with shquote_argv's cmd");
+	CHECK(strcmp(record_get(&r, "cmd"), q.data) == 0);
+	record_free(&r);
+	buf_free(&rec);
+	buf_free(&back);
+	buf_free(&q);
+	free(argv);
+	free(text);
+}
+
+/* ------------------------------------------------------------------ */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -1744,6 +1863,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_json_string(s);
 		free(s);
 	}
+
+	if (size <= 4096)
+		check_shquote(data, size);
 
 	/* Status words: the three written ones and STALE when allowed, in
 	 * any case, nothing else. */
