@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-/* Bytes a shell reads as themselves anywhere in a word; '=' only after
+/* Bytes a shell reads as themselves anywhere in a word; '=' too, but in
  * the first word, where it would make an assignment. */
 static int plain_byte(unsigned char c, int first)
 {
