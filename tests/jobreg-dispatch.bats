@@ -259,6 +259,14 @@ forwarded() {
 	[ ! -e "$T/ran" ]
 }
 
+@test "dispatch --once replays a cancelled run that exited 0 as a failure, also one whose record names no canceller" {
+	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=0 cancelled=1
+	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "jobreg-dispatch: j: already done: cancelled ("* ]]
+	[ ! -e "$T/ran" ]
+}
+
 @test "dispatch --once --retry-failed runs a failed job again but not a good one" {
 	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=3 runs=1 failures=1
 	run jobreg-dispatch --once --retry-failed j sh -c 'echo again >>"$0"' "$T/ran"

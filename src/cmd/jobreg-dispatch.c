@@ -231,6 +231,7 @@ int main(int argc, char **argv)
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
+			    .command = req.command,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,
 			    .logged = req.log != LOG_NONE,
 			    .attempt = req.retries > 0 };

@@ -2,6 +2,7 @@
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "registry/history.h"
+#include "registry/line.h"
 #include "run/logview.h"
 #include "report/outfile.h"
 #include "report/format.h"
@@ -195,13 +196,16 @@ static int format_job(const struct registry *reg, const struct request *req, str
 		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
+	struct job_flags flags = { .late = st->late, .paused = st->paused };
 	struct prom *prom = &all->prom;
 	int rc = 0;
+	if (r && (req->format == JSON || req->format == PROMETHEUS))
+		flags.waiting = line_waiting(reg, job, r);
 	switch (req->format) {
 	case PLAIN: format_plain(out, job, st->status, req->all); break;
 	case LONG: format_long(out, job, r, st->status); break;
-	case JSON: format_json(out, job, r, st->status, st->late); break;
-	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
+	case JSON: format_json(out, job, r, st->status, &flags); break;
+	case PROMETHEUS: prom_add(prom, job, r, st->status, &flags); break;
 	case REPORT: rc = report_job(reg, &all->report, job, st); break;
 	}
 	return rc;

@@ -46,6 +46,16 @@ static const struct {
 		"1 when the job is late: its late_after has passed since its last success (or since late_after was given), else 0." },
 	[PROM_LATE_AFTER] = { "jobreg_job_late_after_seconds", "gauge",
 		"How long after its last success the job is late, in seconds." },
+	[PROM_CANCELLED] = { "jobreg_job_cancelled_runs_total", "counter",
+		"Runs of the job that were cancelled (jobreg-set --cancel, jobreg-dispatch --replace)." },
+	[PROM_SKIPPED] = { "jobreg_job_skipped_total", "counter",
+		"Starts of the job refused: it was running or paused, or waiters were ahead." },
+	[PROM_COALESCED] = { "jobreg_job_coalesced_total", "counter",
+		"Dispatches of the job folded into a run already waiting (--coalesce)." },
+	[PROM_WAITING] = { "jobreg_job_waiting", "gauge",
+		"Dispatchers of the job waiting in line for their turn." },
+	[PROM_PAUSED] = { "jobreg_job_paused", "gauge",
+		"1 when the job is paused (jobreg-set --pause), else 0." },
 };
 static const char corrupt_name[] = "jobreg_corrupt_records";
 static const char corrupt_help[] =
@@ -110,7 +120,7 @@ static const char *const shown_names[] = { "pending", "running", "stale", "done"
 #define NSHOWN (sizeof shown / sizeof shown[0])
 
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
-	      int late)
+	      const struct job_flags *x)
 {
 	struct buf *v = &p->values;
 	if (status == ST_CORRUPT || status == ST_UNREADABLE) {
@@ -150,9 +160,16 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 		buf_addf(v, "%lld", (long long)(t1 - t0));
 	end_value(v);
 	if (r && record_get(r, "late_after"))
-		buf_addc(v, late ? '1' : '0');
+		buf_addc(v, x->late ? '1' : '0');
 	end_value(v);
 	count_value(v, r, "late_after", NULL);
+	count_value(v, r, "cancelled_runs", "0");
+	count_value(v, r, "skipped", "0");
+	count_value(v, r, "coalesced", "0");
+	buf_addf(v, "%llu", x->waiting);
+	end_value(v);
+	buf_addc(v, x->paused ? '1' : '0');
+	end_value(v);
 }
 
 /* ---- prom_more: the text, family after family ---------------------- */

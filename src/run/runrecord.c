@@ -3,6 +3,7 @@
 #include "registry/lock.h"
 #include "run/logrelay.h"
 #include "util/msg.h"
+#include "util/shquote.h"
 #include "registry/sweep.h"
 #include "util/signame.h"
 
@@ -65,12 +66,19 @@ static void note_attempt(struct run *run, const struct record *rec)
 	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
 }
 
-/* REC as the attempt now begins: RUNNING, owned by us, a new run. */
+/* REC as the attempt now begins: RUNNING, owned by us, a new run, with
+ * the command it runs (→ RUNNING drops the last one's). */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
 {
 	struct run_start how = { .owner = &run->owner, .timeout = run->timeout,
 				 .attempt = run->attempt };
 	record_to_running(rec, now_seconds(), &how, note);
+	if (run->command) {
+		struct buf cmd = {0};
+		shquote_argv(&cmd, run->command);
+		record_put(rec, "cmd", cmd.data);
+		buf_free(&cmd);
+	}
 	note_attempt(run, rec);
 }
 

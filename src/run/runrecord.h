@@ -20,6 +20,7 @@ struct run {
 	struct owner owner;        /* the dispatcher: run lock and pid fields */
 	double timeout;            /* --timeout, written with each attempt */
 	const char *note;          /* -m, written at the start */
+	char *const *command;      /* COMMAND [ARG...]: each attempt's cmd= */
 	double late_after;         /* --late-after (< -1: not given) */
 	long keep_runs;            /* --keep-runs (-1: not given) */
 	unsigned long attempt;     /* the attempt now (0: no --retries) */
