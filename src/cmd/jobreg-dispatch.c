@@ -230,6 +230,10 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
+	if (start_not_due(&reg, &req)) {
+		reg_close(&reg);
+		return 0;
+	}
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
 			    .command = req.command,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,

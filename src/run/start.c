@@ -53,6 +53,35 @@ static double due_at(const struct run_request *req, const struct job_state *st)
 	return now_real() < at ? at : -1;
 }
 
+/* "not due until T", T rounded up to the second: no run starts early. */
+static void say_not_due(const char *job, double at)
+{
+	char when[21];
+	time_t whole = (time_t)at;
+	time_format(whole < at ? whole + 1 : whole, when);
+	info(job, "not due until %s", when);
+}
+
+int start_not_due(const struct registry *reg, const struct run_request *req)
+{
+	struct job_state st = { .status = ST_PENDING };
+	struct buf data = {0};
+	const char *why;
+	double at = -1;
+	if (req->every <= 0)
+		return 0;
+	if (reg_read(reg, req->job, req->job, RECORD_MAX, &data, &st.found) == 0 && st.found &&
+	    record_parse(&st.rec, data.data, data.len, &why) == 0) {
+		at = due_at(req, &st);   /* (from the last success: no liveness asked) */
+		record_free(&st.rec);
+	}
+	buf_free(&data);
+	if (at < 0)
+		return 0;
+	say_not_due(req->job, at);
+	return 1;
+}
+
 /* Step 2 for the state ST, the line NUMS and AHEAD, the nearest live
  * place ahead of this call (0: none). */
 static enum action decide(const struct run_request *req, const struct job_state *st,
@@ -469,16 +498,11 @@ static int decide_locked(struct registry *reg, const struct run_request *req, st
 		rc = answer(reg, req->job, &st, t, 1, 0);
 		rc = rc ? rc : req->conflict_code;
 		break;
-	case NOT_DUE: {
-		char when[21];
-		double at = due_at(req, &st);
-		time_t whole = (time_t)at;
-		time_format(whole < at ? whole + 1 : whole, when);
-		info(req->job, "not due until %s", when);
+	case NOT_DUE:
+		say_not_due(req->job, due_at(req, &st));
 		let_go_coalesced(reg, req->job, t);
 		rc = answer(reg, req->job, &st, t, 0, 0);
 		break;
-	}
 	case REPLAY:
 		let_go_coalesced(reg, req->job, t);
 		rc = answer(reg, req->job, &st, t, 0, 0);

@@ -29,4 +29,10 @@
 int start_run(struct registry *reg, const struct run_request *req, struct run *run,
 	      int *run_lock, const sigset_t *hold);
 
+/* --every (SPEC §5 step 2a): a look at the record without a lock, before
+ * anything else: when the job's last success started less than the
+ * period ago, say "not due until T" and return 1 (exit 0, nothing
+ * written); else 0, and start_run() decides under the job lock. */
+int start_not_due(const struct registry *reg, const struct run_request *req);
+
 #endif
