@@ -14,6 +14,9 @@
 #include "record/record.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
+#include "registry/slots.h"
+#include "registry/write.h"
+#include "report/slotview.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "run/supervise.h"
@@ -29,7 +32,7 @@
 
 static const char usage[] =
 	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear]"
-	" [--wait DURATION] [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
+	" [--wait DURATION] [--slots NAME:N]... [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
 	" [--late-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
@@ -40,6 +43,8 @@ static const char help[] =
 	"      --clear       remove the record after the run instead of writing DONE\n"
 	"      --wait D      if JOB is running, wait (at most D, inf: no limit), then\n"
 	"                    start over\n"
+	"      --slots NAME:N  run only with one of N slots of group NAME free\n"
+	"                    (repeatable); if none: 75, or wait in line (--wait, --once)\n"
 	"      --timeout D   send COMMAND's process group SIG if it runs longer than D\n"
 	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM)\n"
 	"      --retries N   run a FAILED run again, up to N more times, waiting\n"
@@ -64,7 +69,7 @@ static const char help[] =
 
 /* ---- decisions (pure functions of the record) ---------------------------- */
 
-enum action { RUN, REFUSE, WAIT, REPLAY };
+enum action { RUN, REFUSE, WAIT, REPLAY, TAKE_SLOTS };
 
 /* Steps 2-4 for the state ST.  WAITED: this call has already waited for
  * a run in progress; its result is then replayed whatever it was, since
@@ -111,6 +116,79 @@ static int replay(const struct registry *reg, const struct run_request *req,
 	}
 	buf_free(&how);
 	return run_result_status(&end);
+}
+
+/* ---- step 2f: the slots (SPEC §5b) ---------------------------------------- */
+
+/* A run takes its slots first (TAKE_SLOTS: take_slots(), without the job
+ * lock), then decides afresh; a call that will not run after all gives
+ * them back at once. */
+static enum action slots_first(const struct run_request *req, enum action act)
+{
+	if (act != RUN)
+		slots_release(req->slots);
+	else if (!slots_held(req->slots))
+		return TAKE_SLOTS;
+	return act;
+}
+
+/* A refusal (SPEC §5a Skips): skipped + 1 and last_skipped, in one write
+ * under the job lock. */
+static int count_skip(const struct registry *reg, const struct run_request *req)
+{
+	struct job_state st;
+	struct record rec;
+	char now[21];
+	int job_lock = -1;
+	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
+	if (!rc && (rc = jobstate_read(reg, req->job, &st)) == 0) {
+		struct buf skipped = {0};
+		record_copy(&rec, &st.rec);
+		if (!st.found)
+			record_to_pending(&rec, now_seconds(), NULL);
+		buf_addf(&skipped, "%llu", record_count(&rec, "skipped") + 1);
+		record_put(&rec, "skipped", skipped.data);
+		time_format(now_seconds(), now);
+		record_put(&rec, "last_skipped", now);
+		rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, NULL);
+		record_free(&rec);
+		buf_free(&skipped);
+	}
+	if (job_lock >= 0)
+		jobstate_free(&st);
+	reg_unlock(&job_lock);
+	return rc;
+}
+
+/* Step 2f, without the job lock: one free slot of each group.  None
+ * free: a call that waits (--wait, --once) waits in the group's line
+ * within its --wait limit, DEADLINE; any other does not run (75 or -E),
+ * counted as a skip.  The caller starts over at step 1. */
+static int take_slots(const struct registry *reg, const struct run_request *req, double deadline)
+{
+	int waits = req->wait || req->once;
+	size_t full;
+	int rc = slots_take(reg, req->job, req->slots, waits, deadline, req->lock_wait, &full);
+	if (rc == EXIT_BUSY) {
+		const struct slot_group *g = &req->slots->groups[full];
+		struct slot_views held;
+		struct buf who = {0};
+		slotview_group(reg, g->name, g->n, &held);
+		slotview_holders(&who, &held);
+		info(req->job, "no free slot of %s (%s)%s%s", g->name, who.data,
+		     waits ? " after --wait " : "", waits ? req->wait_arg : "");
+		slotview_free(&held);
+		buf_free(&who);
+		if (!waits && (rc = count_skip(reg, req)) != 0)
+			return rc;
+		return req->conflict_code;
+	}
+	struct buf slots = {0};
+	slots_format(req->slots, &slots);
+	if (!rc && slots.len && setenv("JOBREG_SLOTS", slots.data, 1) < 0)
+		rc = fail_errno(errno, req->job, "setenv");
+	buf_free(&slots);
+	return rc;
 }
 
 /* ---- steps 1-4 ------------------------------------------------------------ */
@@ -201,7 +279,7 @@ static int start_run(struct registry *reg, const struct run_request *req, struct
 		if (rc)
 			return rc;
 		rc = jobstate_read(reg, req->job, &st);
-		enum action act = rc ? REFUSE : decide(req, &st, waited);
+		enum action act = slots_first(req, rc ? REFUSE : decide(req, &st, waited));
 		if (!rc && act == REPLAY)
 			rc = replay(reg, req, &st.rec);
 		else if (!rc && act == REFUSE) {
@@ -227,6 +305,8 @@ static int start_run(struct registry *reg, const struct run_request *req, struct
 			}
 			waited = 1;
 			lock_deadline = -1;   /* a new busy spell gets its -w */
+		} else if (act == TAKE_SLOTS) {
+			rc = take_slots(reg, req, deadline);
 		} else if (act == RUN && rc == EXIT_BUSY) {
 			if (lock_deadline < 0)
 				lock_deadline = now_mono() + req->lock_wait;
@@ -249,6 +329,14 @@ static void set_log(struct run_request *req, enum log_mode mode)
 	if (req->log != LOG_NONE && req->log != mode)
 		usage_error("--log and --chronic exclude each other");
 	req->log = mode;
+}
+
+/* --slots NAME:N, one a group. */
+static void set_slots(struct run_request *req, const char *arg)
+{
+	const char *why = slots_add(req->slots, arg);
+	if (why)
+		usage_error("--slots %s: %s", arg, why);
 }
 
 /* JOB [--] COMMAND [ARG...], after the options. */
@@ -306,6 +394,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "log-size", required_argument, 0, 'z' },
 		{ "late-after", required_argument, 0, 'l' },
 		{ "keep-runs", required_argument, 0, 'k' },
+		{ "slots", required_argument, 0, 'N' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -336,6 +425,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'z': req->log_size = size_or_err(optarg); break;
 		case 'l': req->late_after = late_after_or_err(optarg); break;
 		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		case 'N': set_slots(req, optarg); break;
 		default: common_option(opt, optarg, common);
 		}
 	}
@@ -356,7 +446,7 @@ static int open_registry(struct registry *reg, const struct common *common, cons
 	char *abs = path_absolute(path);
 	int rc = reg_open(reg, path, 1);
 	if (!rc && (setenv("JOBREG_JOB", job, 1) < 0 ||
-		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0))
+		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0 || unsetenv("JOBREG_SLOTS") < 0))
 		rc = fail_errno(errno, job, "setenv");
 	free(path);
 	free(abs);
@@ -389,16 +479,18 @@ int main(int argc, char **argv)
 				   .keep_runs = -1 };
 	struct registry reg;
 	struct run run = {0};
+	struct slot_set slots = {0};
 	sigset_t hold, old_mask;
 	int run_lock = -1, rc;
 
+	req.slots = &slots;
 	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,
 			    .logged = req.log != LOG_NONE,
-			    .attempt = req.retries > 0 };
+			    .attempt = req.retries > 0, .slots = &slots };
 	if ((rc = identify(req.job, &run.owner)) != 0) {
 		reg_close(&reg);
 		return rc;
@@ -406,6 +498,7 @@ int main(int argc, char **argv)
 	supervise_signals(&hold, &old_mask);
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0) {
+		slots_free(&slots);
 		reg_close(&reg);
 		return rc;
 	}
@@ -415,6 +508,7 @@ int main(int argc, char **argv)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else
 		run_lock_release(&reg, req.job, &run_lock);
+	slots_free(&slots);
 	reg_close(&reg);
 	return exit_status;
 }

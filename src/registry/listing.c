@@ -1,4 +1,5 @@
 #include "registry/listing.h"
+#include "registry/slots.h"
 #include "util/msg.h"
 
 #include <dirent.h>
@@ -47,6 +48,8 @@ static void add_entry(struct listing *l, const struct dirent *e)
 			push_job(l, name, ENTRY_IS_REG(e));
 	} else if (ends_with(name, n, ".lock")) {
 		push(&l->locks, &l->nlocks, name, n);
+	} else if (slot_file_parse(name, NULL, NULL)) {
+		push(&l->slots, &l->nslots, name, n);   /* (get --slots, -P) */
 	} else if (l->jobs_only) {
 		return;   /* get -a looks at nothing else */
 	} else if (ends_with(name, n, ".run")) {
@@ -161,9 +164,9 @@ int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
 
 void listing_free(struct listing *l)
 {
-	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles };
-	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles };
-	for (int k = 0; k < 5; k++) {
+	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles, l->slots };
+	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles, l->nslots };
+	for (int k = 0; k < 6; k++) {
 		for (size_t i = 0; i < counts[k]; i++)
 			free(lists[k][i]);
 		free(lists[k]);

@@ -26,6 +26,8 @@ struct listing {
 	size_t nlocks;
 	char **runfiles;          /* ".X.history", ".X.log", ".X.faillog" */
 	size_t nrunfiles;
+	char **slots;             /* ".NAME.slot.K" (slots.h), listed always */
+	size_t nslots;
 	int jobs_only;            /* LIST_JOBS: temps, runs and runfiles not listed */
 };
 

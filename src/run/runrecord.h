@@ -13,6 +13,7 @@
 #include "record/record.h"
 #include "record/transition.h"
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "liveness/jobstate.h"
 
 struct run {
@@ -29,6 +30,8 @@ struct run {
 	int logged;                /* --log or --chronic: the run writes a log */
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
+	const struct slot_set *slots;  /* --slots: held for the whole run, written
+					* as slots= with each attempt; NULL: none */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
