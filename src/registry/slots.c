@@ -378,22 +378,21 @@ static void leave(const struct registry *reg, const char *job, struct line *line
 
 /* ---- waking up --------------------------------------------------------- */
 
-/* An inotify of DIR for the closes of slot files and places, or -1 (then
- * the wait polls every 100 ms). */
+/* An inotify of DIR for the closes of slot files and places by their
+ * holders (read-write), and the removal of places, or -1 (then the wait
+ * polls every 100 ms).  Not the read-only closes: every reader's, and the
+ * waiters' own looks at the places ahead, would wake every waiter. */
 static int watch_open(const struct registry *reg)
 {
 	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (ino >= 0 && inotify_add_watch(ino, reg->path, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE |
-					  IN_DELETE | IN_ONLYDIR) < 0) {
+	if (ino >= 0 && inotify_add_watch(ino, reg->path, IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR) < 0) {
 		close_fd(ino);
 		ino = -1;
 	}
 	return ino;
 }
 
-/* Does event E concern GROUP: a slot file closed (by a holder, or a
- * reader), or a place closed by its holder or removed?  Not a place's
- * read-only close: the waiters' own looks at the places ahead. */
+/* Does event E concern GROUP: one of its slot files or places? */
 static int concerns(const struct inotify_event *e, const char *group)
 {
 	size_t n = strlen(group);
@@ -402,30 +401,35 @@ static int concerns(const struct inotify_event *e, const char *group)
 	if (!e->len || e->name[0] != '.' || strncmp(e->name + 1, group, n) != 0)
 		return 0;
 	const char *rest = e->name + 1 + n;
-	if (strncmp(rest, ".slot.", 6) == 0)
-		return 1;
-	return strncmp(rest, ".slotwait.", 10) == 0 && (e->mask & (IN_CLOSE_WRITE | IN_DELETE));
+	return strncmp(rest, ".slot.", 6) == 0 || strncmp(rest, ".slotwait.", 10) == 0;
 }
 
-/* Sleep until an event of GROUP or TIMEOUT seconds: 1 woken by one. */
+/* Sleep until an event of GROUP, or TIMEOUT seconds: 1 woken by one.
+ * The events of other files are read and passed over in the same sleep,
+ * so a busy registry costs a read each, never a look at the line. */
 static int watch_wait(int ino, const char *group, double timeout)
 {
-	if (ino < 0)
-		timeout = timeout < 0.1 ? timeout : 0.1;
-	struct pollfd p = { .fd = ino, .events = POLLIN };
-	int ms = (int)(timeout * 1000) + 1, woke = 0;
-	if (poll(&p, ino >= 0, ms) <= 0)
+	double until = now_mono() + timeout;
+	if (ino < 0) {
+		(void)poll(NULL, 0, (int)((timeout < 0.1 ? timeout : 0.1) * 1000) + 1);
 		return 0;
+	}
 	for (;;) {
+		double left = until - now_mono();
+		struct pollfd p = { .fd = ino, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			return 0;   /* (EINTR too: the caller looks again) */
 		char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-		ssize_t n = read(ino, events, sizeof events);
-		if (n <= 0)
-			return woke;
-		for (char *at = events; at < events + n;) {
-			const struct inotify_event *e = (const struct inotify_event *)(void *)at;
-			woke |= concerns(e, group);
-			at += sizeof *e + e->len;
-		}
+		ssize_t n;
+		int woke = 0;
+		while ((n = read(ino, events, sizeof events)) > 0)
+			for (char *at = events; at < events + n;) {
+				const struct inotify_event *e = (const struct inotify_event *)(void *)at;
+				woke |= concerns(e, group);
+				at += sizeof *e + e->len;
+			}
+		if (woke)
+			return 1;
 	}
 }
 
