@@ -136,7 +136,7 @@ static enum action slots_first(const struct run_request *req, enum action act)
  * under the job lock. */
 static int count_skip(const struct registry *reg, const struct run_request *req)
 {
-	struct job_state st;
+	struct job_state st = {0};
 	struct record rec;
 	char now[21];
 	int job_lock = -1;
@@ -154,8 +154,7 @@ static int count_skip(const struct registry *reg, const struct run_request *req)
 		record_free(&rec);
 		buf_free(&skipped);
 	}
-	if (job_lock >= 0)
-		jobstate_free(&st);
+	jobstate_free(&st);
 	reg_unlock(&job_lock);
 	return rc;
 }
@@ -176,7 +175,7 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 		slotview_group(reg, g->name, g->n, &held);
 		slotview_holders(&who, &held);
 		info(req->job, "no free slot of %s (%s)%s%s", g->name, who.data,
-		     waits ? " after --wait " : "", waits ? req->wait_arg : "");
+		     req->wait_arg ? " after --wait " : "", req->wait_arg ? req->wait_arg : "");
 		slotview_free(&held);
 		buf_free(&who);
 		if (!waits && (rc = count_skip(reg, req)) != 0)

@@ -326,24 +326,22 @@ static int join(const struct registry *reg, const char *job, struct slot_group *
 	return rc;
 }
 
-/* Is it our turn: no live place in [ahead, M)?  1 yes, 0 no, or -1 after
- * an error (printed). */
-static int our_turn(const struct registry *reg, const char *job, struct line *line)
+/* Is it our turn: no live place in [ahead, M)?  1 yes, 0 no (or an
+ * error, printed, its status in *RC). */
+static int our_turn(const struct registry *reg, const char *job, struct line *line, int *rc)
 {
 	for (; line->ahead < line->place; line->ahead++) {
 		char *name = group_file(line->g->name, ".slotwait.", line->ahead);
 		struct stat st;
 		int fd, got = entry_open(reg->fd, name, O_RDONLY, &fd, &st);
 		int live = got == 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-		if (got == -1 && errno != ENOENT) {
-			fail_errno(errno, job, "open %s", reg_path(reg, name));
-			live = -1;
-		}
+		if (got == -1 && errno != ENOENT)
+			*rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
 		if (got == 0)
 			close_fd(fd);
 		free(name);
-		if (live)
-			return live < 0 ? -1 : 0;
+		if (live || *rc)
+			return 0;
 	}
 	return 1;
 }
@@ -441,8 +439,8 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 
 	*full = 0;
 	for (;;) {
-		turn = !line.g || (rc = our_turn(reg, job, &line)) == 1;
-		if (line.g && rc < 0)
+		turn = !line.g || our_turn(reg, job, &line, &rc);
+		if (rc)
 			break;
 		if (turn) {
 			rc = try_all(reg, job, set, full);
