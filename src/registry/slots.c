@@ -439,6 +439,7 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 
 	*full = 0;
 	for (;;) {
+		rc = 0;
 		turn = !line.g || our_turn(reg, job, &line, &rc);
 		if (rc)
 			break;
