@@ -77,6 +77,23 @@ in_line() {
 	[ ! -s "$T/stderr" ] || flunk "$(cat "$T/stderr")"
 }
 
+@test "waiters for a slot are served in the order they came, each in its place in the group's line" {
+	bg_dispatch a --slots heavy:1
+	local i pids=()
+	for i in 1 2 3 4; do
+		jobreg-dispatch --wait 20 --slots heavy:1 "w$i" sh -c 'echo "$JOBREG_JOB" >>"$0"' "$T/order" 3>&- &
+		pids+=("$!")
+		BG_PIDS+=("$!")
+		poll_until test -e "$REG/.heavy.slotwait.$i"
+	done
+	: >"$T/release"
+	for i in "${pids[@]}"; do wait_bg "$i"; [ "$BG_RC" -eq 0 ]; done
+	[ "$(cat "$T/order")" = $'w1\nw2\nw3\nw4' ]
+	! in_line heavy
+	grep -qx 'next=5' "$REG/.heavy.slotline"
+	grep -qx 'head=5' "$REG/.heavy.slotline"
+}
+
 # bats test_tags=serial
 @test "a slot whose holder is killed with kill -9 goes to a waiter within 100 ms" {
 	# (one process holds the slot: a shell's loop would start another
@@ -163,6 +180,21 @@ in_line() {
 	[[ "$output" == *"the same group given twice"* ]]
 	[ ! -e "$T/ran" ]
 	[ ! -e "$REG" ]
+}
+
+@test "slot files and a group's line are made like lock files: group-shared in a group-writable registry" {
+	mkdir -p "$REG"
+	chmod 2775 "$REG"
+	umask 022
+	bg_dispatch a --slots heavy:2
+	bg_dispatch b --slots heavy:2
+	run -75 jobreg-dispatch --wait 0.1 --slots heavy:2 c true
+	local f
+	for f in .heavy.slot.1 .heavy.slot.2 .heavy.slotline; do
+		[ "$(stat -c %a "$REG/$f")" = 664 ] || flunk "$f: $(stat -c %a "$REG/$f")"
+	done
+	grep -qx 'next=2' "$REG/.heavy.slotline"
+	grep -qx 'head=2' "$REG/.heavy.slotline"
 }
 
 # ---- reading slots -------------------------------------------------------
