@@ -138,11 +138,11 @@ static int count_skip(const struct registry *reg, const struct run_request *req)
 {
 	struct job_state st = {0};
 	struct record rec;
-	char now[21];
 	int job_lock = -1;
 	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
 	if (!rc && (rc = jobstate_read(reg, req->job, &st)) == 0) {
 		struct buf skipped = {0};
+		char now[21];
 		record_copy(&rec, &st.rec);
 		if (!st.found)
 			record_to_pending(&rec, now_seconds(), NULL);

@@ -281,7 +281,7 @@ static int line_lock(const struct registry *reg, const char *job, const struct s
 static int join(const struct registry *reg, const char *job, struct slot_group *g,
 		double lock_wait, struct line *line)
 {
-	unsigned long next, head;
+	unsigned long next = 1, head = 1;
 	int lfd, rc = line_lock(reg, job, g, lock_wait, &lfd);
 	if (rc)
 		return rc;
