@@ -94,6 +94,28 @@ in_line() {
 	grep -qx 'head=5' "$REG/.heavy.slotline"
 }
 
+@test "a call that waits goes behind those already in the group's line, even with a slot free" {
+	mkdir -p "$REG"
+	printf 'next=2\nhead=1\n' >"$REG/.heavy.slotline"
+	flock -x "$REG/.heavy.slotwait.1" sleep 30 3>&- &   # somebody in line
+	local waiter=$!
+	BG_PIDS+=("$waiter")
+	poll_until bash -c '! flock -n -s "$1" true' _ "$REG/.heavy.slotwait.1"
+	run -75 jobreg-dispatch --wait 0.3 --slots heavy:1 w touch "$T/w"
+	[ ! -e "$T/w" ]
+	# A call that does not wait just takes a free slot.
+	jobreg-dispatch --slots heavy:1 n true
+	jobreg-dispatch --wait 10 --slots heavy:1 w touch "$T/w" 3>&- &
+	local w=$!
+	BG_PIDS+=("$w")
+	poll_until test -e "$REG/.heavy.slotwait.3"
+	[ ! -e "$T/w" ]
+	kill_tree "$waiter" KILL
+	wait_bg "$w"
+	[ "$BG_RC" -eq 0 ]
+	[ -e "$T/w" ]
+}
+
 # bats test_tags=serial
 @test "a slot whose holder is killed with kill -9 goes to a waiter within 100 ms" {
 	# (one process holds the slot: a shell's loop would start another

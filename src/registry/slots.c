@@ -293,8 +293,13 @@ static int join(const struct registry *reg, const char *job, struct slot_group *
 		char *name = group_file(g->name, ".slotwait.", next);
 		struct stat st;
 		int got = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &line->fd, &st);
-		if (got == 0 && (entry_share(line->fd, reg->share_mode) < 0 ||
-				 flock(line->fd, LOCK_EX | LOCK_NB) < 0)) {
+		/* (blocking: a newcomer's look at the line, line_busy(), may
+		 * hold the new file for an instant) */
+		int locked = -1;
+		if (got == 0 && entry_share(line->fd, reg->share_mode) == 0)
+			while ((locked = flock(line->fd, LOCK_EX)) < 0 && errno == EINTR)
+				;
+		if (got == 0 && locked < 0) {
 			rc = fail_errno(errno, job, "lock %s", reg_path(reg, name));
 			(void)unlinkat(reg->fd, name, 0);
 			reg_unlock(&line->fd);
@@ -344,6 +349,23 @@ static int our_turn(const struct registry *reg, const char *job, struct line *li
 			return 0;
 	}
 	return 1;
+}
+
+/* Has G's line a live place?  Read without the line's lock: a place
+ * being taken meanwhile comes after ours anyway. */
+static int line_busy(const struct registry *reg, const char *job, struct slot_group *g)
+{
+	char *lname = group_file(g->name, ".slotline", 0);
+	struct stat st;
+	int fd, rc = 0, busy = 0;
+	if (entry_open(reg->fd, lname, O_RDONLY, &fd, &st) == 0) {
+		struct line look = { .g = g, .fd = -1 };
+		if (line_read(fd, &look.place, &look.ahead) == 0)
+			busy = !our_turn(reg, job, &look, &rc) && !rc;
+		close_fd(fd);
+	}
+	free(lname);
+	return busy;
 }
 
 /* Leave the line; AT_HEAD: our turn had come, so the places below ours
@@ -438,6 +460,14 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 	int ino = -1, rc = 0, turn = 1, followups = 0;
 
 	*full = 0;
+	/* A call that waits goes behind the waiters already in line. */
+	for (size_t i = 0; wait && i < set->count && !line.g; i++)
+		if (line_busy(reg, job, &set->groups[i])) {
+			if ((rc = join(reg, job, &set->groups[i], lock_wait, &line)) != 0)
+				return rc;
+			*full = i;
+			ino = watch_open(reg);
+		}
 	for (;;) {
 		rc = 0;
 		turn = !line.g || our_turn(reg, job, &line, &rc);

@@ -9,7 +9,8 @@
  * never waits while it holds a slot, so two can never deadlock.
  *
  * A call that waits stands in the line of the group that had no free
- * slot: the place .NAME.slotwait.M, made with O_CREAT|O_EXCL and locked,
+ * slot, or first of a group whose line has live places (it goes behind
+ * them, even when a slot is free): the place .NAME.slotwait.M, made with O_CREAT|O_EXCL and locked,
  * M numbered from .NAME.slotline ("next=M\nhead=H\n", rewritten in place
  * under its own lock).  A place is live while it is locked; a call's turn
  * comes when no live place lies in [head, M), and only the call whose turn
