@@ -484,7 +484,7 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 					break;
 				if (ino < 0)
 					ino = watch_open(reg);
-				continue;   /* nobody ahead: try again at once */
+				continue;   /* (at once when nobody is ahead) */
 			}
 		}
 		rc = EXIT_BUSY;
