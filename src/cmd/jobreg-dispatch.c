@@ -15,6 +15,7 @@
 #include "record/record.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "run/supervise.h"
@@ -30,7 +31,7 @@
 
 static const char usage[] =
 	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear]"
-	" [--wait DURATION] [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
+	" [--wait DURATION] [--slots NAME:N]... [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
 	" [--late-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
@@ -41,6 +42,8 @@ static const char help[] =
 	"      --clear       remove the record after the run instead of writing DONE\n"
 	"      --wait D      if JOB is running, wait (at most D, inf: no limit), then\n"
 	"                    start over\n"
+	"      --slots NAME:N  run only with one of N slots of group NAME free\n"
+	"                    (repeatable); if none: 75, or wait in line (--wait, --once)\n"
 	"      --timeout D   send COMMAND's process group SIG if it runs longer than D\n"
 	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM)\n"
 	"      --retries N   run a FAILED run again, up to N more times, waiting\n"
@@ -69,6 +72,14 @@ static void set_log(struct run_request *req, enum log_mode mode)
 	if (req->log != LOG_NONE && req->log != mode)
 		usage_error("--log and --chronic exclude each other");
 	req->log = mode;
+}
+
+/* --slots NAME:N, one a group. */
+static void set_slots(struct run_request *req, const char *arg)
+{
+	const char *why = slots_add(req->slots, arg);
+	if (why)
+		usage_error("--slots %s: %s", arg, why);
 }
 
 /* JOB [--] COMMAND [ARG...], after the options. */
@@ -135,6 +146,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "log-size", required_argument, 0, 'z' },
 		{ "late-after", required_argument, 0, 'l' },
 		{ "keep-runs", required_argument, 0, 'k' },
+		{ "slots", required_argument, 0, 'N' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -171,6 +183,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'z': req->log_size = size_or_err(optarg); break;
 		case 'l': req->late_after = late_after_or_err(optarg); break;
 		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		case 'N': set_slots(req, optarg); break;
 		default: common_option(opt, optarg, common);
 		}
 	}
@@ -191,7 +204,7 @@ static int open_registry(struct registry *reg, const struct common *common, cons
 	char *abs = path_absolute(path);
 	int rc = reg_open(reg, path, 1);
 	if (!rc && (setenv("JOBREG_JOB", job, 1) < 0 ||
-		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0))
+		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0 || unsetenv("JOBREG_SLOTS") < 0))
 		rc = fail_errno(errno, job, "setenv");
 	free(path);
 	free(abs);
@@ -224,13 +237,16 @@ int main(int argc, char **argv)
 				   .keep_runs = -1 };
 	struct registry reg;
 	struct run run = {0};
+	struct slot_set slots = {0};
 	sigset_t hold, old_mask;
 	int run_lock = -1, rc;
 
+	req.slots = &slots;
 	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
 	if (start_not_due(&reg, &req)) {
+		slots_free(&slots);
 		reg_close(&reg);
 		return 0;
 	}
@@ -238,7 +254,7 @@ int main(int argc, char **argv)
 			    .command = req.command,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,
 			    .logged = req.log != LOG_NONE,
-			    .attempt = req.retries > 0 };
+			    .attempt = req.retries > 0, .slots = &slots };
 	if ((rc = identify(req.job, &run.owner)) != 0) {
 		reg_close(&reg);
 		return rc;
@@ -246,6 +262,7 @@ int main(int argc, char **argv)
 	supervise_signals(&hold, &old_mask);
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0) {
+		slots_free(&slots);
 		reg_close(&reg);
 		return rc;
 	}
@@ -255,6 +272,7 @@ int main(int argc, char **argv)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else
 		run_lock_release(&reg, req.job, &run_lock);
+	slots_free(&slots);
 	reg_close(&reg);
 	return exit_status;
 }

@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "run/logrelay.h"
 #include "run/runrecord.h"
 
@@ -43,6 +44,7 @@ struct run_request {
 	unsigned long long log_size;   /* --log-size, default 1M */
 	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
+	struct slot_set *slots; /* --slots (slots.h) */
 };
 
 /* Run REQ's command under RUN, holding the run lock RUN_LOCK, with the

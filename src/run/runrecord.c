@@ -80,6 +80,11 @@ static void begin_attempt(struct run *run, struct record *rec, const char *note)
 		buf_free(&cmd);
 	}
 	note_attempt(run, rec);
+	struct buf slots = {0};
+	slots_format(run->slots, &slots);
+	if (slots.len)
+		record_put(rec, "slots", slots.data);
+	buf_free(&slots);
 }
 
 int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
@@ -98,6 +103,8 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	if (run->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)run->keep_runs);
 	int rc = commit_record(reg, run->job, jobstate_record(st), st->status, &rec, NULL);
+	if (!rc)
+		slots_note(reg, run->job, run->slots, run->number);
 	record_free(&rec);
 	return rc;
 }
@@ -235,7 +242,9 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
 		if (rc)
 			logrelay_abandon(reg, run->job);
-		else if (!run->log_status)
+		else
+			slots_note(reg, run->job, run->slots, run->number);
+		if (!rc && !run->log_status)
 			run->log_status = logrelay_commit(reg, run->job, 1, run->logged);
 		record_free(&rec);
 	}

@@ -13,6 +13,7 @@
 #include "record/record.h"
 #include "record/transition.h"
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "liveness/jobstate.h"
 
 struct run {
@@ -32,6 +33,8 @@ struct run {
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* a cancel taken up: its user@host
 				    * (malloc'd); NULL: none */
+	const struct slot_set *slots;  /* --slots: held for the whole run, written
+					* as slots= with each attempt; NULL: none */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over

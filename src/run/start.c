@@ -5,10 +5,12 @@
 #include "record/transition.h"
 #include "registry/line.h"
 #include "registry/lock.h"
+#include "registry/slots.h"
 #include "registry/write.h"
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
+#include "report/slotview.h"
 #include "util/msg.h"
 #include "util/signame.h"
 
@@ -441,6 +443,53 @@ static int wait_turn(struct registry *reg, const struct run_request *req, struct
 	}
 }
 
+/* A refusal outside the decision (no free slot): skipped + 1, and the
+ * end of the call's turn, under the job lock. */
+static int count_skip(const struct registry *reg, const struct run_request *req, struct turn *t)
+{
+	struct job_state st;
+	int job_lock = -1;
+	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
+	if (rc)
+		return rc;
+	if ((rc = jobstate_read(reg, req->job, &st)) == 0)
+		rc = answer(reg, req->job, &st, t, 1, 0);
+	jobstate_free(&st);
+	reg_unlock(&job_lock);
+	return rc;
+}
+
+/* Step 2f, without the job lock: one free slot of each group.  None
+ * free: a call that waits waits in the group's line within its --wait
+ * limit, DEADLINE; any other does not run (75 or -E), counted as a skip.
+ * 0: held, and the caller decides afresh. */
+static int take_slots(const struct registry *reg, const struct run_request *req,
+		      struct turn *t, double deadline)
+{
+	size_t full;
+	int rc = slots_take(reg, req->job, req->slots, waits(req), deadline, req->lock_wait, &full);
+	if (rc == EXIT_BUSY) {
+		const struct slot_group *g = &req->slots->groups[full];
+		struct slot_views held;
+		struct buf who = {0};
+		slotview_group(reg, g->name, g->n, &held);
+		slotview_holders(&who, &held);
+		info(req->job, "no free slot of %s (%s)%s%s", g->name, who.data ? who.data : "",
+		     req->wait_arg ? " after --wait " : "", req->wait_arg ? req->wait_arg : "");
+		slotview_free(&held);
+		buf_free(&who);
+		if (!waits(req) && (rc = count_skip(reg, req, t)) != 0)
+			return rc;
+		return req->conflict_code;
+	}
+	struct buf slots = {0};
+	slots_format(req->slots, &slots);
+	if (!rc && slots.len && setenv("JOBREG_SLOTS", slots.data, 1) < 0)
+		rc = fail_errno(errno, req->job, "setenv");
+	buf_free(&slots);
+	return rc;
+}
+
 /* The wait passed: say so, leave the line. */
 static int give_up(const struct registry *reg, const struct run_request *req, struct turn *t)
 {
@@ -450,17 +499,18 @@ static int give_up(const struct registry *reg, const struct run_request *req, st
 }
 
 /* One decision under the job lock: the exit status of an answer (*DONE),
- * or 0 to wait (*WAITING) or with *RUN_LOCK held to run; EXIT_BUSY with
- * *LOCK_BUSY when the run lock was busy. */
+ * or 0 to wait (*WAITING), to take the slots first (*TAKE_SLOTS), or with
+ * *RUN_LOCK held to run; EXIT_BUSY with *LOCK_BUSY when the run lock was
+ * busy. */
 static int decide_locked(struct registry *reg, const struct run_request *req, struct run *run,
 			 struct turn *t, int *run_lock, const sigset_t *hold, int *done,
-			 int *waiting, int *lock_busy, long *earlier)
+			 int *waiting, int *take_slots, int *lock_busy, long *earlier)
 {
 	struct job_state st;
 	struct line_numbers nums;
 	int job_lock = -1, folded = 0;
 
-	*done = *waiting = *lock_busy = 0;
+	*done = *waiting = *take_slots = *lock_busy = 0;
 	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
 	if (rc) {
 		*done = 1;
@@ -478,8 +528,18 @@ static int decide_locked(struct registry *reg, const struct run_request *req, st
 	if (nums.next > nums.head || t->place.fd >= 0)
 		ahead = line_ahead(reg, req->job, &nums, t->place.fd >= 0 ? t->place.n : nums.next);
 	*done = 1;
-	switch (decide(req, &st, &nums, t, ahead)) {
+	enum action act = decide(req, &st, &nums, t, ahead);
+	/* Step 2f: a run takes its slots without the job lock, then decides
+	 * afresh; a call that will not run after all gives them back. */
+	if (act != RUN)
+		slots_release(req->slots);
+	switch (act) {
 	case RUN:
+		if (req->slots->count && !slots_held(req->slots)) {
+			*done = 0;
+			*take_slots = 1;
+			break;
+		}
 		rc = run_now(reg, req, run, &st, t, run_lock, hold, earlier);
 		*done = rc != EXIT_BUSY;
 		*lock_busy = rc == EXIT_BUSY;
@@ -535,16 +595,23 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 	struct turn t = { .place = PLACE_NONE, .coalesce_fd = -1 };
 
 	for (;;) {
-		int done, waiting, lock_busy;
+		int done, waiting, take, lock_busy;
 		long earlier = 0;
-		int rc = decide_locked(reg, req, run, &t, run_lock, hold, &done, &waiting,
+		int rc = decide_locked(reg, req, run, &t, run_lock, hold, &done, &waiting, &take,
 				       &lock_busy, &earlier);
 		if (done) {
-			if (*run_lock < 0)
+			if (*run_lock < 0) {
+				slots_release(req->slots);
 				leave(reg, req->job, &t);
+			}
 			return rc;
 		}
-		if (waiting) {
+		if (take) {
+			if ((rc = take_slots(reg, req, &t, deadline)) != 0) {
+				leave(reg, req->job, &t);
+				return rc;
+			}
+		} else if (waiting) {
 			rc = wait_turn(reg, req, &t, deadline);
 			if (rc == EXIT_BUSY)
 				return give_up(reg, req, &t);
@@ -567,6 +634,7 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 		if (!rc && !reg_same(reg))
 			lock_deadline = -1;
 		if (rc || (rc = reg_follow(reg, 1)) != 0) {
+			slots_release(req->slots);
 			leave(reg, req->job, &t);
 			return rc;
 		}
