@@ -180,7 +180,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'E': req->conflict_code = (int)number_or_err(optarg, 0, 255, "exit code"); break;
 		case 'm': req->note = note_or_err(optarg); break;
 		case 'T': req->timeout = limit_or_err(optarg, "timeout"); break;
-		case 'K': req->kill_after = limit_or_err(optarg, "kill-after"); break;
+		case 'K':
+			req->kill_after = limit_or_err(optarg, "kill-after");
+			req->kill_after_given = 1;
+			break;
 		case 'S': req->timeout_signal = signal_or_err(optarg); break;
 		case 'r': req->retries = number_or_err(optarg, 0, 1000, "retries"); break;
 		case 'D': req->retry_delay = duration_or_err(optarg, "retry delay"); break;

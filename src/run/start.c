@@ -90,10 +90,10 @@ static enum action decide(const struct run_request *req, const struct job_state 
 			  const struct line_numbers *nums, const struct turn *t,
 			  unsigned long long ahead)
 {
-	if (t->place.fd >= 0 && t->place.n < nums->replaced_below)
-		return SUPERSEDED;
 	if (due_at(req, st) >= 0)
 		return NOT_DUE;
+	if (t->place.fd >= 0 && t->place.n < nums->replaced_below)
+		return SUPERSEDED;
 	if (st->status == ST_RUNNING || ahead)
 		return waits(req) ? WAIT : REFUSE;
 	if (st->status == ST_DONE && req->once) {
@@ -276,7 +276,8 @@ static int join(const struct registry *reg, const struct run_request *req,
 			struct buf by = {0};
 			user_at_host(&by);
 			record_ask_cancel(&rec, signal_name(req->timeout_signal, sig),
-					  req->kill_after > 0 ? req->kill_after : 10, by.data,
+					  req->kill_after_given ? (req->kill_after > 0 ? req->kill_after : 0)
+								: 10, by.data,
 					  now_seconds());
 			buf_free(&by);
 			t->asked_run = run;
