@@ -1051,7 +1051,7 @@ s2 PENDING" ]
 		unchanged job
 	done
 	run --separate-stderr jobreg-set -a PENDING
-	[[ "$stderr" == "jobreg-set: -a needs --if. Try"* ]]
+	[[ "$stderr" == "jobreg-set: -a needs --if, --pause or --resume. Try"* ]]
 	run --separate-stderr jobreg-set -a --if STALE job PENDING
 	[[ "$stderr" == "jobreg-set: -a takes no JOB. Try"* ]]
 	# an empty or missing registry: nothing to do
