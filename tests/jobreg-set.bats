@@ -1082,7 +1082,7 @@ s2 PENDING" ]
 	cp -R "$REG" "$T/before"
 	run --separate-stderr jobreg-set -a PENDING
 	[ "$status" -eq 64 ]
-	[ "$stderr" = "jobreg-set: -a needs --if. Try 'jobreg-set --help'." ]
+	[ "$stderr" = "jobreg-set: -a needs --if, --pause or --resume. Try 'jobreg-set --help'." ]
 	run --separate-stderr jobreg-set -a --if DONE b PENDING
 	[ "$status" -eq 64 ]
 	diff -r "$T/before" "$REG"

@@ -14,7 +14,8 @@ declare -gA _jobreg_options=(
 	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
 		-a --all --is:status --wait:limit --history --log --follow --faillog --report'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
-		--late-after:limit --keep-runs:number -a --all'
+		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal
+		--kill-after:duration --wait:limit --pause --for:limit --resume'
 	[jobreg-clear]='--if:status --stale --older-than:duration --force -n --dry-run -v --verbose -a --all'
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
