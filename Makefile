@@ -24,9 +24,11 @@ LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/ut
 	 src/record/status.c src/record/record.c src/record/transition.c \
 	 src/registry/openat.c src/registry/atomic.c src/registry/registry.c src/registry/lock.c \
 	 src/registry/listing.c src/registry/history.c src/registry/write.c src/registry/sweep.c \
+	 src/registry/line.c \
 	 src/liveness/proc.c src/liveness/facts.c src/liveness/liveness.c src/liveness/jobstate.c \
 	 src/liveness/wait.c \
-	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c src/run/attempts.c src/run/cancel.c \
+	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c src/run/attempts.c \
+	 src/run/start.c src/run/cancel.c \
 	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c \
 	 src/cmd/cli.c
 LIBOBJ = $(LIBSRC:src/%.c=.build/%.o)

@@ -157,15 +157,24 @@ forwarded() {
 
 # ---- conflicts -----------------------------------------------------------
 
-@test "a second dispatch while the first runs exits 75 with 'already running' and does not run" {
+@test "a second dispatch while the first runs exits 75 with 'already running', does not run, and counts the skip" {
 	bg_dispatch j
 	cp "$REG/j" "$T/before"
 	since=$(field j since)
+	t0=$(date -u +%s)
 	run --separate-stderr jobreg-dispatch j touch "$T/second"
 	[ "$status" -eq 75 ]
 	[ "$stderr" = "jobreg-dispatch: j: already running (pid $BG_PID on $HOST since $since)" ]
 	[ ! -e "$T/second" ]
-	cmp "$T/before" "$REG/j"
+	# The record is the run's, with the skip counted (SPEC §5a Skips).
+	[ "$(field j skipped)" = 1 ]
+	skipped_at=$(date -u -d "$(field j last_skipped)" +%s)
+	(( skipped_at >= t0 && skipped_at <= t0 + 2 ))
+	diff "$T/before" <(grep -v -e '^skipped=' -e '^last_skipped=' "$REG/j")
+	run jobreg-dispatch j true
+	[ "$status" -eq 75 ]
+	[ "$(field j skipped)" = 2 ]
+	[ "$(jobreg-get --history j)" = "" ]
 }
 
 @test "dispatch -E 3 changes the 'already running' exit code, and -q silences the message" {

@@ -9,6 +9,7 @@
 #include "run/logrelay.h"
 #include "run/logview.h"
 #include "run/runrecord.h"
+#include "run/start.h"
 #include "liveness/facts.h"
 #include "liveness/proc.h"
 #include "record/record.h"
@@ -62,187 +63,6 @@ static const char help[] =
 	"registry; 74 I/O error; 75 running, or lock busy; 77 permission or not a\n"
 	"regular file.\n";
 
-/* ---- decisions (pure functions of the record) ---------------------------- */
-
-enum action { RUN, REFUSE, WAIT, REPLAY };
-
-/* Steps 2-4 for the state ST.  WAITED: this call has already waited for
- * a run in progress; its result is then replayed whatever it was, since
- * that run was the retry --retry-failed asked for. */
-static enum action decide(const struct run_request *req, const struct job_state *st, int waited)
-{
-	if (st->status == ST_RUNNING)
-		return req->wait || req->once ? WAIT : REFUSE;
-	if (st->status == ST_DONE && req->once) {
-		enum outcome o = record_outcome(&st->rec);
-		if (req->retry_failed && !waited && (o == OUTCOME_FAILED || o == OUTCOME_CANCELLED))
-			return RUN;
-		return REPLAY;
-	}
-	return RUN;
-}
-
-/* Step 3: the result of the DONE run, as its message and exit status. */
-static int replay(const struct registry *reg, const struct run_request *req,
-		  const struct record *r)
-{
-	enum outcome o = record_outcome(r);
-	if (o != OUTCOME_FAILED && o != OUTCOME_CANCELLED) {
-		info(req->job, "already done");
-		return 0;
-	}
-	struct run_result end = record_run_result(r);
-	struct buf how = {0};
-	const char *ended = record_get(r, "ended");
-	if (end.cancelled_by)
-		buf_addf(&how, "cancelled by %s, ", end.cancelled_by);
-	run_describe_result(&how, &end);
-	info(req->job, "already done: %s (%s%s%s); clear it to allow a new run",
-	     end.cancelled_by ? "cancelled" : "failed",
-	     how.data, ended ? ", ended " : "", ended ? ended : "");
-	/* --chronic prints the failed run's log, as at its end, and how
-	 * it ended, -q or not. */
-	if (req->log == LOG_CHRONIC) {
-		const char *limit = record_get(r, "timeout");
-		logview_chronic(reg, req->job);
-		buf_reset(&how);
-		run_describe_failure(&how, &end, limit ? strtod(limit, NULL) : 0, NULL, 0, 0);
-		warn(req->job, "run %llu %s", record_count(r, "runs"), how.data);
-	}
-	buf_free(&how);
-	return run_result_status(&end);
-}
-
-/* ---- steps 1-4 ------------------------------------------------------------ */
-
-static int not_running(void *ctx, size_t index, const struct job_state *st)
-{
-	(void)ctx;
-	(void)index;
-	return st->status != ST_RUNNING;
-}
-
-/* The run lock is not free although no live run is recorded: a reader's
- * probe, a run ending after a forced clear (it needs the job lock to
- * finish), a leftover process of an old run (EARLIER: the DONE run's
- * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
- * lock, blocked in an exclusive flock (a shared holder must not let us
- * through and spin), until DEADLINE, and start over; also once DIR names
- * another directory (removed, replaced: SPEC §5, every wait follows it),
- * which a wait a second at a time notices.  The lock is let go at once,
- * so neither a missing file is made nor the name re-checked here: the
- * start over does both. */
-static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
-			 long earlier)
-{
-	for (;;) {
-		double left = deadline - now_mono();
-		int fd = -1;
-		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
-				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
-		reg_unlock(&fd);
-		if (rc != EXIT_BUSY || !reg_same(reg))
-			return rc == EXIT_BUSY ? 0 : rc;
-		if (now_mono() >= deadline)
-			return run_lock_busy(reg, job, earlier);
-	}
-}
-
-/* A message about the run ST names: "already running (pid P on H since
- * T)", "taking over stale run (...)". */
-static void say_run(const char *job, const char *what, const struct job_state *st)
-{
-	struct buf who = {0};
-	jobstate_describe(&st->rec, &who);
-	info(job, "%s (%s)", what, who.data ? who.data : "");
-	buf_free(&who);
-}
-
-/* Step 4, holding the job lock and now the run lock RUN_LOCK: the run's
- * log begun (--log), then RUNNING over ST's record. */
-static int begin(const struct registry *reg, const struct run_request *req, struct run *run,
-		 const struct job_state *st, int run_lock, const sigset_t *hold)
-{
-	int rc = 0;
-	if (st->status == ST_STALE)
-		say_run(req->job, "taking over stale run", st);
-	/* The new log is made, but the last run's is set aside (logrelay.h)
-	 * only once RUNNING is written: a dispatch that cannot start leaves
-	 * the logs as they were; a log that cannot be made fails it before
-	 * anything runs. */
-	int failed = jobstate_last_run_failed(st);
-	rc = logrelay_prepare(reg, req->job, req->log != LOG_NONE);
-	/* From here on a signal must not kill us between RUNNING and DONE:
-	 * hold it for the command. */
-	if (!rc)
-		sigprocmask(SIG_BLOCK, hold, NULL);
-	if (!rc && (rc = run_begin(reg, run, st, run_lock)) != 0)
-		logrelay_abandon(reg, req->job);
-	else if (!rc)   /* (a log that cannot be put in place: no attempt) */
-		run->log_status = logrelay_commit(reg, req->job, failed, req->log != LOG_NONE);
-	return rc;
-}
-
-/* Steps 1-4 of SPEC §5: under the job lock decide, take the run lock and
- * write RUNNING; or wait for a run in progress (--wait, --once) and start
- * over.  *RUN_LOCK is held when the command is to run; otherwise the
- * returned status is dispatch's. */
-static int start_run(struct registry *reg, const struct run_request *req, struct run *run,
-		     int *run_lock, const sigset_t *hold)
-{
-	double deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1;
-	double lock_deadline = -1;   /* set once the run lock was found busy */
-	int job_lock = -1, waited = 0;
-
-	for (;;) {
-		struct job_state st;
-		int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE,
-				  &job_lock);
-		if (rc)
-			return rc;
-		rc = jobstate_read(reg, req->job, &st);
-		enum action act = rc ? REFUSE : decide(req, &st, waited);
-		if (!rc && act == REPLAY)
-			rc = replay(reg, req, &st.rec);
-		else if (!rc && act == REFUSE) {
-			say_run(req->job, "already running", &st);
-			rc = req->conflict_code;
-		} else if (act == RUN) {
-			rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, 0,
-				      LOCK_CREATE | LOCK_QUIET_BUSY, run_lock);
-			if (!rc && (rc = begin(reg, req, run, &st, *run_lock, hold)))
-				reg_unlock(run_lock);
-		}
-		const char *pid = act == RUN && rc == EXIT_BUSY && st.status == ST_DONE
-			? record_get(&st.rec, "pid") : NULL;
-		long earlier = pid ? strtol(pid, NULL, 10) : 0;
-		jobstate_free(&st);
-		reg_unlock(&job_lock);
-		if (act == WAIT) {
-			char *jobs[] = { (char *)req->job };
-			rc = wait_until(reg, jobs, 1, not_running, NULL, deadline);
-			if (rc == EXIT_BUSY) {
-				info(req->job, "still running after --wait %s", req->wait_arg);
-				return req->conflict_code;
-			}
-			waited = 1;
-			lock_deadline = -1;   /* a new busy spell gets its -w */
-		} else if (act == RUN && rc == EXIT_BUSY) {
-			if (lock_deadline < 0)
-				lock_deadline = now_mono() + req->lock_wait;
-			rc = wait_run_lock(reg, req->job, lock_deadline, earlier);
-		} else {
-			return rc;
-		}
-		/* Start over in what DIR names now: the wait follows it (and a
-		 * busy run lock there is a new spell). */
-		if (!rc && !reg_same(reg))
-			lock_deadline = -1;
-		if (rc || (rc = reg_follow(reg, 1)) != 0)
-			return rc;
-	}
-}
-
 /* --log and --chronic: one of them. */
 static void set_log(struct run_request *req, enum log_mode mode)
 {
@@ -278,8 +98,14 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 	 * would run the job again. */
 	if (req->once && req->clear_after)
 		usage_error("--once and --clear exclude each other");
-	if ((given['K'] || given['S']) && !given['T'])
-		usage_error("--kill-after and --signal need --timeout");
+	if ((given['K'] || given['S']) && !given['T'] && !req->replace)
+		usage_error("--kill-after and --signal need --timeout or --replace");
+	if (req->coalesce && req->replace)
+		usage_error("--coalesce and --replace exclude each other");
+	/* --every's period runs from a success --once would replay, and
+	 * --clear removes the record it is measured from. */
+	if (given['e'] && (req->once || req->clear_after))
+		usage_error("--every excludes --once and --clear");
 	if (given['D'] && !given['r'])
 		usage_error("--retry-delay needs --retries");
 	if (given['z'] && req->log == LOG_NONE)
@@ -294,6 +120,9 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "retry-failed", no_argument, 0, 'R' },
 		{ "clear", no_argument, 0, 'C' },
 		{ "wait", required_argument, 0, 'W' },
+		{ "coalesce", no_argument, 0, 'o' },
+		{ "replace", no_argument, 0, 'P' },
+		{ "every", required_argument, 0, 'e' },
 		{ "conflict-exit-code", required_argument, 0, 'E' },
 		{ "note", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 'T' },
@@ -323,6 +152,12 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 			req->wait = 1;
 			req->wait_arg = optarg;
 			req->wait_limit = limit_or_err(optarg, "wait");
+			break;
+		case 'o': req->coalesce = 1; break;
+		case 'P': req->replace = 1; break;
+		case 'e':
+			if ((req->every = duration_or_err(optarg, "every")) <= 0)
+				usage_error("--every needs a period longer than 0");
 			break;
 		case 'E': req->conflict_code = (int)number_or_err(optarg, 0, 255, "exit code"); break;
 		case 'm': req->note = note_or_err(optarg); break;

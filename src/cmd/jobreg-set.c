@@ -221,10 +221,11 @@ static int pause_locked(const struct registry *reg, const struct set_request *re
 			time_t t = (time_t)end;
 			time_format((double)t < end ? t + 1 : t, until);
 		}
-		char *by = user_at_host();
+		struct buf by = {0};
+		user_at_host(&by);
 		record_put(&rec, "paused_until", until);
-		record_put(&rec, "paused_by", by);
-		free(by);
+		record_put(&rec, "paused_by", by.data);
+		buf_free(&by);
 		if (req->note)
 			record_put(&rec, "paused_note", req->note);
 	}
@@ -484,13 +485,15 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (req.mode == MODE_CANCEL) {
-		req.cancel.by = user_at_host();
+		struct buf by = {0};
+		user_at_host(&by);
+		req.cancel.by = by.data;
 		req.cancel.note = req.note;
 		for (int i = 0; i < req.njobs; i++) {
 			req.job = req.jobs[i];
 			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
 		}
-		free((char *)req.cancel.by);
+		buf_free(&by);
 	} else if (req.all) {
 		rc = set_all(&reg, &req, common.lock_wait);
 	} else if (req.mode != MODE_SET) {

@@ -1,10 +1,14 @@
 #include "liveness/facts.h"
 #include "liveness/proc.h"
 #include "util/sys.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int probe_reader(struct reader *me)
@@ -59,4 +63,65 @@ int probe_pid(long pid, struct probes *p)
 	}
 	errno = err;
 	return -1;
+}
+
+/* The name of UID in /etc/passwd into OUT: 1 if found.  Read by hand:
+ * getpwuid() would load NSS modules into a static binary. */
+static int passwd_name(uid_t uid, struct buf *out)
+{
+	struct buf text = {0};
+	char chunk[4096];
+	ssize_t n;
+	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC), found = 0;
+	if (fd < 0)
+		return 0;
+	while ((n = read_full(fd, chunk, sizeof chunk)) > 0 && text.len < (1u << 24))
+		buf_add(&text, chunk, (size_t)n);
+	close_fd(fd);
+	for (char *line = text.data; line && *line && !found;) {
+		char *nl = strchr(line, '\n'), *colon1 = strchr(line, ':');
+		char *colon2 = colon1 ? strchr(colon1 + 1, ':') : NULL;
+		char *colon3 = colon2 ? strchr(colon2 + 1, ':') : NULL;
+		unsigned long long id;
+		if (colon3 && (!nl || colon3 < nl) && colon1 > line &&
+		    parse_digits(colon2 + 1, (size_t)(colon3 - colon2 - 1), UINT_MAX, &id) == 0 &&
+		    id == (unsigned long long)uid) {
+			/* A name a record cannot hold is no name here. */
+			size_t len = (size_t)(colon1 - line);
+			found = utf8_valid(line, len);
+			for (size_t i = 0; i < len && found; i++)
+				found = (unsigned char)line[i] > ' ' && line[i] != 0x7f;
+			if (found)
+				buf_add(out, line, len);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	buf_free(&text);
+	return found;
+}
+
+void user_at_host(struct buf *out)
+{
+	struct reader me = {0};
+	(void)probe_reader(&me);   /* the host is read before /proc */
+	if (!passwd_name(geteuid(), out))
+		buf_addf(out, "%lu", (unsigned long)geteuid());
+	buf_addf(out, "@%s", me.host ? me.host : "localhost");
+}
+
+int signal_owner(const struct record *r, int sig)
+{
+	struct reader me;
+	struct probes p = {0};
+	const char *host = record_get(r, "host"), *boot = record_get(r, "boot_id");
+	const char *pid = record_get(r, "pid"), *start = record_get(r, "pid_start");
+	const char *ns = record_get(r, "pid_ns");
+	if (!host || !boot || !pid || !start || !ns || probe_reader(&me) < 0 || !me.host ||
+	    strcmp(host, me.host) != 0 || !me.boot_id || strcmp(boot, me.boot_id) != 0 ||
+	    strtoull(ns, NULL, 10) != me.pid_ns)
+		return 0;
+	long n = strtol(pid, NULL, 10);
+	if (probe_pid(n, &p) < 0 || p.pid != PID_STARTED || p.pid_start != strtoull(start, NULL, 10))
+		return 0;
+	return kill((pid_t)n, sig) == 0;
 }

@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Read a small /proc file whole; returns its length or -1. */
@@ -239,41 +237,4 @@ int same_program(long pid)
 	snprintf(path, sizeof path, "/proc/%ld/exe", pid);
 	return stat("/proc/self/exe", &ours) == 0 && stat(path, &theirs) == 0 &&
 	       ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
-}
-
-int signal_started(long pid, unsigned long long start, int sig)
-{
-	unsigned long long now_start;
-	int fd = -1, sent, err;
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
-	/* The pidfd names the process the pid was at this instant; the
-	 * check below then tells whether that one is ours. */
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (fd < 0 && errno == ESRCH)
-		return 0;
-#endif
-	int alive = pid_start_time(pid, &now_start);
-	if (alive <= 0 || now_start != start) {
-		err = errno;
-		if (fd >= 0)
-			close_fd(fd);
-		if (alive < 0 && err != ENOENT && err != ESRCH) {
-			errno = err;
-			return -1;
-		}
-		return 0;
-	}
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
-	if (fd >= 0)
-		sent = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-	else
-#endif
-		sent = kill((pid_t)pid, sig);
-	err = errno;
-	if (fd >= 0)
-		close_fd(fd);
-	if (sent < 0 && err == ESRCH)
-		return 0;
-	errno = err;
-	return sent < 0 ? -1 : 1;
 }

@@ -32,13 +32,6 @@ int ns_inode(const char *kind, unsigned long long *ino);
  * cannot be read. */
 int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count);
 
-/* Send SIG to PID only while it is the process that started at START
- * (pid_start_time()), so that a recycled pid is never signalled: through
- * a pidfd opened before the check where the kernel has them, else by
- * kill(2) just after it.  Returns 1 when sent, 0 when PID is gone or
- * another process, -1 with errno. */
-int signal_started(long pid, unsigned long long start, int sig);
-
 /* Does PID run the same program as this process (its /proc/PID/exe, the
  * same file as ours)?  1 or 0; 0 also when it cannot be told. */
 int same_program(long pid);

@@ -75,6 +75,11 @@ static void count_up(struct record *r, const char *key)
 		put_number(r, key, n + 1);
 }
 
+void record_count_up(struct record *r, const char *key)
+{
+	count_up(r, key);
+}
+
 static void begin(struct record *r, enum status st, time_t now, const char *note)
 {
 	if (!record_get(r, "version"))
@@ -333,6 +338,23 @@ unsigned long long record_count(const struct record *r, const char *key)
 {
 	const char *v = record_get(r, key);
 	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+void record_count_skip(struct record *r, time_t now)
+{
+	count_up(r, "skipped");
+	put_time(r, "last_skipped", now);
+}
+
+void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
+		       time_t now)
+{
+	put_number(r, "cancel_run", record_count(r, "runs"));
+	record_put(r, "cancel_signal", signal);
+	put_seconds(r, "cancel_kill_after", kill_after);
+	record_put(r, "cancel_by", by);
+	put_time(r, "cancel_at", now);
+	record_drop(r, "cancel_seen");
 }
 
 double record_paused_until(const struct record *r)

@@ -100,6 +100,16 @@ void record_set_late(struct record *r, double late_after, time_t now);
 #define KEEP_RUNS_MAX 10000
 void record_set_keep_runs(struct record *r, unsigned long keep);
 unsigned long record_keep_runs(const struct record *r);
+/* KEY + 1 (a history counter: skipped, coalesced, ...); one at its
+ * maximum stays. */
+void record_count_up(struct record *r, const char *key);
+/* A start refused (SPEC §5a Skips): skipped + 1, last_skipped = NOW. */
+void record_count_skip(struct record *r, time_t now);
+/* A cancel of R's run (SPEC §5a): cancel_run = its runs, cancel_signal
+ * SIGNAL (a name), cancel_kill_after KILL_AFTER seconds, cancel_by BY,
+ * cancel_at NOW; an earlier request's cancel_seen goes. */
+void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
+		       time_t now);
 /* When the job's pause ends (SPEC §2 Paused jobs): paused_until as a
  * time, INFINITY for inf, -1 when it has none. */
 double record_paused_until(const struct record *r);

@@ -24,7 +24,7 @@ static void on_alarm(int sig)
 /* flock(2) with a bounded wait: a one-shot SIGALRM interrupts the wait
  * (no polling), as flock(1) does.  Returns 0, or -1 with errno
  * (EWOULDBLOCK on timeout). */
-static int flock_wait(int fd, int op, double wait)
+int flock_wait(int fd, int op, double wait)
 {
 	if (flock(fd, op | LOCK_NB) == 0)
 		return 0;

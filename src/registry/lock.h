@@ -26,6 +26,10 @@ enum {
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd);
 void reg_unlock(int *fd);
+/* flock(FD, OP) waiting at most WAIT seconds (< 0: no limit, 0: none),
+ * by a one-shot SIGALRM.  Returns 0, or -1 with errno (EWOULDBLOCK: the
+ * wait passed). */
+int flock_wait(int fd, int op, double wait);
 
 /* A reader's probe of JOB's run lock (SPEC §2): LOCK_SH|LOCK_NB on the
  * file opened, no re-check of its name (liveness compares the inode with

@@ -53,7 +53,9 @@ char *reg_dot_name(const char *job, const char *suffix)
 
 char *reg_lock_name(const char *job, enum lock_kind kind)
 {
-	return reg_dot_name(job, kind == JOB_LOCK ? ".lock" : ".run");
+	static const char *const suffix[] = { [JOB_LOCK] = ".lock", [RUN_LOCK] = ".run",
+					      [COALESCE_LOCK] = ".coalesce" };
+	return reg_dot_name(job, suffix[kind]);
 }
 
 static int open_dir(const char *path)

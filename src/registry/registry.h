@@ -30,7 +30,8 @@ struct registry {
 #define JOB_ID_MAX 128
 int valid_job_id(const char *id);
 
-enum lock_kind { JOB_LOCK, RUN_LOCK };
+/* The job lock, the run lock, and the coalescing waiter's (SPEC §5a). */
+enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK };
 
 /* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
  * A writer that cannot make it exits 73; permission is 77. */

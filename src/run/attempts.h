@@ -25,6 +25,9 @@ struct run_request {
 	int retry_failed;
 	int clear_after;
 	int wait;               /* --wait given */
+	int coalesce;           /* --coalesce */
+	int replace;            /* --replace */
+	double every;           /* --every; 0: not given */
 	double wait_limit;      /* < 0: no limit */
 	const char *wait_arg;   /* as given, for messages */
 	int conflict_code;
@@ -32,8 +35,8 @@ struct run_request {
 	char **command;
 	double lock_wait;
 	double timeout;         /* --timeout; <= 0: no limit */
-	double kill_after;      /* --kill-after; <= 0: no KILL */
-	int timeout_signal;     /* --signal, default SIGTERM */
+	double kill_after;      /* --kill-after; <= 0: no KILL (--replace: 10) */
+	int timeout_signal;     /* --signal, default SIGTERM (also --replace's) */
 	long retries;           /* --retries */
 	double retry_delay;     /* --retry-delay, default 10 */
 	enum log_mode log;      /* --log, --chronic */

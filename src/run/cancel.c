@@ -3,47 +3,14 @@
 #include "run/holders.h"
 #include "registry/write.h"
 #include "liveness/facts.h"
-#include "liveness/proc.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
 #include "util/msg.h"
 #include "util/signame.h"
 
-#include <errno.h>
-#include <pwd.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-char *user_at_host(void)
-{
-	struct buf b = {0};
-	struct reader me = {0};
-	errno = 0;
-	const struct passwd *pw = getpwuid(geteuid());
-	/* A name that could not sit in a record as one word: the number. */
-	if (pw && pw->pw_name && pw->pw_name[0] && !strpbrk(pw->pw_name, "@= \t\r\n"))
-		buf_adds(&b, pw->pw_name);
-	else
-		buf_addf(&b, "%lu", (unsigned long)geteuid());
-	buf_addf(&b, "@%s", probe_reader(&me) == 0 && me.host ? me.host : "");
-	return b.data;
-}
-
-/* Seconds as a plain decimal, trailing zeros of the fraction dropped. */
-static void put_seconds(struct record *r, const char *key, double seconds)
-{
-	struct buf b = {0};
-	buf_addf(&b, "%.9f", seconds);
-	while (b.data[b.len - 1] == '0')
-		b.data[--b.len] = '\0';
-	if (b.data[b.len - 1] == '.')
-		b.data[--b.len] = '\0';
-	record_put(r, key, b.data);
-	buf_free(&b);
-}
 
 /* Why ST has no run to cancel (a false condition), or NULL: it has one. */
 static const char *no_run(const struct job_state *st)
@@ -69,44 +36,17 @@ int cancel_ask(const struct registry *reg, const char *job, const struct job_sta
 		return fail(EXIT_FALSE, job, "%s", why);
 
 	struct record rec;
-	char sig[SIGNAME_MAX], at[21];
+	char sig[SIGNAME_MAX];
 	record_init(&rec);
 	record_copy(&rec, &st->rec);
 	*run = record_count(&rec, "runs");
-	/* A new request is one nobody has taken up yet. */
-	record_drop(&rec, "cancel_seen");
-	char number[24];
-	snprintf(number, sizeof number, "%llu", *run);
-	record_put(&rec, "cancel_run", number);
-	record_put(&rec, "cancel_signal", signal_name(req->signal, sig));
-	put_seconds(&rec, "cancel_kill_after", req->kill_after);
-	record_put(&rec, "cancel_by", req->by);
-	time_format(now_seconds(), at);
-	record_put(&rec, "cancel_at", at);
+	record_ask_cancel(&rec, signal_name(req->signal, sig), req->kill_after, req->by,
+			  now_seconds());
 	if (req->note)
 		record_put(&rec, "note", req->note);
 	int rc = commit_record(reg, job, &st->rec, st->status, &rec, NULL);
 	record_free(&rec);
 	return rc;
-}
-
-/* SIGURG to the dispatcher of REC, where this host can check that it is
- * that process (SPEC §5a): same host, boot and pid namespace, and the
- * pid's start time.  Only a hint: it reads its record once a second. */
-static void wake_dispatcher(const char *job, const struct record *rec)
-{
-	struct ownership o;
-	struct reader me;
-	liveness_ownership(rec, &o);
-	if (o.owner.pid <= 0 || !o.owner.pid_start || probe_reader(&me) < 0)
-		return;
-	if (!o.owner.host || !me.host || strcmp(o.owner.host, me.host) != 0 ||
-	    !o.owner.boot_id || !me.boot_id || strcmp(o.owner.boot_id, me.boot_id) != 0 ||
-	    o.owner.pid_ns != me.pid_ns)
-		return;
-	/* EPERM: another user's dispatcher, which notices within a second. */
-	if (signal_started(o.owner.pid, o.owner.pid_start, SIGURG) < 0 && errno != EPERM)
-		warn(job, "cannot wake the dispatcher, pid %ld: %s", o.owner.pid, strerror(errno));
 }
 
 /* The run of a cancel, and what its caller waits for. */
@@ -161,7 +101,8 @@ int cancel_wait(struct registry *reg, const char *job, unsigned long long run, d
 	if (!rc && !run_ended(&a, &st)) {
 		const char *h = record_get(&st.rec, "host");
 		host = h ? xstrdup(h) : NULL;
-		wake_dispatcher(job, &st.rec);
+		/* Only a hint: the dispatcher reads its record once a second. */
+		(void)signal_owner(&st.rec, SIGURG);
 	}
 	jobstate_free(&st);
 	if (rc)

@@ -21,10 +21,6 @@ struct cancel_request {
 /* The dispatcher has this long to take a request up (SPEC §5 --cancel). */
 #define CANCEL_ANSWER_SECONDS 2.0
 
-/* "user@host" of this process, for cancel_by and paused_by: the name of
- * its effective user, or the uid's number when it has none; malloc'd. */
-char *user_at_host(void);
-
 /* Under JOB's lock, with ST as jobstate_load() read it there: ask JOB's
  * run to stop.  A job that is not RUNNING with a live dispatched run
  * (owner=lock) is a false condition: a message, 1, nothing written.
@@ -35,8 +31,8 @@ int cancel_ask(const struct registry *reg, const char *job, const struct job_sta
 	       const struct cancel_request *req, unsigned long long *run);
 
 /* After cancel_ask(), the job lock let go: wake the dispatcher the record
- * names with SIGURG, if it is on this host, boot and pid namespace and
- * still the process that started then; then wait until it takes run
+ * names with SIGURG where this host can tell it is that process
+ * (signal_owner(), facts.h); then wait until it takes run
  * RUN's request up (or the run ends), and with UNTIL_END (>= 0 seconds,
  * or -1: no limit; -2: not asked) until the run has ended.  No answer
  * within CANCEL_ANSWER_SECONDS: a message naming the run's host and the

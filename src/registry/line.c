@@ -1,0 +1,196 @@
+#include "registry/line.h"
+#include "registry/lock.h"
+#include "registry/openat.h"
+#include "util/msg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+/* A leftover file of a crashed joiner is passed over, not reused: this
+ * many in a row is something else (a full directory, a planted file). */
+#define JOIN_TRIES 64
+
+static unsigned long long number(const struct record *rec, const char *key)
+{
+	const char *v = rec ? record_get(rec, key) : NULL;
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+void line_numbers(const struct record *rec, struct line_numbers *nums)
+{
+	nums->head = number(rec, "wait_head");
+	nums->replaced_below = number(rec, "replaced_below");
+	nums->next = number(rec, "wait_next");
+	if (nums->head < 1)
+		nums->head = 1;
+	if (nums->next < nums->head)
+		nums->next = nums->head;
+}
+
+int line_read(const struct registry *reg, const char *job, struct line_numbers *nums)
+{
+	struct buf data = {0};
+	struct record rec;
+	const char *why;
+	int found = 0;
+	int rc = reg_read(reg, job, job, RECORD_MAX, &data, &found);
+	if (!rc && found && record_parse(&rec, data.data, data.len, &why) == 0) {
+		line_numbers(&rec, nums);
+		record_free(&rec);
+	} else {
+		line_numbers(NULL, nums);
+	}
+	buf_free(&data);
+	return rc;
+}
+
+/* ".JOB.wait.N" */
+static char *place_name(const char *job, unsigned long long n)
+{
+	char suffix[32];
+	snprintf(suffix, sizeof suffix, ".wait.%llu", n);
+	return reg_dot_name(job, suffix);
+}
+
+static void put_number(struct record *rec, const char *key, unsigned long long v)
+{
+	char text[24];
+	snprintf(text, sizeof text, "%llu", v);
+	record_put(rec, key, text);
+}
+
+int line_join(const struct registry *reg, const char *job, struct record *rec,
+	      struct place *p)
+{
+	struct line_numbers nums;
+	line_numbers(rec, &nums);
+	for (int i = 0; i < JOIN_TRIES; i++, nums.next++) {
+		char *name = place_name(job, nums.next);
+		struct stat st;
+		int rc = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &p->fd, &st);
+		if (rc == 0 && entry_share(p->fd, reg->share_mode) == 0 &&
+		    flock_wait(p->fd, LOCK_EX, -1) == 0) {
+			free(name);
+			p->n = nums.next;
+			put_number(rec, "wait_next", nums.next + 1);
+			return 0;
+		}
+		int err = errno;
+		if (rc == 0) {
+			(void)unlinkat(reg->fd, name, 0);
+			close_fd(p->fd);
+			p->fd = -1;
+		}
+		if (rc == 0 || (rc != ENTRY_NOT_REGULAR && err != EEXIST)) {
+			rc = fail_errno(err, job, "take a place in line: %s", reg_path(reg, name));
+			free(name);
+			return rc;
+		}
+		free(name);
+	}
+	return fail(EXIT_IO, job, "take a place in line: %d places in a row are taken",
+		    JOIN_TRIES);
+}
+
+void line_abandon(const struct registry *reg, const char *job, struct place *p)
+{
+	if (p->fd < 0)
+		return;
+	char *name = place_name(job, p->n);
+	(void)unlinkat(reg->fd, name, 0);
+	free(name);
+	close_fd(p->fd);
+	p->fd = -1;
+}
+
+/* Open place N: 1 with *fd, 0 when there is none (or it is no regular
+ * file: a planted name is nobody's place). */
+static int open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd)
+{
+	char *name = place_name(job, n);
+	struct stat st;
+	int rc = entry_open(reg->fd, name, O_RDONLY, fd, &st);
+	free(name);
+	return rc == 0;
+}
+
+int line_live(const struct registry *reg, const char *job, unsigned long long n,
+	      const struct line_numbers *nums)
+{
+	int fd;
+	if (n < nums->replaced_below || n < nums->head || reg->fd < 0 || !open_place(reg, job, n, &fd))
+		return 0;
+	int rc;
+	do
+		rc = flock(fd, LOCK_SH | LOCK_NB);
+	while (rc < 0 && errno == EINTR);
+	int live = rc < 0 && errno == EWOULDBLOCK;
+	close_fd(fd);
+	return live;
+}
+
+unsigned long long line_ahead(const struct registry *reg, const char *job,
+			      const struct line_numbers *nums, unsigned long long below)
+{
+	for (unsigned long long n = below; n > nums->head && n - 1 >= nums->replaced_below;) {
+		n--;
+		if (line_live(reg, job, n, nums))
+			return n;
+	}
+	return 0;
+}
+
+unsigned long long line_waiting(const struct registry *reg, const char *job,
+				const struct record *rec)
+{
+	struct line_numbers nums;
+	unsigned long long live = 0;
+	line_numbers(rec, &nums);
+	for (unsigned long long n = nums.head; n < nums.next; n++)
+		live += (unsigned long long)line_live(reg, job, n, &nums);
+	return live;
+}
+
+int line_wait_for(const struct registry *reg, const char *job, unsigned long long n,
+		  double wait)
+{
+	int fd;
+	if (reg->fd < 0 || !open_place(reg, job, n, &fd))
+		return 0;
+	int rc = flock_wait(fd, LOCK_SH, wait);
+	close_fd(fd);
+	return rc == 0 || errno != EWOULDBLOCK ? 0 : EXIT_BUSY;
+}
+
+void line_turn_ends(struct record *rec, const struct place *p)
+{
+	struct line_numbers nums;
+	line_numbers(rec, &nums);
+	if (p->fd >= 0 && p->n + 1 > nums.head)
+		put_number(rec, "wait_head", p->n + 1);
+}
+
+void line_leave(const struct registry *reg, const char *job, struct place *p,
+		unsigned long long old_head)
+{
+	if (p->fd < 0)
+		return;
+	/* The places below ours that nobody holds are over: remove them, so
+	 * that no file is left for each waiter that died. */
+	for (unsigned long long n = old_head; n < p->n; n++) {
+		int fd;
+		if (!open_place(reg, job, n, &fd))
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			char *name = place_name(job, n);
+			(void)unlinkat(reg->fd, name, 0);
+			free(name);
+		}
+		close_fd(fd);
+	}
+	line_abandon(reg, job, p);
+}
