@@ -2,6 +2,7 @@
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "record/record.h"
+#include "registry/line.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
@@ -119,15 +120,26 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		print_job(job);
 		goto out;
 	}
-	/* A sweep (-a) syncs the directory once, after all its removals. */
-	if ((rc = reg_remove(reg, job, l == NULL)) != 0)
+	/* Waiters in line keep a PENDING record of the line's numbers, so
+	 * that none is handed out twice (SPEC §5a); else the record goes.
+	 * A sweep (-a) syncs the directory once, after all its removals. */
+	struct line_numbers nums;
+	int waiting;
+	line_numbers(&st.rec, &nums);
+	if ((rc = line_clear(reg, job, &st.rec, 0, l == NULL, &waiting)) != 0)
 		goto out;
 	if (f->verbose)
 		print_job(job);
 	if (!l)
 		sweep_temps(reg, job, NULL);   /* a sweep did, whatever matched */
 	sweep_run_files(reg, job, l);
-	sweep_locks(reg, job, l);
+	if (!waiting) {
+		char *coalesce = reg_lock_name(job, COALESCE_LOCK);
+		line_sweep(reg, job, nums.head, nums.next);
+		line_sweep_file(reg, job, coalesce);
+		free(coalesce);
+		sweep_locks(reg, job, l);
+	}
 out:
 	jobstate_free(&st);
 	return rc;
@@ -211,6 +223,17 @@ static int sweep(const struct registry *reg, const struct filter *f)
 		return status;
 	for (size_t i = 0; i < l.njobs; i++)
 		keep_first(&status, clear_one(reg, l.jobs[i], f, 0, &l));
+	/* Places in line and followers' locks nobody holds, each under its
+	 * job's lock (a place is made and locked under it). */
+	for (size_t i = 0; i < l.nplaces && !f->dry_run; i++) {
+		char *job = listing_place_job(l.places[i]);
+		int lock = -1;
+		/* (No job lock file: nobody is joining that line.) */
+		if (job && reg_lock(reg, job, JOB_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &lock) == 0)
+			line_sweep_file(reg, job, l.places[i]);
+		reg_unlock(&lock);
+		free(job);
+	}
 	/* Lock files of jobs with no record: a job lock, or a run lock alone. */
 	char **lists[] = { l.locks, l.runs };
 	const size_t counts[] = { l.nlocks, l.nruns }, suffix[] = { 5, 4 };

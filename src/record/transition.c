@@ -298,6 +298,9 @@ void record_to_done_retries_cancelled(struct record *r, time_t now, const struct
 	struct run_result cancelled = *end;
 	cancelled.cancelled_by = by;
 	record_to_done_counted(r, now, &cancelled, NULL);
+	/* The run is cancelled, not failed: record_to_retry()'s count goes. */
+	count_down(r, "failures");
+	count_down(r, "consecutive_failures");
 	count_up(r, "cancelled_runs");
 }
 

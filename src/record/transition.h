@@ -82,8 +82,10 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note);
 /* The retries of a run were cancelled while it waited for its next
- * attempt (retry_at): DONE with the last attempt's result, whose failure
- * record_to_retry() counted, marked cancelled=1 by BY, cancelled_runs + 1. */
+ * attempt (retry_at): DONE with the last attempt's result, marked
+ * cancelled=1 by BY, cancelled_runs + 1, and the failure record_to_retry()
+ * counted taken back: the run was cancelled, not failed (its history
+ * line becomes CANCELLED). */
 void record_to_done_retries_cancelled(struct record *r, time_t now, const struct run_result *end,
 				      const char *by);
 /* The run of a STALE record was lost (SPEC §2): failures, lost and

@@ -1,4 +1,5 @@
 #include "registry/line.h"
+#include "record/transition.h"
 #include "registry/lock.h"
 #include "registry/openat.h"
 #include "util/msg.h"
@@ -174,6 +175,30 @@ void line_turn_ends(struct record *rec, const struct place *p)
 		put_number(rec, "wait_head", p->n + 1);
 }
 
+void line_sweep_file(const struct registry *reg, const char *job, const char *name)
+{
+	struct stat st;
+	int fd;
+	(void)job;
+	if (entry_open(reg->fd, name, O_RDONLY, &fd, &st) != 0)
+		return;
+	/* Held: a live place (or follower).  Free: nobody's, since a place
+	 * is locked by its maker before the job lock we hold was let go. */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+		(void)unlinkat(reg->fd, name, 0);
+	close_fd(fd);
+}
+
+void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
+		unsigned long long to)
+{
+	for (unsigned long long n = from; n < to; n++) {
+		char *name = place_name(job, n);
+		line_sweep_file(reg, job, name);
+		free(name);
+	}
+}
+
 void line_leave(const struct registry *reg, const char *job, struct place *p,
 		unsigned long long old_head)
 {
@@ -181,16 +206,31 @@ void line_leave(const struct registry *reg, const char *job, struct place *p,
 		return;
 	/* The places below ours that nobody holds are over: remove them, so
 	 * that no file is left for each waiter that died. */
-	for (unsigned long long n = old_head; n < p->n; n++) {
-		int fd;
-		if (!open_place(reg, job, n, &fd))
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			char *name = place_name(job, n);
-			(void)unlinkat(reg->fd, name, 0);
-			free(name);
-		}
-		close_fd(fd);
-	}
+	line_sweep(reg, job, old_head, p->n);
 	line_abandon(reg, job, p);
+}
+
+int line_clear(const struct registry *reg, const char *job, const struct record *was,
+	       int keep_pause, int sync, int *kept)
+{
+	static const char *const keys[] = { "wait_next", "wait_head", "replaced_below",
+					    "paused_until", "paused_by", "paused_note" };
+	int paused = keep_pause && record_paused_until(was) > now_real();
+	*kept = paused || line_waiting(reg, job, was) > 0;
+	if (!*kept)
+		return reg_remove(reg, job, sync);
+	struct record rec;
+	struct buf text = {0};
+	record_init(&rec);
+	record_to_pending(&rec, now_seconds(), NULL);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *v = record_get(was, keys[i]);
+		if (v && (i < 3 || paused))
+			record_put(&rec, keys[i], v);
+	}
+	record_format(&rec, &text);
+	int rc = reg_replace(reg, job, job, text.data, text.len);
+	buf_free(&text);
+	record_free(&rec);
+	return rc;
 }

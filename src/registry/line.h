@@ -68,4 +68,20 @@ void line_turn_ends(struct record *rec, const struct place *p);
 void line_leave(const struct registry *reg, const char *job, struct place *p,
 		unsigned long long old_head);
 
+/* Job lock held: remove the files of the places in [FROM, TO) that
+ * nobody holds (JOB's line being over, or cleared). */
+void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
+		unsigned long long to);
+/* Job lock held: remove JOB's place or follower's lock file NAME (as a
+ * sweep's listing found it) if nobody holds it. */
+void line_sweep_file(const struct registry *reg, const char *job, const char *name);
+/* Clear JOB's record WAS (job lock held; with SYNC the directory
+ * fsynced): it is removed, unless places in line are live or, with
+ * KEEP_PAUSE (dispatch --clear), a pause is in force — then it becomes
+ * PENDING with the line's numbers (so that none is handed out twice,
+ * SPEC §5a) and the pause, and nothing else, and *KEPT is 1.  Returns an
+ * exit status. */
+int line_clear(const struct registry *reg, const char *job, const struct record *was,
+	       int keep_pause, int sync, int *kept);
+
 #endif

@@ -37,6 +37,30 @@ static int ends_with(const char *name, size_t n, const char *suffix)
 	return n > k + 1 && memcmp(name + n - k, suffix, k) == 0;
 }
 
+char *listing_place_job(const char *name)
+{
+	size_t n = strlen(name), end = 0;
+	if (name[0] != '.')
+		return NULL;
+	if (ends_with(name, n, ".coalesce")) {
+		end = n - strlen(".coalesce");
+	} else {
+		size_t digits = 0;
+		while (digits < n && name[n - 1 - digits] >= '0' && name[n - 1 - digits] <= '9')
+			digits++;
+		if (digits && ends_with(name, n - digits, ".wait."))
+			end = n - digits - strlen(".wait.");
+	}
+	if (end <= 1)
+		return NULL;
+	char *job = xstrndup(name + 1, end - 1);
+	if (!valid_job_id(job)) {
+		free(job);
+		return NULL;
+	}
+	return job;
+}
+
 static void add_entry(struct listing *l, const struct dirent *e)
 {
 	const char *name = e->d_name;
@@ -54,6 +78,11 @@ static void add_entry(struct listing *l, const struct dirent *e)
 	} else if (ends_with(name, n, ".history") || ends_with(name, n, ".log") ||
 		   ends_with(name, n, ".faillog") || ends_with(name, n, ".newlog")) {
 		push(&l->runfiles, &l->nrunfiles, name, n);
+	} else if (ends_with(name, n, ".coalesce") || (n > 7 && strstr(name, ".wait."))) {
+		char *job = listing_place_job(name);
+		if (job)
+			push(&l->places, &l->nplaces, name, n);
+		free(job);
 	} else if (ends_with(name, n, ".tmp") ||
 		   (n > 12 && memcmp(name + n - 11, ".tmp.", 5) == 0)) {
 		push(&l->temps, &l->ntemps, name, n);   /* and 0.1's ".X.tmp.XXXXXX" */
@@ -156,14 +185,16 @@ int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
 	sort_names(l->temps, l->ntemps);
 	sort_names(l->runs, l->nruns);
 	sort_names(l->runfiles, l->nrunfiles);
+	sort_names(l->places, l->nplaces);
 	return 0;
 }
 
 void listing_free(struct listing *l)
 {
-	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles };
-	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles };
-	for (int k = 0; k < 5; k++) {
+	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles, l->places };
+	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles,
+				  l->nplaces };
+	for (int k = 0; k < 6; k++) {
 		for (size_t i = 0; i < counts[k]; i++)
 			free(lists[k][i]);
 		free(lists[k]);

@@ -26,6 +26,8 @@ struct listing {
 	size_t nlocks;
 	char **runfiles;          /* ".X.history", ".X.log", ".X.faillog" */
 	size_t nrunfiles;
+	char **places;            /* ".X.wait.N", ".X.coalesce" (SPEC §5a) */
+	size_t nplaces;
 	int jobs_only;            /* LIST_JOBS: temps, runs and runfiles not listed */
 };
 
@@ -39,6 +41,9 @@ enum list_what { LIST_ALL, LIST_JOBS };
 int reg_list(const struct registry *reg, enum list_what what, struct listing *l);
 void listing_free(struct listing *l);
 
+/* The job of a place file NAME (".X.wait.N", ".X.coalesce"), malloc'd;
+ * NULL when NAME is no such file or X is no job id. */
+char *listing_place_job(const char *name);
 /* Is NAME among the N sorted NAMES? */
 int listing_has(char *const *names, size_t n, const char *name);
 /* The first of the N sorted NAMES not below KEY. */

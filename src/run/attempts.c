@@ -1,4 +1,5 @@
 #include "run/attempts.h"
+#include "run/holders.h"
 #include "run/logview.h"
 #include "run/supervise.h"
 #include "util/msg.h"
@@ -12,15 +13,28 @@
 
 #define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
 
+/* What supervise asks about cancels: the run's record, read in REG. */
+struct cancel_look {
+	const struct registry *reg;
+	struct run *run;
+};
+
+static int cancel_asked(void *ctx, int *sig, double *kill_after)
+{
+	struct cancel_look *look = ctx;
+	return run_cancel_asked(look->reg, look->run, sig, kill_after);
+}
+
 /* The supervision of every attempt (supervise.h). */
-static struct supervise supervision(const struct run_request *req, const struct run *run,
-				    int run_lock)
+static struct supervise supervision(const struct run_request *req, struct run *run,
+				    int run_lock, struct cancel_look *look)
 {
 	return (struct supervise){
 		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
 		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
 		.sigpipe_ignored = req->sigpipe_ignored, .out_fd = -1, .err_fd = -1,
-		.job = req->job, .run = run->number,
+		.job = req->job, .run = run->number, .cancel_asked = cancel_asked,
+		.cancel_ctx = look,
 	};
 }
 
@@ -48,11 +62,12 @@ static int ready(const struct registry *reg, const struct run_request *req,
  * lock).  An attempt that cannot be readied is not run: it ends as a
  * command that could not be started (126). */
 static int attempt(const struct registry *reg, const struct run_request *req,
-		   const struct run *run, int run_lock, const sigset_t *hold,
+		   struct run *run, int run_lock, const sigset_t *hold,
 		   const sigset_t *old_mask, struct logrelay *relay, struct run_result *end,
 		   char signame[SIGNAME_MAX], struct supervise_end *ended)
 {
-	struct supervise how = supervision(req, run, run_lock);
+	struct cancel_look look = { reg, run };
+	struct supervise how = supervision(req, run, run_lock, &look);
 
 	relay->pid = relay->out_fd = relay->err_fd = -1;
 	relay->have_report = 0;
@@ -62,6 +77,10 @@ static int attempt(const struct registry *reg, const struct run_request *req,
 		return supervise_outcome(ended, end, signame);
 	}
 	supervise_run(&how, hold, old_mask, ended);
+	/* A cancel stops the whole run: what the command left holding the
+	 * run lock gets the KILL it was promised (SPEC §5a). */
+	if (ended->cancelled && ended->kill_at >= 0)
+		run_lock_kill_leftovers(run_lock, ended->kill_at);
 	logrelay_finish(relay);
 	if (ended->start_errno)
 		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
@@ -125,23 +144,32 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		char signame[SIGNAME_MAX];
 		int status = attempt(reg, req, run, run_lock, hold, old_mask, &relay, &end, signame,
 				     &ended);
-		int lost = ended.lost_lock, ours = 1, rc = 0;
+		int lost = ended.lost_lock, ours = 1, rc = 0, between = 0;
+		/* A cancel answered too late to send its signal did not end
+		 * the run (SPEC §2 Cancelled runs). */
+		if (!ended.cancelled) {
+			free(run->cancelled_by);
+			run->cancelled_by = NULL;
+		}
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
 				 status == 127;
-		if (!lost && status && !ended.stopped && !cannot_run && !ended.wait_errno &&
-		    run->attempt && run->attempt <= (unsigned long)req->retries) {
+		if (!lost && status && !ended.stopped && !ended.cancelled && !cannot_run &&
+		    !ended.wait_errno && run->attempt && run->attempt <= (unsigned long)req->retries) {
 			double delay = retry_delay(req, run->attempt);
-			struct supervise how = supervision(req, run, run_lock);
+			struct cancel_look look = { reg, run };
+			struct supervise how = supervision(req, run, run_lock, &look);
+			int cancelled;
 			/* --chronic: a run that ends OK after all prints nothing. */
 			if (end.timed_out)
 				say_failure(req, run, &end, &ended, 0, !chronic_mode);
 			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
 			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
 			     run->attempt + 1, delay);
-			if (!rc && !supervise_pause(&how, hold, delay, &lost) &&
-			    (rc = run_next(reg, run, &ours)) == 0 && ours)
+			if (!rc && !supervise_pause(&how, hold, delay, &lost, &cancelled) &&
+			    (rc = run_next(reg, run, &ours)) == 0 && ours && !run->cancelled_by)
 				continue;
+			between = 1;
 		} else if (end.timed_out && !lost && !chronic_mode) {
 			say_failure(req, run, &end, &ended, 0, 1);
 		}
@@ -169,6 +197,12 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 			chronic_report(reg, req->job, &relay);
 		if (chronic)
 			say_failure(req, run, &end, &ended, 0, 1);
+		if (!rc && ours && run->cancelled_by && between)
+			info(req->job, "retries cancelled by %s", run->cancelled_by);
+		else if (!rc && ours && run->cancelled_by)
+			info(req->job, "run %s cancelled by %s", run->number, run->cancelled_by);
+		free(run->cancelled_by);
+		run->cancelled_by = NULL;
 		buf_free(&relay.report);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */

@@ -8,6 +8,8 @@
 #include "liveness/proc.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -107,6 +109,34 @@ void run_lock_release(const struct registry *reg, const char *job, int *fd)
 		     " the next run waits for it", who.data);
 	buf_free(&who);
 	buf_free(&relays);
+}
+
+/* The pids of this host, but us and our relays, that hold the lock FD. */
+static size_t leftovers(int fd, long **pids)
+{
+	struct stat st;
+	size_t count = 0, kept = 0;
+	*pids = NULL;
+	if (fstat(fd, &st) < 0 || lock_sharers(st.st_dev, st.st_ino, (long)getpid(), 64, pids, &count) < 0)
+		return 0;
+	for (size_t i = 0; i < count; i++)
+		if ((*pids)[i] != (long)getpid() && !same_program((*pids)[i]))
+			(*pids)[kept++] = (*pids)[i];
+	return kept;
+}
+
+void run_lock_kill_leftovers(int fd, double at)
+{
+	static const struct timespec tick = { 0, 100000000 };
+	long *pids;
+	size_t n;
+	while ((n = leftovers(fd, &pids)) > 0 && now_mono() < at) {
+		free(pids);
+		nanosleep(&tick, NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		(void)kill((pid_t)pids[i], SIGKILL);
+	free(pids);
 }
 
 size_t run_lock_holders(const struct registry *reg, const char *job, struct buf *who)

@@ -1,10 +1,13 @@
 #include "run/runrecord.h"
+#include "registry/line.h"
 #include "registry/lock.h"
 #include "run/logrelay.h"
 #include "util/msg.h"
 #include "registry/sweep.h"
+#include "util/signame.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +124,58 @@ static int lock_ours(const struct registry *reg, const struct run *run, int *job
 	return rc;
 }
 
+/* Is R this run's record, with a cancel of run->number not taken up? */
+static int cancel_for_us(const struct record *r, const struct run *run)
+{
+	const char *n = record_get(r, "cancel_run"), *started = record_get(r, "started");
+	return n && strcmp(n, run->number) == 0 && !record_get(r, "cancel_seen") &&
+	       record_owned_by(r, &run->owner) && started && strcmp(started, run->started) == 0;
+}
+
+int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, double *kill_after)
+{
+	struct buf data = {0};
+	struct record rec;
+	const char *why;
+	int found = 0, asked = 0;
+
+	/* A look without the lock, each second: the lock only for a request. */
+	if (reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found) == 0 && found &&
+	    record_parse(&rec, data.data, data.len, &why) == 0) {
+		asked = cancel_for_us(&rec, run);
+		record_free(&rec);
+	}
+	buf_free(&data);
+	if (!asked)
+		return 0;
+
+	struct job_state st;
+	int job_lock = -1, ours;
+	asked = 0;
+	if (lock_ours(reg, run, &job_lock, &st, &ours) == 0 && ours && cancel_for_us(&st.rec, run)) {
+		const char *signame = record_get(&st.rec, "cancel_signal");
+		const char *kill = record_get(&st.rec, "cancel_kill_after");
+		const char *by = record_get(&st.rec, "cancel_by");
+		char when[21];
+		struct record seen;
+		*sig = signame ? signal_number(signame) : SIGTERM;
+		*kill_after = kill ? strtod(kill, NULL) : 10;
+		free(run->cancelled_by);
+		run->cancelled_by = xstrdup(by ? by : "?");
+		/* Carried out even when it cannot be answered (a full disk):
+		 * the request is plain. */
+		record_copy(&seen, &st.rec);
+		time_format(now_seconds(), when);
+		record_put(&seen, "cancel_seen", when);
+		(void)commit_record(reg, run->job, jobstate_record(&st), st.status, &seen, NULL);
+		record_free(&seen);
+		asked = 1;
+	}
+	jobstate_free(&st);
+	reg_unlock(&job_lock);
+	return asked;
+}
+
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
 	      time_t retry_at)
 {
@@ -153,7 +208,13 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 	int job_lock = -1;
 
 	int rc = lock_ours(reg, run, &job_lock, &st, ours);
-	if (!rc && *ours) {
+	const char *cancel = *ours ? record_get(&st.rec, "cancel_run") : NULL;
+	if (!rc && cancel && strcmp(cancel, run->number) == 0) {
+		/* Asked to stop while it waited: no next attempt (SPEC §5a). */
+		const char *by = record_get(&st.rec, "cancel_by");
+		free(run->cancelled_by);
+		run->cancelled_by = xstrdup(by ? by : "?");
+	} else if (!rc && *ours) {
 		/* The next attempt's log is made, and the failed one's set
 		 * aside once the record says the next attempt runs, under the
 		 * same lock, so a reader of the fail log sees the two change as
@@ -190,16 +251,21 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	message_context(context.data);
 	int rc = lock_ours(reg, run, &job_lock, &st, &ours);
 	if (!rc && ours && clear) {
-		rc = reg_remove(reg, run->job, 1);
+		int kept;
+		rc = line_clear(reg, run->job, &st.rec, 1, 1, &kept);
 		sweep_run_files(reg, run->job, NULL);
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
 		/* After an attempt that was to be retried, its failure is
 		 * counted already (run_retry()), and it ended then. */
-		if (record_get(&rec, "retry_at"))
+		struct run_result how = *end;
+		how.cancelled_by = run->cancelled_by;
+		if (record_get(&rec, "retry_at") && run->cancelled_by)
+			record_to_done_retries_cancelled(&rec, run->ended_at, end, run->cancelled_by);
+		else if (record_get(&rec, "retry_at"))
 			record_to_done_counted(&rec, run->ended_at, end, NULL);
 		else
-			record_to_done(&rec, now_seconds(), end, NULL);
+			record_to_done(&rec, now_seconds(), &how, NULL);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
 		/* The first try's error is held: it is said only when there
 		 * is no second try, which speaks for itself. */

@@ -29,6 +29,8 @@ struct run {
 	int logged;                /* --log or --chronic: the run writes a log */
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
+	char *cancelled_by;        /* a cancel taken up: its user@host
+				    * (malloc'd); NULL: none */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
@@ -40,14 +42,22 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
  * history line added.  Returns an exit status. */
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
 	      time_t retry_at);
+/* SPEC §5a: has a cancel of this run (of run->number: the attempt going,
+ * or the one that ended and waits for its retry) come, and not yet been
+ * taken up?  Then it is, under the job lock: cancel_seen written,
+ * run->cancelled_by set, and its signal and seconds before KILL given.
+ * Returns 1 then, else 0.  A request for another run is not ours. */
+int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, double *kill_after);
 /* The next attempt begins: with run->logged its log made, then RUNNING
  * again with a new run number, then the last attempt's log set aside and
  * the new one put in place (a log that could not be: its exit status in
  * run->log_status); *OURS 0 when the record was no longer this run's
- * (nothing done). */
+ * (nothing done).  A cancel of the attempt that ended, found under the
+ * job lock first, starts none: run->cancelled_by is set. */
 int run_next(const struct registry *reg, struct run *run, int *ours);
-/* Step 6: DONE with how the run ended, or with CLEAR no record (nor
- * history and logs).  A record that is no longer this run's is left
+/* Step 6: DONE with how the run ended (with run->cancelled_by, as a
+ * cancelled run; between attempts, its retries cancelled), or with CLEAR
+ * no record (nor history and logs).  A record that is no longer this run's is left
  * alone, with a message.  When DONE cannot be written (a full disk), a
  * run's log gives way: it is emptied and DONE tried once more.  Returns
  * an exit status. */

@@ -36,6 +36,7 @@ void supervise_signals(sigset_t *held, sigset_t *old)
 	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
 		sigaddset(held, forwarded[i]);
 	sigaddset(held, SIGCHLD);
+	sigaddset(held, SIGURG);
 	sigprocmask(SIG_BLOCK, NULL, old);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_child;
@@ -103,7 +104,7 @@ static size_t take_early(const sigset_t *held, siginfo_t *early, size_t max)
 			continue;
 		if (sig < 0)
 			break;
-		if (sig != SIGCHLD)
+		if (sig != SIGCHLD && sig != SIGURG)
 			early[n++] = si;
 	}
 	return n;
@@ -157,6 +158,23 @@ static void stop_run(const struct supervise *s, pid_t pid, int own_group, double
 	*kill_at = kill_after > 0 && s->signal != SIGKILL ? now_mono() + kill_after : -1;
 }
 
+/* A cancel that came (S->cancel_asked): its signal sent as at a time
+ * limit, KILL at *kill_at (the earlier, when one is due already). */
+static void take_cancel(const struct supervise *s, pid_t pid, int own_group,
+			struct supervise_end *end, double *kill_at)
+{
+	int sig;
+	double kill_after, at;
+	if (!s->cancel_asked || !s->cancel_asked(s->cancel_ctx, &sig, &kill_after))
+		return;
+	end->cancelled = 1;
+	signal_run(pid, own_group, sig);
+	if (sig != SIGKILL && sig != SIGCONT)
+		signal_run(pid, own_group, SIGCONT);
+	at = kill_after > 0 && sig != SIGKILL ? now_mono() + kill_after : -1;
+	*kill_at = earliest(*kill_at, at);
+}
+
 /* Wait for the command PID to end, forwarding signals once it STARTED,
  * enforcing the limit from START on, and checking the run lock. */
 static void wait_command(const struct supervise *s, pid_t pid, int started, double start,
@@ -165,13 +183,17 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 	int own_group = started && s->timeout > 0;
 	double limit_at = own_group ? start + s->timeout : -1;
 	double kill_at = -1;
-	double check_at = started && s->check_lock && s->keep_fd >= 0 ? now_mono() + 1 : -1;
+	int check_lock = s->check_lock && s->keep_fd >= 0;
+	double check_at = started && (check_lock || s->cancel_asked) ? now_mono() + 1 : -1;
 	char name[SIGNAME_MAX];
 
+	end->kill_at = -1;
 	for (;;) {
 		pid_t done = waitpid(pid, &end->wait_status, WNOHANG);
-		if (done == pid)
+		if (done == pid) {
+			end->kill_at = kill_at;
 			return;
+		}
 		if (done < 0 && errno != EINTR) {
 			end->wait_errno = errno;
 			return;
@@ -195,8 +217,11 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 			/* A check that proved nothing (ENOTCONN: a client
 			 * giving its server up) is made again soon, since the
 			 * next one is the one that can tell. */
-			enum lock_check verdict = check_run_lock(s->keep_fd);
+			enum lock_check verdict = check_lock ? check_run_lock(s->keep_fd)
+							     : LOCK_STILL_HELD;
 			check_at = now_mono() + (verdict == LOCK_UNKNOWN ? 0.1 : 1);
+			if (verdict != LOCK_LOST && !end->lost_lock)
+				take_cancel(s, pid, own_group, end, &kill_at);
 			if (verdict == LOCK_LOST) {
 				check_at = -1;
 				end->lost_lock = 1;
@@ -222,7 +247,9 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 		/* EAGAIN: a deadline has come; EINTR: look again.  Signals
 		 * that came before the exec are passed on now that the command
 		 * runs; none is sent to a failed exec's child. */
-		if (sig > 0 && sig != SIGCHLD && started)
+		if (sig == SIGURG && started && !end->lost_lock)
+			take_cancel(s, pid, own_group, end, &kill_at);
+		else if (sig > 0 && sig != SIGCHLD && started)
 			forward(pid, own_group, &si);
 		if (sig > 0 && is_stop(sig))
 			end->stopped = 1;
@@ -298,11 +325,13 @@ int supervise_outcome(const struct supervise_end *end, struct run_result *out,
 }
 
 int supervise_pause(const struct supervise *s, const sigset_t *held, double seconds,
-		    int *lost)
+		    int *lost, int *cancelled)
 {
 	double until = now_mono() + seconds;
+	int sig_unused;
+	double kill_unused;
 
-	*lost = 0;
+	*lost = *cancelled = 0;
 	for (;;) {
 		double now = now_mono();
 		if (now >= until)
@@ -318,6 +347,12 @@ int supervise_pause(const struct supervise *s, const sigset_t *held, double seco
 			warn(s->job, "run %s lost its run lock while waiting to try again",
 			     s->run);
 			*lost = 1;
+			return 1;
+		}
+		/* A cancel now ends the retries (SPEC §5a). */
+		if ((sig == SIGURG || (sig < 0 && errno == EAGAIN)) && s->cancel_asked &&
+		    s->cancel_asked(s->cancel_ctx, &sig_unused, &kill_unused)) {
+			*cancelled = 1;
 			return 1;
 		}
 	}

@@ -2,8 +2,8 @@
  * to it, enforce its time limit, and wait for its end (SPEC §5).
  *
  * supervise_signals() is called once at start-up: it fills HELD with the
- * signals the run holds (SIGHUP SIGINT SIGQUIT SIGTERM SIGUSR1 SIGUSR2 and
- * SIGCHLD), saves the caller's mask in OLD, and makes SIGCHLD queueable.
+ * signals the run holds (SIGHUP SIGINT SIGQUIT SIGTERM SIGUSR1 SIGUSR2,
+ * SIGCHLD, and SIGURG: a canceller's wake-up, never passed on), saves the caller's mask in OLD, and makes SIGCHLD queueable.
  * The caller blocks HELD before it writes RUNNING: from then on no signal
  * can kill the dispatcher between RUNNING and DONE; each is kept for the
  * command.
@@ -33,6 +33,9 @@
  *   and the run is stopped as at a time limit: S->signal, then SIGKILL
  *   S->kill_after later (10 s when that is 0).  A removed or replaced
  *   .JOB.run is no loss: our lock on the old inode stands.
+ * - With S->cancel_asked, a cancel is looked for at the same checks and
+ *   at once on SIGURG; one that came stops the run as a time limit does,
+ *   with its own signal and KILL delay (SPEC §5a).
  *
  * supervise_outcome() maps the end to what the record and the exit status
  * say: 128+N killed by signal N, 126 not executable, 127 not found, 124
@@ -58,6 +61,11 @@ struct supervise {
 	int out_fd, err_fd; /* the command's stdout and stderr (-1: ours) */
 	const char *job;    /* for the message of a lost lock: JOB and */
 	const char *run;    /* the run's number */
+	/* Has a cancel of the run come (SPEC §5a)?  Asked once a second,
+	 * and at once on SIGURG; 1 with the signal to send and the seconds
+	 * before KILL (<= 0: none).  NULL: never asked. */
+	int (*cancel_asked)(void *ctx, int *sig, double *kill_after);
+	void *cancel_ctx;
 };
 
 struct supervise_end {
@@ -70,6 +78,9 @@ struct supervise_end {
 	int lost_lock;      /* the run lock was lost and the run stopped */
 	int stopped;        /* dispatch was told to stop: HUP, INT, QUIT or
 			     * TERM came (and was passed on) */
+	int cancelled;      /* a cancel's signal was sent to the command */
+	double kill_at;     /* when a KILL was still due as it ended (now_mono()),
+			     * or -1 */
 };
 
 void supervise_signals(sigset_t *held, sigset_t *old);
@@ -77,10 +88,10 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 		   struct supervise_end *end);
 /* Between attempts (--retries): wait SECONDS, holding the signals as
  * while a command runs.  Returns 1 early when dispatch is told to stop
- * (HUP, INT, QUIT, TERM), or when the run lock S->keep_fd is lost (then
- * *LOST, after one line); else 0. */
+ * (HUP, INT, QUIT, TERM), when the run lock S->keep_fd is lost (then
+ * *LOST, after one line), or when a cancel came (*CANCELLED); else 0. */
 int supervise_pause(const struct supervise *s, const sigset_t *held, double seconds,
-		    int *lost);
+		    int *lost, int *cancelled);
 /* Fill OUT (its signal name in NAME) and return dispatch's exit status. */
 int supervise_outcome(const struct supervise_end *end, struct run_result *out,
 		      char name[SIGNAME_MAX]);
