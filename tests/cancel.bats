@@ -257,3 +257,75 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	run --separate-stderr jobreg-set --signal TERM job
 	[[ "$stderr" == "jobreg-set: --signal is for --cancel only. Try"* ]]
 }
+
+# --- the round trip with jobreg-dispatch ---------------------------------------
+
+# dispatch_bg JOB [OPTION...] -- COMMAND...: jobreg-dispatch in the background
+# (DISPATCH_PID), its output in $T/out.JOB; returns once the job is RUNNING.
+dispatch_bg() {
+	local job=$1
+	shift
+	jobreg-dispatch "$@" 3>&- >"$T/out.$job" 2>&1 &
+	DISPATCH_PID=$!
+	BG_PIDS+=("$DISPATCH_PID")
+	poll_until jobreg-get -q --is RUNNING "$job"
+}
+
+@test "a cancel stops a dispatched run with TERM within a second: DONE cancelled=1 by whom, history CANCELLED, cancelled_runs 1" {
+	dispatch_bg job job sleep 30
+	local t0=$EPOCHREALTIME
+	run --separate-stderr jobreg-set --cancel --wait 5 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 1.5 || flunk "took more than 1.5 s"
+	wait_bg "$DISPATCH_PID"
+	[ "$BG_RC" -eq 143 ] || flunk "dispatch exit $BG_RC"
+	grep -q "job: run 1 cancelled by $(me)" "$T/out.job"
+	[ "$(field job status)" = DONE ]
+	[ "$(field job signal)" = TERM ]
+	[ "$(field job cancelled)" = 1 ]
+	[ "$(field job cancelled_by)" = "$(me)" ]
+	[ "$(field job cancelled_runs)" = 1 ]
+	[ -z "$(field job failures)" ]
+	[ -z "$(field job cancel_run)" ]
+	grep -q '^run=1 outcome=CANCELLED ' "$REG/.job.history"
+	jobreg-get --is CANCELLED job
+}
+
+@test "a cancel without --wait exits 0 once the dispatcher has taken it up, before the run has ended" {
+	dispatch_bg job job sh -c 'trap "sleep 2; exit 3" TERM; sleep 30 & wait'
+	local t0=$EPOCHREALTIME
+	run --separate-stderr jobreg-set --cancel job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 1.5 || flunk "took more than 1.5 s"
+	[ -n "$(field job cancel_seen)" ]
+	wait_bg "$DISPATCH_PID"
+	[ "$(field job cancelled)" = 1 ]
+}
+
+@test "cancel --kill-after: a command that ignores the signal is killed after that long" {
+	dispatch_bg job job sh -c 'trap "" TERM; sleep 30'
+	local t0=$EPOCHREALTIME
+	run --separate-stderr jobreg-set --cancel --kill-after 1 --wait 10 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	! elapsed_below "$t0" 1 || flunk "killed before --kill-after"
+	elapsed_below "$t0" 3 || flunk "took more than 3 s"
+	[ "$(field job signal)" = KILL ]
+	[ "$(field job cancelled)" = 1 ]
+}
+
+@test "a stale cancel, asked of run N after run N ended and N+1 began, stops nothing" {
+	jobreg-dispatch job true
+	dispatch_bg job job sleep 30
+	[ "$(field job runs)" = 2 ]
+	local sleeper
+	read -r sleeper _ < "/proc/$DISPATCH_PID/task/$DISPATCH_PID/children" || [ -n "$sleeper" ]
+	# the request of run 1, as a canceller that read the record before run 2 began writes it
+	flock "$REG/.job.lock" sh -c 'printf "%s\n" cancel_run=1 cancel_signal=TERM cancel_kill_after=10 \
+		cancel_by=x@y "cancel_at=$1" >> "$2"' sh "$(now_rfc3339)" "$REG/job"
+	kill -URG "$DISPATCH_PID"
+	nap 1.5
+	[ "$(field job status)" = RUNNING ]
+	[ -z "$(field job cancel_seen)" ]
+	! gone "$sleeper"
+	[ "$(field job cancel_run)" = 1 ]
+}
