@@ -175,3 +175,14 @@ OLD=2020-01-01T00:00:00Z
 	run --separate-stderr jobreg-set --pause --if PENDING job
 	[[ "$stderr" == "jobreg-set: --if is not for --pause. Try"* ]]
 }
+
+@test "jobreg-dispatch starts no run of a job paused by --pause, and runs it again after --resume" {
+	jobreg-set --pause -m maint job
+	run --separate-stderr jobreg-dispatch job true
+	[ "$status" -eq 75 ]
+	[ -z "$(field job runs)" ]
+	jobreg-set --resume job
+	run --separate-stderr jobreg-dispatch job true
+	[ "$status" -eq 0 ] || flunk "$stderr"
+	[ "$(field job runs)" = 1 ]
+}
