@@ -329,3 +329,15 @@ dispatch_bg() {
 	! gone "$sleeper"
 	[ "$(field job cancel_run)" = 1 ]
 }
+
+@test "cancelling again with a shorter --kill-after: the dispatcher takes the new request up and kills sooner" {
+	dispatch_bg job job sh -c 'trap "" TERM; sleep 30'
+	jobreg-set --cancel --kill-after 60 job
+	[ "$(field job cancel_kill_after)" = 60 ]
+	local t0=$EPOCHREALTIME
+	run --separate-stderr jobreg-set --cancel --kill-after 1 --wait 10 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 3 || flunk "took more than 3 s"
+	[ "$(field job signal)" = KILL ]
+	[ "$(field job cancelled_runs)" = 1 ]
+}
