@@ -61,13 +61,16 @@ static int run_ended(const struct awaited *a, const struct job_state *st)
 	return st->status != ST_RUNNING || record_count(&st->rec, "runs") != a->run;
 }
 
+/* The wait's condition: the run has ended, or (until_end not asked) its
+ * dispatcher has taken the request up. */
 static int answered(void *ctx, size_t index, const struct job_state *st)
 {
 	const struct awaited *a = ctx;
 	(void)index;
-	if (run_ended(a, st) || a->until_end)
-		return run_ended(a, st);
-	return record_count(&st->rec, "cancel_run") == a->run && record_get(&st->rec, "cancel_seen");
+	if (run_ended(a, st))
+		return 1;
+	return !a->until_end && record_count(&st->rec, "cancel_run") == a->run &&
+	       record_get(&st->rec, "cancel_seen") != NULL;
 }
 
 /* No answer: say so, with the run's host and who holds its run lock. */
