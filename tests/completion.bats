@@ -121,6 +121,37 @@ two_registries() {
 	at_end_skip_without_bash_completion
 }
 
+@test "bash completion offers the options of 0.4: dispatch's line and slots, set's cancel and pause, get's slots" {
+	two_registries
+	mkdir "$T/other"
+	printf '#!/bin/sh\n[ "$1 $2 $3" = "-d %s --slots" ] && printf "db\\t1\\tfree\\ndb\\t2\\theld\\tjob\\ngpu\\t1\\tfree\\n"\n' \
+		"$T/a" >"$T/other/jobreg-get"
+	chmod +x "$T/other/jobreg-get"
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-dispatch --
+		has --coalesce --replace --slots --every
+		bcomp "$mode" jobreg-set --
+		has --cancel --signal --kill-after --wait --pause --for --resume
+		bcomp "$mode" jobreg-get --sl
+		is --slots
+		bcomp "$mode" jobreg-set --cancel --signal KI
+		is KILL
+		bcomp "$mode" jobreg-set --cancel --wait ""
+		is inf
+		# the operands: jobs after --cancel, --pause and --resume, not a status
+		bcomp "$mode" jobreg-set -d "$T/a" --cancel alpha ""
+		is alpha beta
+		bcomp "$mode" jobreg-set -d "$T/a" --pause --for 1h beta ""
+		is alpha beta
+		bcomp "$mode" jobreg-set -d "$T/a" alpha ""
+		is DONE PENDING RUNNING
+		# slot groups after --slots, each once
+		bcomp "$mode" "$T/other/jobreg-get" -d "$T/a" --slots ""
+		is db gpu
+	done
+	at_end_skip_without_bash_completion
+}
+
 @test "bash completion offers no option after the first job id, as the commands take none there" {
 	two_registries
 	for mode in "${MODES[@]}"; do
@@ -144,13 +175,15 @@ two_registries() {
 		bcomp "$mode" jobreg-get --is RUN
 		is RUNNING
 		bcomp "$mode" jobreg-get --is ""
-		is DONE FAILED LATE OK PENDING RUNNING STALE
+		is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
 		bcomp "$mode" jobreg-clear --if DONE,
-		is DONE,DONE DONE,FAILED DONE,LATE DONE,OK DONE,PENDING DONE,RUNNING DONE,STALE
+		is DONE,CANCELLED DONE,DONE DONE,FAILED DONE,LATE DONE,OK DONE,PAUSED DONE,PENDING DONE,RUNNING DONE,STALE
 		bcomp "$mode" jobreg-clear -a --if DONE,f
 		is DONE,FAILED
+		bcomp "$mode" jobreg-get -a -s OK,pa
+		is OK,PAUSED
 		bcomp "$mode" jobreg-set --if = ""
-		is DONE FAILED LATE OK PENDING RUNNING STALE
+		is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
 		bcomp "$mode" jobreg-get -a -s st
 		is STALE
 		bcomp "$mode" jobreg-set job ""
@@ -255,7 +288,7 @@ two_registries() {
 		bcomp "$mode" jobreg-get -a --out
 		is --output
 		bcomp "$mode" jobreg-get -a --status ""
-		is DONE FAILED LATE OK PENDING RUNNING STALE
+		is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
 		bcomp "$mode" jobreg-get --status = DONE,f
 		is DONE,FAILED
 		bcomp "$mode" jobreg-get -P --output "$T/fi"
@@ -328,13 +361,38 @@ two_registries() {
 	zcomp "jobreg-get --is RUN"
 	is RUNNING
 	zcomp "jobreg-get --is="
-	is DONE FAILED LATE OK PENDING RUNNING STALE
+	is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
 	zcomp "jobreg-clear -a --if DONE,"
-	has FAILED LATE OK PENDING RUNNING STALE
+	has CANCELLED FAILED LATE OK PAUSED PENDING RUNNING STALE
 	zcomp "jobreg-get -a -s ST"
 	is STALE
 	zcomp "jobreg-set job "
 	is DONE PENDING RUNNING
+}
+
+@test "zsh completion offers the options of 0.4: dispatch's line and slots, set's cancel and pause, get's slots" {
+	need_zsh
+	two_registries
+	mkdir "$T/other"
+	printf '#!/bin/sh\n[ "$1 $2 $3" = "-d %s --slots" ] && printf "db\\t1\\tfree\\ndb\\t2\\theld\\tjob\\ngpu\\t1\\tfree\\n"\n' \
+		"$T/a" >"$T/other/jobreg-get"
+	chmod +x "$T/other/jobreg-get"
+	zcomp "jobreg-dispatch --"
+	has --coalesce --replace --slots --every
+	zcomp "jobreg-set --"
+	has --cancel --signal --kill-after --wait --pause --for --resume
+	zcomp "jobreg-get --sl"
+	is --slots
+	zcomp "jobreg-set --cancel --signal KI"
+	is KILL
+	zcomp "jobreg-set -d $T/a --cancel alpha "
+	has alpha beta
+	zcomp "jobreg-set -d $T/a --resume "
+	is alpha beta
+	zcomp "jobreg-set -d $T/a alpha "
+	is DONE PENDING RUNNING
+	zcomp "$T/other/jobreg-get -d $T/a --slots "
+	is db gpu
 }
 
 @test "zsh completion offers the job ids of the registry named by -d, else \$JOBREG_DIR, else the default" {
@@ -396,7 +454,7 @@ two_registries() {
 	zcomp "jobreg-get --"
 	has --status --output
 	zcomp "jobreg-get -a --status="
-	is DONE FAILED LATE OK PENDING RUNNING STALE
+	is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
 	zcomp "jobreg-get -P --output $T/fi"
 	is file1
 	# their values are not job ids: the job ids come after them

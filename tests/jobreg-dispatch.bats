@@ -102,7 +102,7 @@ forwarded() {
 	[ "$(field j started)" = "$(sed -n 's/^started=//p' "$T/rec")" ]
 	[ "$(field j host)" = "$HOST" ]
 	[ "$(field j pid)" = "$(sed -n 's/^pid=//p' "$T/rec")" ]
-	[ "$(keys "$REG/j")" = "version status since host pid started ended exit runs last_success last_success_started " ]
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit cmd runs last_success last_success_started " ]
 	run jobreg-get -l j
 	[ "$output" = "$(printf 'j\tDONE\t%s\t-\t%s\t%s\t0\t-' "$(field j since)" "$HOST" "$(field j pid)")" ]
 }
@@ -256,6 +256,14 @@ forwarded() {
 	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "jobreg-dispatch: j: already done" ]
+	[ ! -e "$T/ran" ]
+}
+
+@test "dispatch --once replays a cancelled run that exited 0 as a failure, also one whose record names no canceller" {
+	write_record j version=1 status=DONE "since=$(now_rfc3339 -10)" exit=0 cancelled=1
+	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "jobreg-dispatch: j: already done: cancelled ("* ]]
 	[ ! -e "$T/ran" ]
 }
 
@@ -766,9 +774,9 @@ nothing_written() {
 		[ "$(rec time_ns)" = "$(stat -L -c %i /proc/self/ns/time)" ]
 	fi
 	[ "$(rec run_lock)" = "$(stat -c %i "$REG/.j.run")" ]
-	[ "$(keys "$T/rec")" = "version status since owner host pid pid_start boot_id pid_ns $([ -e /proc/self/ns/time ] && echo 'time_ns ')run_lock started runs " ]
+	[ "$(keys "$T/rec")" = "version status since owner host pid pid_start boot_id pid_ns $([ -e /proc/self/ns/time ] && echo 'time_ns ')run_lock started cmd runs " ]
 	# DONE drops the owner's fields but keeps who ran it
-	[ "$(keys "$REG/j")" = "version status since host pid started ended exit runs last_success last_success_started " ]
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit cmd runs last_success last_success_started " ]
 }
 
 @test "JOBREG_RUN is the run's number: it grows with every run, and restarts once the record is cleared" {

@@ -463,6 +463,31 @@ print("checked")' <<<"$output"
 	[[ "$output" == *'"version": 1, '*'"timed_out": true, '* ]]
 }
 
+@test "get -j gives the counts of 0.4 as numbers, cancelled as a flag, and paused and waiting" {
+	write_record done version=1 status=DONE since=2026-01-01T01:00:00Z ended=2026-01-01T01:00:00Z \
+		exit=143 cancelled=1 cancelled_by=ops@ops01 "cmd=rsync -a '/srv x/'" cancelled_runs=02 \
+		skipped=4 coalesced=2 wait_next=18 wait_head=15 replaced_below=16 \
+		paused_until=inf paused_by=ops@ops01
+	write_record run version=1 status=RUNNING since=2026-01-01T00:00:00Z cancel_run=13 \
+		cancel_signal=TERM cancel_kill_after=10.5 cancel_by=ops@ops01 \
+		cancel_at=2026-01-01T00:00:01Z paused_until=2020-01-01T00:00:00Z wait_next=3
+	mkdir -p "$REG"
+	hold_place done 15   # superseded: below replaced_below
+	hold_place done 16
+	hold_place done 17
+	: >"$REG/.done.wait.18"   # past wait_next
+	run --separate-stderr jobreg-get -j done run
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "ended": "2026-01-01T01:00:00Z", "exit": 143, "cancelled": true, "cancelled_by": "ops@ops01", "cmd": "rsync -a '"'/srv x/'"'", "cancelled_runs": 2, "skipped": 4, "coalesced": 2, "wait_next": 18, "wait_head": 15, "replaced_below": 16, "paused_until": "inf", "paused_by": "ops@ops01", "paused": true, "waiting": 2}' ]
+	# a pause that has ended, and a line with nobody in it, add nothing
+	[ "${lines[1]}" = '{"job": "run", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "cancel_run": 13, "cancel_signal": "TERM", "cancel_kill_after": 10.5, "cancel_by": "ops@ops01", "cancel_at": "2026-01-01T00:00:01Z", "wait_next": 3, "paused_until": "2020-01-01T00:00:00Z"}' ]
+	printf '%s\n' "$output" | json_valid
+	# a record's own "paused" or "waiting" key is left out
+	write_record hand version=1 status=PENDING since=2026-01-01T00:00:00Z paused=no waiting=7
+	run -0 jobreg-get -j hand
+	[ "$output" = '{"job": "hand", "version": 1, "status": "PENDING", "since": "2026-01-01T00:00:00Z"}' ]
+}
+
 # -s: the status list filters every format, with -a and with named jobs.
 plant_mix() {
 	write_record ok version=1 status=DONE since=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z exit=0
@@ -1367,6 +1392,36 @@ plant_report() {
 	[ "${lines[9]}" = "9 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok" ]
 	# the columns line up
 	[ "$(printf '%s\n' "${lines[@]:0:9}" | awk '{ print index($0, $2) }' | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "get --report says who cancelled a run, until when a job is paused and how many wait, and counts cancelled and paused" {
+	write_record cancelled version=1 status=DONE since=2026-01-01T00:00:30Z \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:30Z exit=143 cancelled=1 \
+		cancelled_by=ops@ops01 cancelled_runs=1
+	write_record held version=1 status=PENDING since=2026-01-01T00:00:00Z \
+		paused_until=2999-01-01T00:00:00Z paused_by=ops@ops01 "paused_note=kernel upgrade"
+	write_record okheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
+		paused_until=inf paused_by=ops@ops01 "paused_note=$(printf 'x%.0s' {1..41})"
+	write_record badheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=2 paused_until=inf
+	write_record over version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
+		paused_until=2020-01-01T00:00:00Z
+	write_record busy version=1 status=RUNNING since=2026-01-01T00:00:00Z wait_next=3 wait_head=1
+	hold_place busy 1
+	hold_place busy 2
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
+		"badheld cancelled held okheld busy over 6" ]
+	local line
+	for line in "badheld +DONE +FAILED exit 2, paused +never ok" \
+		"cancelled +DONE +cancelled by ops@ops01 +never ok +took 30s$" \
+		"held +PENDING +paused until 2999-01-01T00:00:00Z by ops@ops01 \(kernel upgrade\) +never ok" \
+		"okheld +DONE +OK, paused by ops@ops01 +never ok" \
+		"busy +RUNNING +running, 2 waiting +never ok" \
+		"over +DONE +OK +never ok"; do
+		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"
+	done
+	[ "${lines[6]}" = "6 jobs: 1 failed, 1 cancelled, 2 paused, 1 running, 1 ok" ]
 }
 
 @test "get --report gives a time limit that is not whole seconds as it was given" {

@@ -132,11 +132,44 @@ family jobreg_job_consecutive_failures gauge
 family jobreg_job_duration_seconds gauge
 family jobreg_job_late gauge
 family jobreg_job_late_after_seconds gauge
+family jobreg_job_cancelled_runs counter
+family jobreg_job_skipped counter
+family jobreg_job_coalesced counter
+family jobreg_job_waiting gauge
+family jobreg_job_paused gauge
 family jobreg_corrupt_records gauge
 family jobreg_registry_up gauge" ]
 	# 8 jobs: 4 status series each, 5 exit codes
 	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 32 ]
 	[ "$(grep -c '^jobreg_job_exit_code ' <<<"$PARSED")" -eq 5 ]
+}
+
+@test "get -P gives the cancelled, skipped and coalesced counters and the waiting and paused gauges" {
+	need_parser
+	write_record busy version=1 status=DONE since=2026-01-01T00:00:00Z exit=143 cancelled=1 \
+		cancelled_by=ops@ops01 cancelled_runs=3 skipped=04 coalesced=2 wait_next=9 wait_head=7 \
+		paused_until=inf
+	write_record over version=1 status=PENDING since=2026-01-01T00:00:00Z \
+		paused_until=2020-01-01T00:00:00Z
+	hold_place busy 7
+	hold_place busy 8
+	run --separate-stderr jobreg-get -P busy over never
+	[ "$status" -eq 0 ]
+	PARSED=$(prom_samples <<<"$output")
+	[ "$(sample jobreg_job_cancelled_runs_total busy)" = 3.0 ]
+	[ "$(sample jobreg_job_skipped_total busy)" = 4.0 ]
+	[ "$(sample jobreg_job_coalesced_total busy)" = 2.0 ]
+	[ "$(sample jobreg_job_waiting busy)" = 2.0 ]
+	[ "$(sample jobreg_job_paused busy)" = 1.0 ]
+	# 0 where the record has none, the pause is over, or there is no record
+	local job fam
+	for job in over never; do
+		for fam in cancelled_runs_total skipped_total coalesced_total waiting paused; do
+			[ "$(sample "jobreg_job_$fam" "$job")" = 0.0 ]
+		done
+	done
+	grep -qxF '# TYPE jobreg_job_cancelled_runs_total counter' <<<"$output"
+	grep -qxF '# TYPE jobreg_job_waiting gauge' <<<"$output"
 }
 
 @test "get -P gives a family's HELP and TYPE once, before its samples, all samples grouped" {
@@ -158,8 +191,8 @@ family jobreg_registry_up gauge" ]
 	' <<<"$output"
 	[ "$output" = ok ]
 	run jobreg-get -a -P
-	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 14 ]
-	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 14 ]
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 19 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 19 ]
 	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
 	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
 	# the last line ends with a line feed, as the format requires
@@ -351,8 +384,8 @@ temps_in() {
 
 @test "get -o never lets a reader see a partial file while it rewrites a large one" {
 	# 3000 jobs make about 2 MB of metrics; a reader copies the file over and
-	# over while it is rewritten, and every copy must be whole: 13 lines per
-	# job, 28 of HELP and TYPE, and the registry's two lines last.
+	# over while it is rewritten, and every copy must be whole: 18 lines per
+	# job, 38 of HELP and TYPE, and the registry's two lines last.
 	local i
 	mkdir -p "$REG"
 	local note
@@ -366,7 +399,7 @@ temps_in() {
 	jobreg-get -a -P -o "$out"
 	local lines
 	lines=$(wc -l < "$out")
-	[ "$lines" -eq 39030 ]
+	[ "$lines" -eq 54040 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
 	BG_PIDS+=("$writer")

@@ -15,6 +15,7 @@
 #include "record/record.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "run/supervise.h"
@@ -29,8 +30,9 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear]"
-	" [--wait DURATION] [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
+	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear | --every DURATION]"
+	" [--wait DURATION] [--coalesce | --replace] [--slots NAME:N]... [--timeout DURATION]"
+	" [--kill-after DURATION] [--signal SIG]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
 	" [--late-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
@@ -39,10 +41,16 @@ static const char help[] =
 	"                    failed run's status); wait for a run in progress\n"
 	"      --retry-failed  with --once: run again if the DONE run failed\n"
 	"      --clear       remove the record after the run instead of writing DONE\n"
-	"      --wait D      if JOB is running, wait (at most D, inf: no limit), then\n"
-	"                    start over\n"
+	"      --every D     run only once the last successful run started D ago\n"
+	"      --wait D      if JOB is running, wait in line (at most D, inf: no\n"
+	"                    limit), then start over\n"
+	"      --coalesce    wait, but as one waiting call for all that come meanwhile\n"
+	"      --replace     stop the live run and the calls waiting, then run\n"
+	"      --slots NAME:N  run only with one of N slots of group NAME free\n"
+	"                    (repeatable); if none: 75, or wait in line (--wait, --once)\n"
 	"      --timeout D   send COMMAND's process group SIG if it runs longer than D\n"
-	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM)\n"
+	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM);\n"
+	"                    also the stop of --replace (default 10s)\n"
 	"      --retries N   run a FAILED run again, up to N more times, waiting\n"
 	"      --retry-delay D  D before the first retry (default 10s), doubling\n"
 	"      --log         keep the run's output in DIR/.JOB.log (and pass it on)\n"
@@ -50,7 +58,7 @@ static const char help[] =
 	"      --log-size S  keep at least the last S bytes (default 1M; k, M, G)\n"
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
-	"  -E, --conflict-exit-code CODE  exit CODE (not 75) if JOB is running\n"
+	"  -E, --conflict-exit-code CODE  exit CODE, not 75, when not run (busy, paused)\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
@@ -59,8 +67,9 @@ static const char help[] =
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: COMMAND's status (128+N if killed by signal N; 126 not executable,\n"
 	"127 not found); 124 its time limit ended it; --once on a DONE job: 0, or\n"
-	"the failed run's status; 64 usage; 65 corrupt record; 73 cannot create the\n"
-	"registry; 74 I/O error; 75 running, or lock busy; 77 permission or not a\n"
+	"the failed run's status; 0 not due, coalesced; 64 usage; 65 corrupt record;\n"
+	"73 cannot create the registry; 74 I/O error; 75 running, waiters ahead,\n"
+	"paused, no free slot, superseded, or lock busy; 77 permission or not a\n"
 	"regular file.\n";
 
 /* --log and --chronic: one of them. */
@@ -69,6 +78,14 @@ static void set_log(struct run_request *req, enum log_mode mode)
 	if (req->log != LOG_NONE && req->log != mode)
 		usage_error("--log and --chronic exclude each other");
 	req->log = mode;
+}
+
+/* --slots NAME:N, one a group. */
+static void set_slots(struct run_request *req, const char *arg)
+{
+	const char *why = slots_add(req->slots, arg);
+	if (why)
+		usage_error("--slots %s: %s", arg, why);
 }
 
 /* JOB [--] COMMAND [ARG...], after the options. */
@@ -135,6 +152,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "log-size", required_argument, 0, 'z' },
 		{ "late-after", required_argument, 0, 'l' },
 		{ "keep-runs", required_argument, 0, 'k' },
+		{ "slots", required_argument, 0, 'N' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -162,7 +180,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'E': req->conflict_code = (int)number_or_err(optarg, 0, 255, "exit code"); break;
 		case 'm': req->note = note_or_err(optarg); break;
 		case 'T': req->timeout = limit_or_err(optarg, "timeout"); break;
-		case 'K': req->kill_after = limit_or_err(optarg, "kill-after"); break;
+		case 'K':
+			req->kill_after = limit_or_err(optarg, "kill-after");
+			req->kill_after_given = 1;
+			break;
 		case 'S': req->timeout_signal = signal_or_err(optarg); break;
 		case 'r': req->retries = number_or_err(optarg, 0, 1000, "retries"); break;
 		case 'D': req->retry_delay = duration_or_err(optarg, "retry delay"); break;
@@ -171,6 +192,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'z': req->log_size = size_or_err(optarg); break;
 		case 'l': req->late_after = late_after_or_err(optarg); break;
 		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		case 'N': set_slots(req, optarg); break;
 		default: common_option(opt, optarg, common);
 		}
 	}
@@ -191,7 +213,7 @@ static int open_registry(struct registry *reg, const struct common *common, cons
 	char *abs = path_absolute(path);
 	int rc = reg_open(reg, path, 1);
 	if (!rc && (setenv("JOBREG_JOB", job, 1) < 0 ||
-		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0))
+		    setenv("JOBREG_DIR", abs ? abs : path, 1) < 0 || unsetenv("JOBREG_SLOTS") < 0))
 		rc = fail_errno(errno, job, "setenv");
 	free(path);
 	free(abs);
@@ -224,16 +246,24 @@ int main(int argc, char **argv)
 				   .keep_runs = -1 };
 	struct registry reg;
 	struct run run = {0};
+	struct slot_set slots = {0};
 	sigset_t hold, old_mask;
 	int run_lock = -1, rc;
 
+	req.slots = &slots;
 	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
+	if (start_not_due(&reg, &req)) {
+		slots_free(&slots);
+		reg_close(&reg);
+		return 0;
+	}
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
+			    .command = req.command,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,
 			    .logged = req.log != LOG_NONE,
-			    .attempt = req.retries > 0 };
+			    .attempt = req.retries > 0, .slots = &slots };
 	if ((rc = identify(req.job, &run.owner)) != 0) {
 		reg_close(&reg);
 		return rc;
@@ -241,6 +271,7 @@ int main(int argc, char **argv)
 	supervise_signals(&hold, &old_mask);
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0) {
+		slots_free(&slots);
 		reg_close(&reg);
 		return rc;
 	}
@@ -250,6 +281,7 @@ int main(int argc, char **argv)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else
 		run_lock_release(&reg, req.job, &run_lock);
+	slots_free(&slots);
 	reg_close(&reg);
 	return exit_status;
 }

@@ -2,11 +2,13 @@
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "registry/history.h"
+#include "registry/line.h"
 #include "run/logview.h"
 #include "report/outfile.h"
 #include "report/format.h"
 #include "report/prom.h"
 #include "report/report.h"
+#include "report/slotview.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
@@ -20,7 +22,8 @@ static const char usage[] =
 	"jobreg-get [-q] [-d DIR] [-w S] [-l | -j | -P | --report] [-s S[,S]] [-o FILE] [-a | JOB...]"
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
-	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB";
+	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB"
+	" | jobreg-get [-d DIR] [-j] --slots [NAME...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -38,6 +41,8 @@ static const char help[] =
 	"      --log         the output of the job's latest run (dispatch --log)\n"
 	"      --follow      with --log: and what it prints next, until the run ends\n"
 	"      --faillog     the output of the job's last run that failed or was lost\n"
+	"      --slots       each slot of groups NAME (all without NAME) of dispatch\n"
+	"                    --slots: group slot state job run host pid (or -j)\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
@@ -47,7 +52,7 @@ static const char help[] =
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
-enum mode { STATUS, HISTORY, LOG, FAILLOG };
+enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS };
 
 struct request {
 	enum format format;
@@ -63,6 +68,7 @@ struct request {
 	int follow;             /* --follow */
 	char **jobs;            /* the operands, or the listing's jobs */
 	size_t njobs;
+	const struct listing *listing;   /* -a's, for -P's slot groups */
 };
 
 /* -l, -j and -P; --history, --log and --faillog: one of each. */
@@ -76,7 +82,7 @@ static void set_format(struct request *req, enum format f)
 static void set_mode(struct request *req, enum mode m)
 {
 	if (req->mode != STATUS && req->mode != m)
-		usage_error("--history, --log and --faillog exclude each other");
+		usage_error("--history, --log, --faillog and --slots exclude each other");
 	req->mode = m;
 }
 
@@ -97,6 +103,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "follow", no_argument, 0, 'F' },
 		{ "faillog", no_argument, 0, 'X' },
 		{ "report", no_argument, 0, 'R' },
+		{ "slots", no_argument, 0, 'S' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -120,6 +127,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'H': set_mode(req, HISTORY); break;
 		case 'G': set_mode(req, LOG); break;
 		case 'X': set_mode(req, FAILLOG); break;
+		case 'S': set_mode(req, SLOTS); break;
 		case 'F': req->follow = 1; break;
 		default: common_option(opt, optarg, common);
 		}
@@ -134,7 +142,10 @@ static void check_request(const struct request *req)
 {
 	if (req->all && req->njobs)
 		usage_error("-a takes no JOB");
-	if (!req->all && !req->njobs)
+	if (req->mode == SLOTS && (req->all || req->is_arg || req->show_arg || req->out_file ||
+				   (req->format != PLAIN && req->format != JSON)))
+		usage_error("--slots takes NAMEs, or none for every group, and no -a, --is, -s, -o, -l, -P or --report");
+	if (!req->all && !req->njobs && req->mode != SLOTS)
 		usage_error("no JOB given");
 	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
 		usage_error("--is prints nothing; it takes no -l, -j, -P, --report, -s or -o");
@@ -195,13 +206,16 @@ static int format_job(const struct registry *reg, const struct request *req, str
 		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
+	struct job_flags flags = { .late = st->late, .paused = st->paused };
 	struct prom *prom = &all->prom;
 	int rc = 0;
+	if (r && (req->format == JSON || req->format == PROMETHEUS))
+		flags.waiting = line_waiting(reg, job, r);
 	switch (req->format) {
 	case PLAIN: format_plain(out, job, st->status, req->all); break;
 	case LONG: format_long(out, job, r, st->status); break;
-	case JSON: format_json(out, job, r, st->status, st->late); break;
-	case PROMETHEUS: prom_add(prom, job, r, st->status, st->late); break;
+	case JSON: format_json(out, job, r, st->status, &flags); break;
+	case PROMETHEUS: prom_add(prom, job, r, st->status, &flags); break;
 	case REPORT: rc = report_job(reg, &all->report, job, st); break;
 	}
 	return rc;
@@ -262,6 +276,20 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 	return status;
 }
 
+/* -P -a: each slot group the listing L found, its slots in use and in all. */
+static void prom_slot_groups(const struct registry *reg, const struct listing *l, struct prom *prom)
+{
+	struct slot_views views;
+	slotview_list(reg, l, NULL, 0, &views);
+	for (size_t i = 0, first = 0; i < views.count; first = i) {
+		unsigned long in_use = 0;
+		for (; i < views.count && strcmp(views.v[i].group, views.v[first].group) == 0; i++)
+			in_use += views.v[i].job != NULL;
+		prom_add_slots(prom, views.v[first].group, in_use, (unsigned long)(i - first));
+	}
+	slotview_free(&views);
+}
+
 /* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
  * UP: REG exists and could be listed (-P's jobreg_registry_up). */
 static int report(const struct registry *reg, const char *path, const struct request *req,
@@ -292,6 +320,8 @@ static int report(const struct registry *reg, const char *path, const struct req
 	status = read_jobs(reg, req, &text, &all, to);
 	/* -P: the families, grouped, once every job is read; the report,
 	 * sorted */
+	if (req->format == PROMETHEUS && req->listing)
+		prom_slot_groups(reg, req->listing, prom);
 	while (req->format == PROMETHEUS && prom_more(prom, up, &text))
 		put_text(to, &text);
 	if (req->format == REPORT)
@@ -326,6 +356,24 @@ static int print_history(const struct registry *reg, const struct request *req)
 	return out_flush() ? EXIT_IO : status;
 }
 
+/* --slots [NAME...]: every slot of the groups asked (all: of every group). */
+static int print_slots(const struct registry *reg, const struct request *req)
+{
+	struct listing l;
+	struct slot_views views = {0};
+	struct buf text = {0};
+	int rc = reg_list(reg, LIST_JOBS, &l);
+	if (!rc)
+		rc = slotview_list(reg, &l, req->jobs, req->njobs, &views);
+	for (size_t i = 0; i < views.count; i++)
+		slotview_format(&text, &views.v[i], req->format == JSON);
+	out_add(text.data ? text.data : "", text.len);
+	slotview_free(&views);
+	listing_free(&l);
+	buf_free(&text);
+	return out_flush() ? EXIT_IO : rc;
+}
+
 /* --log [--follow], --faillog. */
 static int print_log(struct registry *reg, const struct request *req, double lock_wait)
 {
@@ -348,7 +396,9 @@ int main(int argc, char **argv)
 	if (!path)
 		return EXIT_USAGE;
 	int rc = reg_open(&reg, path, 0);
-	if (!rc && req.mode == HISTORY)
+	if (!rc && req.mode == SLOTS)
+		rc = print_slots(&reg, &req);
+	else if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
 	else if (!rc && req.mode != STATUS)
 		rc = print_log(&reg, &req, common.lock_wait);
@@ -357,6 +407,7 @@ int main(int argc, char **argv)
 	else if (!rc && req.all && (rc = reg_list(&reg, LIST_JOBS, &listing)) == 0) {
 		req.jobs = listing.jobs;
 		req.njobs = listing.njobs;
+		req.listing = &listing;
 	}
 	if (!rc && !req.wait_arg && req.mode == STATUS) {
 		rc = report(&reg, path, &req, reg.fd >= 0);

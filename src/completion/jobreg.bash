@@ -12,15 +12,15 @@
 declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
 	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
-		-a --all --is:status --wait:limit --history --log --follow --faillog --report'
+		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
-		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal
-		--kill-after:duration --wait:limit --pause --for:limit --resume'
+		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal --kill-after:duration
+		--wait:limit --pause --for:limit --resume'
 	[jobreg-clear]='--if:status --stale --older-than:duration --force -n --dry-run -v --verbose -a --all'
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
-		--late-after:limit --keep-runs:number'
+		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
@@ -28,9 +28,12 @@ _jobreg_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALR
 	STKFLT CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS
 	RTMIN RTMIN+{1..15} RTMAX-{14..1} RTMAX)
 # The operands after the options: job ids for ever, or a job then its
-# status or its command.
+# status or its command; the options that change them (set --cancel takes
+# jobs, get --slots slot groups).
 declare -gA _jobreg_operands=(
 	[jobreg-get]='jobs' [jobreg-clear]='jobs' [jobreg-set]='job setstatus' [jobreg-dispatch]='job command'
+	[jobreg-set --cancel]='jobs' [jobreg-set --pause]='jobs' [jobreg-set --resume]='jobs'
+	[jobreg-get --slots]='groups'
 )
 
 # _jobreg_kind CMD OPTION: the kind of OPTION's value, "flag", or "" if unknown.
@@ -52,7 +55,7 @@ _jobreg_value() {
 		local IFS=$'\n'; compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
 	status) # a comma-separated list: complete its last word
 		last=${cur##*,}
-		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED LATE' -- "${last^^}")) ;;
+		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED CANCELLED LATE PAUSED' -- "${last^^}")) ;;
 	setstatus) COMPREPLY=($(compgen -W 'PENDING RUNNING DONE' -- "${cur^^}")) ;;
 	signal) # the names, with SIG once SI is typed
 		last=${cur^^}
@@ -75,9 +78,19 @@ _jobreg_jobs() {
 	COMPREPLY=($(compgen -W "${ids[*]}" -- "$cur"))
 }
 
+# _jobreg_groups GET [DIR]: the slot groups, as jobreg-get --slots lists them.
+_jobreg_groups() {
+	local line ids=()
+	# (a group's slots come one after another)
+	while IFS=$'\t' read -r line _; do
+		[[ ${ids[-1]:-} == "$line" ]] || ids+=("$line")
+	done < <("$1" ${2:+-d "$2"} --slots 2>/dev/null)
+	COMPREPLY=($(compgen -W "${ids[*]}" -- "$cur"))
+}
+
 _jobreg() {
 	local cmd=${1##*/} cur=${2-} w=("${COMP_WORDS[@]}") cw=$COMP_CWORD
-	local i=1 v word kind dir='' first
+	local i=1 v word kind dir='' first operands=$cmd
 	local get=jobreg-get
 	[[ $1 == */* ]] && get=${1%/*}/jobreg-get
 	COMPREPLY=()
@@ -111,6 +124,7 @@ _jobreg() {
 			fi
 		fi
 		[[ $word == -d* || $word == --dir* ]] && [[ $kind == dir ]] && dir=$v
+		[[ -n ${_jobreg_operands["$cmd $word"]:-} ]] && operands="$cmd $word"
 		((i++))
 	done
 	# The word as typed: undo its quoting, and ~/.
@@ -121,9 +135,10 @@ _jobreg() {
 	[[ $dir == \~/* ]] && dir=$HOME/${dir#\~/}
 	# The operands: N is the one being completed.
 	local n=$((cw - first)) ops
-	read -ra ops <<<"${_jobreg_operands[$cmd]}"
+	read -ra ops <<<"${_jobreg_operands[$operands]}"
 	case ${ops[n]:-${ops[-1]}} in
 	jobs | job) _jobreg_jobs "$get" "$dir" ;;
+	groups) _jobreg_groups "$get" "$dir" ;;
 	setstatus) ((n == 1)) && _jobreg_value setstatus ;;
 	command) # JOB [--] COMMAND [ARG...]: the command completes as itself
 		local start=$((first + 1))

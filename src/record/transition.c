@@ -395,8 +395,13 @@ struct run_result record_run_result(const struct record *r)
 	}
 	end.signal_name = record_get(r, "signal");
 	end.timed_out = timed_out && strtoull(timed_out, NULL, 10) != 0;
-	if (record_outcome(r) == OUTCOME_CANCELLED)
+	/* A cancelled run is no success to replay, also when its record does
+	 * not say by whom (written by hand). */
+	if (record_outcome(r) == OUTCOME_CANCELLED) {
 		end.cancelled_by = record_get(r, "cancelled_by");
+		if (!end.cancelled_by)
+			end.cancelled_by = "?";
+	}
 	return end;
 }
 

@@ -29,7 +29,8 @@ struct run_result {
 	const char *signal_name;   /* "TERM", "RTMIN+3"; NULL: not killed */
 	int timed_out;             /* the time limit ended it */
 	const char *cancelled_by;  /* user@host whose cancel stopped it (SPEC §2
-				    * Cancelled runs); NULL: not cancelled */
+				    * Cancelled runs; "?" when the record does
+				    * not say); NULL: not cancelled */
 };
 
 /* Transitions of SPEC §3.  NOTE replaces the note when not NULL.  The

@@ -11,6 +11,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+/* A scan of the places stops after this many in a row whose files are
+ * gone (callers that gave up remove theirs): a record whose numbers are
+ * far apart, by hand or by a long-gone line, costs no more. */
+#define MISSING_MAX 1000
+
 /* A leftover file of a crashed joiner is passed over, not reused: this
  * many in a row is something else (a full directory, a planted file). */
 #define JOIN_TRIES 64
@@ -119,12 +124,15 @@ static int open_place(const struct registry *reg, const char *job, unsigned long
 	return rc == 0;
 }
 
-int line_live(const struct registry *reg, const char *job, unsigned long long n,
-	      const struct line_numbers *nums)
+/* Place N's liveness: 1 live, 0 dead, -1 its file is gone. */
+static int place_state(const struct registry *reg, const char *job, unsigned long long n,
+		       const struct line_numbers *nums)
 {
 	int fd;
-	if (n < nums->replaced_below || n < nums->head || reg->fd < 0 || !open_place(reg, job, n, &fd))
+	if (n < nums->replaced_below || n < nums->head || reg->fd < 0)
 		return 0;
+	if (!open_place(reg, job, n, &fd))
+		return -1;
 	int rc;
 	do
 		rc = flock(fd, LOCK_SH | LOCK_NB);
@@ -134,13 +142,22 @@ int line_live(const struct registry *reg, const char *job, unsigned long long n,
 	return live;
 }
 
+int line_live(const struct registry *reg, const char *job, unsigned long long n,
+	      const struct line_numbers *nums)
+{
+	return place_state(reg, job, n, nums) == 1;
+}
+
 unsigned long long line_ahead(const struct registry *reg, const char *job,
 			      const struct line_numbers *nums, unsigned long long below)
 {
-	for (unsigned long long n = below; n > nums->head && n - 1 >= nums->replaced_below;) {
-		n--;
-		if (line_live(reg, job, n, nums))
+	unsigned missing = 0;
+	for (unsigned long long n = below; n > nums->head && n - 1 >= nums->replaced_below &&
+	     missing < MISSING_MAX;) {
+		int state = place_state(reg, job, --n, nums);
+		if (state == 1)
 			return n;
+		missing = state < 0 ? missing + 1 : 0;
 	}
 	return 0;
 }
@@ -151,8 +168,12 @@ unsigned long long line_waiting(const struct registry *reg, const char *job,
 	struct line_numbers nums;
 	unsigned long long live = 0;
 	line_numbers(rec, &nums);
-	for (unsigned long long n = nums.head; n < nums.next; n++)
-		live += (unsigned long long)line_live(reg, job, n, &nums);
+	unsigned missing = 0;
+	for (unsigned long long n = nums.head; n < nums.next && missing < MISSING_MAX; n++) {
+		int state = place_state(reg, job, n, &nums);
+		live += state == 1;
+		missing = state < 0 ? missing + 1 : 0;
+	}
 	return live;
 }
 
@@ -175,26 +196,34 @@ void line_turn_ends(struct record *rec, const struct place *p)
 		put_number(rec, "wait_head", p->n + 1);
 }
 
-void line_sweep_file(const struct registry *reg, const char *job, const char *name)
+/* line_sweep_file(); -1 when there is no such file. */
+static int sweep_file(const struct registry *reg, const char *name)
 {
 	struct stat st;
 	int fd;
-	(void)job;
 	if (entry_open(reg->fd, name, O_RDONLY, &fd, &st) != 0)
-		return;
+		return errno == ENOENT ? -1 : 0;
 	/* Held: a live place (or follower).  Free: nobody's, since a place
 	 * is locked by its maker before the job lock we hold was let go. */
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
 		(void)unlinkat(reg->fd, name, 0);
 	close_fd(fd);
+	return 0;
+}
+
+void line_sweep_file(const struct registry *reg, const char *job, const char *name)
+{
+	(void)job;
+	(void)sweep_file(reg, name);
 }
 
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
 		unsigned long long to)
 {
-	for (unsigned long long n = from; n < to; n++) {
+	unsigned missing = 0;
+	for (unsigned long long n = from; n < to && missing < MISSING_MAX; n++) {
 		char *name = place_name(job, n);
-		line_sweep_file(reg, job, name);
+		missing = sweep_file(reg, name) < 0 ? missing + 1 : 0;
 		free(name);
 	}
 }

@@ -1,4 +1,5 @@
 #include "registry/listing.h"
+#include "registry/slots.h"
 #include "util/msg.h"
 
 #include <dirent.h>
@@ -71,6 +72,8 @@ static void add_entry(struct listing *l, const struct dirent *e)
 			push_job(l, name, ENTRY_IS_REG(e));
 	} else if (ends_with(name, n, ".lock")) {
 		push(&l->locks, &l->nlocks, name, n);
+	} else if (slot_file_parse(name, NULL, NULL)) {
+		push(&l->slots, &l->nslots, name, n);   /* (get --slots, -P) */
 	} else if (l->jobs_only) {
 		return;   /* get -a looks at nothing else */
 	} else if (ends_with(name, n, ".run")) {
@@ -191,10 +194,10 @@ int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
 
 void listing_free(struct listing *l)
 {
-	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles, l->places };
+	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles, l->places, l->slots };
 	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles,
-				  l->nplaces };
-	for (int k = 0; k < 6; k++) {
+				  l->nplaces, l->nslots };
+	for (int k = 0; k < 7; k++) {
 		for (size_t i = 0; i < counts[k]; i++)
 			free(lists[k][i]);
 		free(lists[k]);

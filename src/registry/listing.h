@@ -28,6 +28,8 @@ struct listing {
 	size_t nrunfiles;
 	char **places;            /* ".X.wait.N", ".X.coalesce" (SPEC §5a) */
 	size_t nplaces;
+	char **slots;             /* ".NAME.slot.K" (slots.h), listed always */
+	size_t nslots;
 	int jobs_only;            /* LIST_JOBS: temps, runs and runfiles not listed */
 };
 

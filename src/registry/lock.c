@@ -235,6 +235,21 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 	return rc;
 }
 
+int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
+		   int op, double wait, int flags, int *fd)
+{
+	*fd = -1;
+	return reg->fd < 0 ? 0 : take_lock(reg, job, name, op, wait, flags, fd);
+}
+
+int reg_open_lock(const struct registry *reg, const char *job, const char *name,
+		  int exclusive, int create, int *fd)
+{
+	struct stat st;
+	*fd = -1;
+	return reg->fd < 0 ? 0 : open_lock(reg, job, name, exclusive, create, fd, &st);
+}
+
 void reg_unlock(int *fd)
 {
 	if (*fd >= 0)

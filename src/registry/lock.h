@@ -30,6 +30,15 @@ void reg_unlock(int *fd);
  * by a one-shot SIGALRM.  Returns 0, or -1 with errno (EWOULDBLOCK: the
  * wait passed). */
 int flock_wait(int fd, int op, double wait);
+/* reg_lock() of the lock file NAME of DIR (a slot group's files, slots.h);
+ * JOB names the caller in messages. */
+int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
+		   int op, double wait, int flags, int *fd);
+/* Open lock file NAME as reg_lock() does (created if missing with CREATE;
+ * read-write for EXCLUSIVE where allowed), without locking it: *fd -1
+ * when it is missing and CREATE is 0.  Returns an exit status. */
+int reg_open_lock(const struct registry *reg, const char *job, const char *name,
+		  int exclusive, int create, int *fd);
 
 /* A reader's probe of JOB's run lock (SPEC §2): LOCK_SH|LOCK_NB on the
  * file opened, no re-check of its name (liveness compares the inode with

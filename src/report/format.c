@@ -122,7 +122,8 @@ static int one_of(const char *key, const char *const *list, size_t n)
 static int json_reserved(const char *key)
 {
 	static const char *const reserved[] = {
-		"job", "stale", "corrupt", "unreadable", "duration", "late",
+		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
+		"waiting",
 	};
 	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
@@ -134,7 +135,8 @@ static int json_number_key(const char *key)
 	static const char *const numbers[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
-		"late_after", "keep_runs",
+		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
+		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
 }
@@ -142,7 +144,7 @@ static int json_number_key(const char *key)
 /* Flags: checked decimals, true when not 0. */
 static int json_flag_key(const char *key)
 {
-	return strcmp(key, "timed_out") == 0;
+	return strcmp(key, "timed_out") == 0 || strcmp(key, "cancelled") == 0;
 }
 
 void json_number(struct buf *out, const char *v)
@@ -173,7 +175,7 @@ static int duration(const struct record *r, long long *seconds)
 }
 
 void format_json(struct buf *out, const char *job, const struct record *r,
-		 enum status status, int late)
+		 enum status status, const struct job_flags *x)
 {
 	buf_adds(out, "{\"job\": ");
 	json_string(out, job);
@@ -211,8 +213,12 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_addf(out, ", \"duration\": %lld", seconds);
 	if (status == ST_STALE)
 		buf_adds(out, ", \"stale\": true");
-	if (late)
+	if (x->late)
 		buf_adds(out, ", \"late\": true");
+	if (x->paused)
+		buf_adds(out, ", \"paused\": true");
+	if (x->waiting)
+		buf_addf(out, ", \"waiting\": %llu", x->waiting);
 	buf_adds(out, "}\n");
 }
 

@@ -25,9 +25,14 @@
 void format_plain(struct buf *out, const char *job, enum status status, int with_id);
 void format_long(struct buf *out, const char *job, const struct record *r,
 		 enum status status);
-/* LATE: the job is late ("late": true). */
+/* What a reader judges of a job beyond its record's fields (-j, -P). */
+struct job_flags {
+	int late;                      /* a late job */
+	int paused;                    /* a paused job */
+	unsigned long long waiting;    /* live waiters in its line */
+};
 void format_json(struct buf *out, const char *job, const struct record *r,
-		 enum status status, int late);
+		 enum status status, const struct job_flags *x);
 /* A JSON string literal of S (UTF-8 passed through, controls escaped). */
 void json_string(struct buf *out, const char *s);
 /* The same of LEN bytes, NUL bytes escaped too, and each byte that begins

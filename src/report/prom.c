@@ -46,6 +46,16 @@ static const struct {
 		"1 when the job is late: its late_after has passed since its last success (or since late_after was given), else 0." },
 	[PROM_LATE_AFTER] = { "jobreg_job_late_after_seconds", "gauge",
 		"How long after its last success the job is late, in seconds." },
+	[PROM_CANCELLED] = { "jobreg_job_cancelled_runs_total", "counter",
+		"Runs of the job that were cancelled (jobreg-set --cancel, jobreg-dispatch --replace)." },
+	[PROM_SKIPPED] = { "jobreg_job_skipped_total", "counter",
+		"Starts of the job refused: it was running or paused, or waiters were ahead." },
+	[PROM_COALESCED] = { "jobreg_job_coalesced_total", "counter",
+		"Dispatches of the job folded into a run already waiting (--coalesce)." },
+	[PROM_WAITING] = { "jobreg_job_waiting", "gauge",
+		"Dispatchers of the job waiting in line for their turn." },
+	[PROM_PAUSED] = { "jobreg_job_paused", "gauge",
+		"1 when the job is paused (jobreg-set --pause), else 0." },
 };
 static const char corrupt_name[] = "jobreg_corrupt_records";
 static const char corrupt_help[] =
@@ -53,6 +63,13 @@ static const char corrupt_help[] =
 static const char up_name[] = "jobreg_registry_up";
 static const char up_help[] =
 	"1 when the registry directory exists and could be listed, else 0.";
+
+static const char slots_used_name[] = "jobreg_slots_in_use";
+static const char slots_used_help[] =
+	"Slots of the group (dispatch --slots) held by a live run.";
+static const char slots_total_name[] = "jobreg_slots_total";
+static const char slots_total_help[] =
+	"Slots of the group (dispatch --slots): its files DIR/.NAME.slot.K.";
 
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(struct buf *out, const char *s)
@@ -110,7 +127,7 @@ static const char *const shown_names[] = { "pending", "running", "stale", "done"
 #define NSHOWN (sizeof shown / sizeof shown[0])
 
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
-	      int late)
+	      const struct job_flags *x)
 {
 	struct buf *v = &p->values;
 	if (status == ST_CORRUPT || status == ST_UNREADABLE) {
@@ -150,9 +167,25 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 		buf_addf(v, "%lld", (long long)(t1 - t0));
 	end_value(v);
 	if (r && record_get(r, "late_after"))
-		buf_addc(v, late ? '1' : '0');
+		buf_addc(v, x->late ? '1' : '0');
 	end_value(v);
 	count_value(v, r, "late_after", NULL);
+	count_value(v, r, "cancelled_runs", "0");
+	count_value(v, r, "skipped", "0");
+	count_value(v, r, "coalesced", "0");
+	buf_addf(v, "%llu", x->waiting);
+	end_value(v);
+	buf_addc(v, x->paused ? '1' : '0');
+	end_value(v);
+}
+
+void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long total)
+{
+	struct buf label = {0};
+	label_value(&label, group);
+	p->slots = xrealloc(p->slots, (p->nslots + 1) * sizeof *p->slots);
+	p->slots[p->nslots++] = (struct prom_slots){ label.data ? label.data : xstrdup(""),
+						     in_use, total };
 }
 
 /* ---- prom_more: the text, family after family ---------------------- */
@@ -215,6 +248,13 @@ int prom_more(struct prom *p, int registry_up, struct buf *out)
 	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
 	header(out, up_name, "gauge", up_help);
 	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
+	for (int total = 0; total < 2 && p->nslots; total++) {
+		const char *name = total ? slots_total_name : slots_used_name;
+		header(out, name, "gauge", total ? slots_total_help : slots_used_help);
+		for (size_t i = 0; i < p->nslots; i++)
+			buf_addf(out, "%s{registry=\"%s\",group=\"%s\"} %lu\n", name, p->registry,
+				 p->slots[i].group, total ? p->slots[i].total : p->slots[i].in_use);
+	}
 	prom_free(p);
 	return 0;
 }
@@ -224,5 +264,8 @@ void prom_free(struct prom *p)
 	free(p->jobs);
 	buf_free(&p->values);
 	free(p->registry);
+	for (size_t i = 0; i < p->nslots; i++)
+		free(p->slots[i].group);
+	free(p->slots);
 	memset(p, 0, sizeof *p);
 }

@@ -18,7 +18,8 @@
 enum prom_family {
 	PROM_STATUS, PROM_EXIT, PROM_START, PROM_END, PROM_SUCCESS,
 	PROM_RUNS, PROM_FAILURES, PROM_LOST, PROM_CONSECUTIVE, PROM_DURATION,
-	PROM_LATE, PROM_LATE_AFTER, PROM_FAMILIES
+	PROM_LATE, PROM_LATE_AFTER, PROM_CANCELLED, PROM_SKIPPED, PROM_COALESCED,
+	PROM_WAITING, PROM_PAUSED, PROM_FAMILIES
 };
 struct prom_job {
 	const char *name;    /* the caller's, valid until the text is taken */
@@ -30,6 +31,11 @@ struct prom {
 	struct buf values;                   /* per job, one string a family */
 	unsigned long long unusable;         /* CORRUPT and UNREADABLE jobs */
 	char *registry;                      /* escaped label value */
+	struct prom_slots {                  /* the slot groups seen */
+		char *group;                 /* escaped label value */
+		unsigned long in_use, total;
+	} *slots;
+	size_t nslots;
 	int family;                          /* where prom_more() goes on */
 	size_t next;
 };
@@ -37,10 +43,15 @@ struct prom {
 #define PROM_CHUNK 65536
 
 void prom_init(struct prom *p, const char *registry);
-/* Job JOB, its record R (NULL: none) and derived STATUS; LATE: it is
- * late.  JOB must stay valid until the text has been taken. */
+/* Job JOB, its record R (NULL: none), derived STATUS and what else the
+ * reader judged of it (X).  JOB must stay valid until the text has been
+ * taken. */
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
-	      int late);
+	      const struct job_flags *x);
+/* Slot group GROUP (SPEC §5b): IN_USE of its TOTAL slots held.  Its
+ * series jobreg_slots_in_use and jobreg_slots_total come last, labelled
+ * registry and group. */
+void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long total);
 /* Append the next piece of the text to OUT: 1 while more follows; 0 with
  * the last piece, P then freed.  REGISTRY_UP: 1 when DIR exists and could
  * be listed (for named jobs: opened), else 0 (no job series then, unless

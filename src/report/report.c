@@ -2,6 +2,7 @@
 #include "report/report.h"
 #include "record/transition.h"
 #include "registry/history.h"
+#include "registry/line.h"
 #include "registry/openat.h"
 #include "util/utf8.h"
 
@@ -13,6 +14,7 @@
 
 #define LOG_TAIL 4096   /* bytes of a log read to find its last line */
 #define LOG_SHOWN 120   /* bytes of that line shown, at most */
+#define NOTE_SHOWN 40   /* a pause's note is shown when no longer */
 
 void report_init(struct report *rp, double now, int colour)
 {
@@ -109,6 +111,13 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 			why_failed(why, r);
 			return RK_FAILED;
 		}
+		if (record_outcome(r) == OUTCOME_CANCELLED) {
+			const char *by = record_get(r, "cancelled_by");
+			buf_adds(why, "cancelled");
+			if (by)
+				buf_addf(why, " by %s", by);
+			return RK_CANCELLED;
+		}
 		break;
 	default:
 		break;
@@ -121,6 +130,21 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 	}
 	buf_adds(why, st->status == ST_DONE ? "no result recorded" : "pending");
 	return st->status == ST_DONE ? RK_DONE : RK_PENDING;
+}
+
+/* "paused until T by U@H (NOTE)": T unless the pause has no end, the
+ * note when short and plain. */
+static void why_paused(struct buf *why, const struct record *r)
+{
+	const char *until = record_get(r, "paused_until"), *by = record_get(r, "paused_by");
+	const char *note = record_get(r, "paused_note");
+	buf_adds(why, "paused");
+	if (until && strcmp(until, "inf") != 0)
+		buf_addf(why, " until %s", until);
+	if (by)
+		buf_addf(why, " by %s", by);
+	if (note && *note && strlen(note) <= NOTE_SHOWN && !note_problem(note))
+		buf_addf(why, " (%s)", note);
 }
 
 /* The log line as a terminal may show it: control bytes and, in a line
@@ -168,6 +192,18 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 			report_duration(&why, rp->now - st->late_at);
 		}
 	}
+	/* So is a pause; it says more than "pending". */
+	if (st->paused && r) {
+		if (kind == RK_PENDING)
+			buf_reset(&why);
+		else
+			buf_adds(&why, ", ");
+		why_paused(&why, r);
+		if (kind > RK_PAUSED)
+			kind = RK_PAUSED;
+	}
+	if (facts->waiting)
+		buf_addf(&why, ", %llu waiting", facts->waiting);
 	if (age_of(r, "last_success", rp->now, &age) == 0) {
 		buf_adds(&success, "last ok ");
 		report_duration(&success, age);
@@ -207,14 +243,14 @@ static int by_severity(const void *a, const void *b)
 
 static const char *const colours[RK_KINDS] = {
 	[RK_CORRUPT] = "\033[1;31m", [RK_UNREADABLE] = "\033[1;31m", [RK_STALE] = "\033[1;31m",
-	[RK_FAILED] = "\033[1;31m", [RK_LATE] = "\033[33m", [RK_RUNNING] = "\033[36m",
-	[RK_OK] = "\033[32m",
+	[RK_FAILED] = "\033[1;31m", [RK_LATE] = "\033[33m", [RK_CANCELLED] = "\033[35m",
+	[RK_PAUSED] = "\033[34m", [RK_RUNNING] = "\033[36m", [RK_OK] = "\033[32m",
 };
 
 /* The summary's words, in its order: the problems first. */
 static const struct { enum report_kind kind; const char *word; } summary[] = {
 	{ RK_FAILED, "failed" }, { RK_LATE, "late" }, { RK_STALE, "stale" },
-	{ RK_RUNNING, "running" }, { RK_PENDING, "pending" }, { RK_DONE, "done" },
+	{ RK_CANCELLED, "cancelled" }, { RK_PAUSED, "paused" }, { RK_RUNNING, "running" }, { RK_PENDING, "pending" }, { RK_DONE, "done" },
 	{ RK_OK, "ok" }, { RK_CORRUPT, "corrupt" }, { RK_UNREADABLE, "unreadable" },
 };
 
@@ -353,6 +389,7 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 		     (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_UNKNOWN)) &&
 		    record_count(&st->rec, "consecutive_failures") > 0)
 			rc = last_run_lost(reg, job, &f.last_lost);
+		f.waiting = line_waiting(reg, job, &st->rec);
 	}
 	report_add(rp, job, st, &f);
 	free(line);

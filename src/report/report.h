@@ -1,9 +1,11 @@
 /* report: jobreg-get --report, a view for people, not scripts (SPEC §5).
  * One line a job — id, status, why it is in that state, the age of its
  * last success, its last run's duration, the last line of its log — sorted
- * by severity (corrupt or unreadable, STALE, FAILED, LATE, RUNNING,
- * PENDING, DONE with no result, OK), then by id; then a summary line
- * ("50 jobs: 3 failed, 2 late, 1 stale, 1 running, 43 ok").
+ * by severity (corrupt or unreadable, STALE, FAILED, LATE, CANCELLED,
+ * PAUSED, RUNNING, PENDING, DONE with no result, OK), then by id; then a
+ * summary line ("50 jobs: 3 failed, 2 late, 1 stale, 1 running, 43 ok").
+ * Late and paused are no statuses: a job that is either is counted so
+ * when that is worse than its status.
  *
  * report_add() and report_finish() are pure: memory in, text out.  Only
  * report_job() reads files: the log's tail and, for a job whose last run
@@ -18,8 +20,8 @@
 
 /* How bad a job is: the order of the lines, and of the summary's words. */
 enum report_kind {
-	RK_CORRUPT, RK_UNREADABLE, RK_STALE, RK_FAILED, RK_LATE, RK_RUNNING,
-	RK_PENDING, RK_DONE, RK_OK, RK_KINDS
+	RK_CORRUPT, RK_UNREADABLE, RK_STALE, RK_FAILED, RK_LATE, RK_CANCELLED,
+	RK_PAUSED, RK_RUNNING, RK_PENDING, RK_DONE, RK_OK, RK_KINDS
 };
 
 struct report_line {
@@ -39,6 +41,7 @@ struct report_facts {
 	const char *log_line;   /* the last line of its log (NULL: none) */
 	int last_lost;          /* its last run was lost (history), when the
 				   record holds no result of it */
+	unsigned long long waiting;   /* live waiters in its line */
 };
 
 void report_init(struct report *rp, double now, int colour);
@@ -55,8 +58,8 @@ void report_duration(struct buf *out, double seconds);
 
 /* report_add() for JOB of REG, the facts read: the last line of its
  * latest run's log (DIR/.JOB.log, SPEC §3b; only its tail is read: a log
- * that cannot be read is left out, as diagnostics), and whether its last
- * run was lost (its history).  Returns an exit status: a history that
+ * that cannot be read is left out, as diagnostics), whether its last run
+ * was lost (its history), and the waiters in its line.  Returns an exit status: a history that
  * cannot be read is reported, and the job's line says "failed". */
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 		const struct job_state *st);

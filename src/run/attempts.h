@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "run/logrelay.h"
 #include "run/runrecord.h"
 
@@ -35,7 +36,8 @@ struct run_request {
 	char **command;
 	double lock_wait;
 	double timeout;         /* --timeout; <= 0: no limit */
-	double kill_after;      /* --kill-after; <= 0: no KILL (--replace: 10) */
+	double kill_after;      /* --kill-after; <= 0: no KILL */
+	int kill_after_given;   /* (--replace's default is 10 s) */
 	int timeout_signal;     /* --signal, default SIGTERM (also --replace's) */
 	long retries;           /* --retries */
 	double retry_delay;     /* --retry-delay, default 10 */
@@ -43,6 +45,7 @@ struct run_request {
 	unsigned long long log_size;   /* --log-size, default 1M */
 	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
+	struct slot_set *slots; /* --slots (slots.h) */
 };
 
 /* Run REQ's command under RUN, holding the run lock RUN_LOCK, with the

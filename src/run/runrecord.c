@@ -3,6 +3,7 @@
 #include "registry/lock.h"
 #include "run/logrelay.h"
 #include "util/msg.h"
+#include "util/shquote.h"
 #include "registry/sweep.h"
 #include "util/signame.h"
 
@@ -65,13 +66,25 @@ static void note_attempt(struct run *run, const struct record *rec)
 	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
 }
 
-/* REC as the attempt now begins: RUNNING, owned by us, a new run. */
+/* REC as the attempt now begins: RUNNING, owned by us, a new run, with
+ * the command it runs (→ RUNNING drops the last one's). */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
 {
 	struct run_start how = { .owner = &run->owner, .timeout = run->timeout,
 				 .attempt = run->attempt };
 	record_to_running(rec, now_seconds(), &how, note);
+	if (run->command) {
+		struct buf cmd = {0};
+		shquote_argv(&cmd, run->command);
+		record_put(rec, "cmd", cmd.data);
+		buf_free(&cmd);
+	}
 	note_attempt(run, rec);
+	struct buf slots = {0};
+	slots_format(run->slots, &slots);
+	if (slots.len)
+		record_put(rec, "slots", slots.data);
+	buf_free(&slots);
 }
 
 int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
@@ -90,6 +103,8 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	if (run->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)run->keep_runs);
 	int rc = commit_record(reg, run->job, jobstate_record(st), st->status, &rec, NULL);
+	if (!rc)
+		slots_note(reg, run->job, run->slots, run->number);
 	record_free(&rec);
 	return rc;
 }
@@ -227,7 +242,9 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
 		if (rc)
 			logrelay_abandon(reg, run->job);
-		else if (!run->log_status)
+		else
+			slots_note(reg, run->job, run->slots, run->number);
+		if (!rc && !run->log_status)
 			run->log_status = logrelay_commit(reg, run->job, 1, run->logged);
 		record_free(&rec);
 	}

@@ -13,6 +13,7 @@
 #include "record/record.h"
 #include "record/transition.h"
 #include "registry/registry.h"
+#include "registry/slots.h"
 #include "liveness/jobstate.h"
 
 struct run {
@@ -20,6 +21,7 @@ struct run {
 	struct owner owner;        /* the dispatcher: run lock and pid fields */
 	double timeout;            /* --timeout, written with each attempt */
 	const char *note;          /* -m, written at the start */
+	char *const *command;      /* COMMAND [ARG...]: each attempt's cmd= */
 	double late_after;         /* --late-after (< -1: not given) */
 	long keep_runs;            /* --keep-runs (-1: not given) */
 	unsigned long attempt;     /* the attempt now (0: no --retries) */
@@ -31,6 +33,8 @@ struct run {
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* a cancel taken up: its user@host
 				    * (malloc'd); NULL: none */
+	const struct slot_set *slots;  /* --slots: held for the whole run, written
+					* as slots= with each attempt; NULL: none */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over

@@ -27,11 +27,18 @@
  *     corrections: a FAILED run corrected to OK takes it back),
  *     last_success and last_success_started are the last OK one's ended
  *     and started (dropped when that run is corrected to FAILED);
- *   - record_outcome and status_in agree with SPEC §2's OK / FAILED and
- *     status lists, and record_run_result / run_result_status (what --once
- *     replays) with the record's fields and its outcome, for the input and
- *     every record a transition makes;
- *   - utf8_valid and note_problem agree with reference implementations.
+ *     The keys of 0.4: a run's cancel_* and slots go with DONE and a new
+ *     run, its cmd with a new run and PENDING; cancelled_runs counts the
+ *     cancelled ends (a correction takes one back); skipped, coalesced,
+ *     the line's numbers and the pause are kept by every transition;
+ *   - record_outcome and status_in agree with SPEC §2's OK / FAILED /
+ *     CANCELLED and status lists, and record_run_result / run_result_status
+ *     (what --once replays: a cancelled run never as 0) with the record's
+ *     fields and its outcome, for the input and every record a transition
+ *     makes;
+ *   - utf8_valid and note_problem agree with reference implementations;
+ *   - shquote_argv (cmd=) of the input's NUL-separated words is a value a
+ *     record holds, and reads back as the words unless it was cut.
  *
  * Inputs of exactly 20 bytes are also fed to time_parse (compared with a
  * reference validator and glibc timegm), and time_format round trips; the
@@ -44,7 +51,8 @@
  *
  * The regress-* seeds reproduce bugs this harness found (a record grown past
  * 64 KiB by a transition, duplicate JSON members, counters wrapping to 0,
- * timed_out=00 taken for a time limit); they must keep passing.
+ * timed_out=00 taken for a time limit, a cancelled run with exit 0 and no
+ * cancelled_by replayed as a success); they must keep passing.
  *
  * Speed matters (a fuzzer finds what it executes): allocations under ASan
  * are much of the cost, so the harness keeps its own few (record copies in
@@ -52,9 +60,11 @@
 #include "../../src/report/format.h"
 #include "../../src/record/record.h"
 #include "../../src/record/transition.h"
+#include "../../src/util/shquote.h"
 #include "../../src/util/signame.h"
 #include "../../src/util/utf8.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +295,60 @@ static int ref_seconds(const struct ref_line *l)
 	return whole >= 1 && whole <= 12 && i == l->vlen;
 }
 
+/* A decimal of at most 999 (leading zeros allowed), all of N bytes at S. */
+static int ref_small(const char *s, size_t n, unsigned *v)
+{
+	*v = 0;
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		*v = *v * 10 + (unsigned)(s[i] - '0');
+		if (*v > 999)
+			return 0;
+	}
+	return 1;
+}
+
+/* cancel_signal: a signal as kill -l names it, with SIG or without, in
+ * any case ("TERM", "sigterm", "RTMIN+3", "RTMAX-1"), or its number. */
+static int ref_signal(const struct ref_line *l)
+{
+	static const char names[] = " HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE"
+		" ALRM TERM STKFLT CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH"
+		" IO PWR SYS ";
+	const char *v = l->value;
+	size_t n = l->vlen;
+	unsigned k;
+	if (ref_small(v, n, &k))
+		return k >= 1 && (int)k <= SIGRTMAX;
+	if (n >= 3 && strncasecmp(v, "SIG", 3) == 0)
+		v += 3, n -= 3;
+	if (n >= 5 && (strncasecmp(v, "RTMIN", 5) == 0 || strncasecmp(v, "RTMAX", 5) == 0)) {
+		int max = v[4] == 'X' || v[4] == 'x';
+		if (n == 5)
+			return 1;
+		if (v[5] != (max ? '-' : '+') || !ref_small(v + 6, n - 6, &k))
+			return 0;
+		return max ? SIGRTMAX - (int)k >= SIGRTMIN : SIGRTMIN + (int)k <= SIGRTMAX;
+	}
+	char word[9] = " ";
+	if (n == 0 || n > 6)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = v[i];
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 'a' + 'A');
+		if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return 0;
+		word[1 + i] = c;
+	}
+	word[1 + n] = ' ';
+	word[2 + n] = '\0';
+	return strstr(names, word) != NULL;
+}
+
 static const struct ref_line *ref_find(const struct ref_line *lines, size_t n, const char *key)
 {
 	for (size_t i = 0; i < n; i++)
@@ -366,12 +430,15 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 		return 0;
 	if ((l = ref_find(lines, *n, "exit")) && !ref_decimal(l, 10))
 		return 0;
-	/* The 0.2 numbers: counters and inodes, plain decimals (at most 20
-	 * digits, as pid_start); timeout a number of seconds, a fraction
-	 * allowed (at most 12 digits, then at most 9 after the point). */
+	/* The 0.2 and 0.4 numbers: counters and inodes, plain decimals (at
+	 * most 20 digits, as pid_start); timeout a number of seconds, a
+	 * fraction allowed (at most 12 digits, then at most 9 after the
+	 * point). */
 	static const char *const counts[] = {
 		"pid_ns", "time_ns", "run_lock", "runs", "failures", "timed_out",
-		"attempt", "lost", "consecutive_failures", "keep_runs",
+		"attempt", "lost", "consecutive_failures", "keep_runs", "cancel_run",
+		"cancelled", "cancelled_runs", "skipped", "coalesced", "wait_next",
+		"wait_head", "replaced_below",
 	};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		if ((l = ref_find(lines, *n, counts[i])) && !ref_decimal(l, 20))
@@ -380,9 +447,20 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 		return 0;
 	if ((l = ref_find(lines, *n, "late_after")) && !ref_seconds(l))
 		return 0;
+	if ((l = ref_find(lines, *n, "cancel_kill_after")) && !ref_seconds(l))
+		return 0;
+	if ((l = ref_find(lines, *n, "cancel_signal")) && !ref_signal(l))
+		return 0;
+	/* A pause may have no end: inf, else a time. */
+	l = ref_find(lines, *n, "paused_until");
+	int endless = l && l->vlen == 3 && memcmp(l->value, "inf", 3) == 0;
 	static const char *const times[] = { "since", "started", "ended", "expires", "retry_at",
-					     "last_success", "last_success_started", "late_from" };
+					     "cancel_at", "cancel_seen", "last_success",
+					     "last_success_started", "last_skipped", "late_from",
+					     "paused_until" };
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+		if (endless && strcmp(times[i], "paused_until") == 0)
+			continue;
 		if ((l = ref_find(lines, *n, times[i]))) {
 			char buf[32];
 			unsigned v[6];
@@ -404,8 +482,12 @@ static const char *const spec_order[] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
+	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
+	"cancel_seen", "cancelled", "cancelled_by", "slots", "cmd",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"last_success_started", "late_after", "late_from", "keep_runs", "note",
+	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "coalesced",
+	"wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
+	"paused_note", "late_after", "late_from", "keep_runs", "note",
 };
 #define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
 
@@ -824,7 +906,8 @@ static int json_number_key(const char *k)
 	static const char *const keys[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
-		"late_after", "keep_runs", NULL,
+		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
+		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -832,14 +915,15 @@ static int json_number_key(const char *k)
 /* Flags: a checked decimal, true unless it is all zeros. */
 static int json_flag_key(const char *k)
 {
-	static const char *const keys[] = { "timed_out", NULL };
+	static const char *const keys[] = { "timed_out", "cancelled", NULL };
 	return one_of(k, keys);
 }
 
 static int is_reserved_member(const char *k)
 {
 	static const char *const keys[] = {
-		"job", "stale", "corrupt", "unreadable", "duration", "late", NULL,
+		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
+		"waiting", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -868,11 +952,14 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Check format_json(JOB, R, ST, LATE) (R may be NULL). */
-static void check_json(const char *job, const struct record *r, enum status st, int late)
+static const struct job_flags no_flags, late_only = { .late = 1 };
+
+/* Check format_json(JOB, R, ST, X) (R may be NULL). */
+static void check_json(const char *job, const struct record *r, enum status st,
+		       const struct job_flags *x)
 {
 	struct buf out = {0};
-	format_json(&out, job, r, st, late);
+	format_json(&out, job, r, st, x);
 	CHECK(out.data != NULL && out.len > 0);
 	CHECK(strlen(out.data) == out.len);
 	/* JSON Lines: one line, ending in its only newline. */
@@ -922,8 +1009,10 @@ static void check_json(const char *job, const struct record *r, enum status st, 
 	}
 	/* Every field once, in canonical order, with its value (numbers for
 	 * the numeric keys, booleans for the flags), then "duration" (ended -
-	 * started) for DONE and "stale": true for STALE.  Unknown keys named like the writer's own
-	 * members (job, stale, corrupt, unreadable, duration) are left out. */
+	 * started) for DONE, "stale": true for STALE, then "late": true,
+	 * "paused": true and "waiting": N as X says.  Unknown keys named like
+	 * the writer's own members (job, stale, corrupt, unreadable, duration,
+	 * late, paused, waiting) are left out. */
 	size_t shown = 0;
 	for (size_t i = 0; i < r->count; i++)
 		shown += !is_reserved_member(r->fields[i].key);
@@ -931,7 +1020,8 @@ static void check_json(const char *job, const struct record *r, enum status st, 
 	time_t from = 0, to = 0;
 	int has_duration = st == ST_DONE && started && ended &&
 			   time_parse(started, &from) == 0 && time_parse(ended, &to) == 0;
-	CHECK(s.n == 1 + shown + (size_t)has_duration + (st == ST_STALE) + (late != 0));
+	size_t added = (size_t)(st == ST_STALE) + (x->late != 0) + (x->paused != 0) + (x->waiting != 0);
+	CHECK(s.n == 1 + shown + (size_t)has_duration + added);
 	struct buf want = {0};
 	size_t last_rank = 0;
 	struct index ix;
@@ -974,15 +1064,22 @@ static void check_json(const char *job, const struct record *r, enum status st, 
 		      strcmp(d->value, want.data) == 0);
 	}
 	buf_free(&want);
-	if (st == ST_STALE) {
-		const struct member *stale = &s.m[s.n - 1 - (late != 0)];
-		CHECK(strcmp(stale->name, "stale") == 0 && !stale->is_string &&
-		      strcmp(stale->value, "true") == 0);
-	}
-	if (late) {
-		const struct member *last = &s.m[s.n - 1];
-		CHECK(strcmp(last->name, "late") == 0 && !last->is_string &&
-		      strcmp(last->value, "true") == 0);
+	{
+		/* The members the reader adds, in this order. */
+		char waiting[24];
+		snprintf(waiting, sizeof waiting, "%llu", x->waiting);
+		const struct { int on; const char *name, *value; } tail[] = {
+			{ st == ST_STALE, "stale", "true" }, { x->late, "late", "true" },
+			{ x->paused, "paused", "true" }, { x->waiting != 0, "waiting", waiting },
+		};
+		const struct member *mm = &s.m[s.n - added];
+		for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+			if (!tail[i].on)
+				continue;
+			CHECK(strcmp(mm->name, tail[i].name) == 0 && !mm->is_string &&
+			      strcmp(mm->value, tail[i].value) == 0);
+			mm++;
+		}
 	}
 done:
 	scanner_free(&s);
@@ -1012,18 +1109,29 @@ static void check_json_string(const char *str)
 static const char *const pending_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
 	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
-	"signal", "timed_out", "started", "attempt", "retry_at", NULL,
+	"signal", "timed_out", "started", "attempt", "retry_at", "cancelled",
+	"cancelled_by", "slots", "cmd", "cancel_run", "cancel_signal",
+	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", NULL,
 };
 static const char *const running_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
 	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
-	"signal", "timed_out", "started", "runs", "attempt", "retry_at", NULL,
+	"signal", "timed_out", "started", "runs", "attempt", "retry_at", "cancelled",
+	"cancelled_by", "slots", "cmd", "cancel_run", "cancel_signal",
+	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", NULL,
+};
+/* What belongs to one run: a new run (not a renewal) drops them, as DONE
+ * drops all but cmd (SPEC §3). */
+static const char *const one_run_keys[] = {
+	"slots", "cmd", "cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by",
+	"cancel_at", "cancel_seen", NULL,
 };
 static const char *const done_changes[] = {
 	"status", "since", "note", "owner", "pid_start", "boot_id", "pid_ns",
 	"time_ns", "run_lock", "expires", "ended", "exit", "signal", "timed_out",
 	"retry_at", "failures", "consecutive_failures", "last_success", "last_success_started",
-	NULL,
+	"cancelled", "cancelled_by", "cancelled_runs", "slots", "cancel_run", "cancel_signal",
+	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", NULL,
 };
 
 /* The keys of a formatted record (TEXT, LEN bytes of "k=v\n" lines) are in
@@ -1179,12 +1287,18 @@ static void check_run_end(const struct record *r)
 	CHECK(e.exit_status == want_exit);
 	CHECK(same_opt(e.signal_name, sig));
 	CHECK(!e.timed_out == !dec_nonzero(record_get(r, "timed_out")));
+	int cancelled = ref_outcome(r) == OUTCOME_CANCELLED;
+	const char *by = record_get(r, "cancelled_by");
+	CHECK(same_opt(e.cancelled_by, !cancelled ? NULL : by ? by : "?"));
 	int status = run_result_status(&e);
 	if (e.timed_out) {
 		CHECK(status == 124);
 	} else if (sig) {
 		int n = signal_number(sig);
 		CHECK(status == (n > 0 ? 128 + n : 1));
+	} else if (cancelled && want_exit <= 0) {
+		/* A cancelled run is replayed as a FAILED one: never 0. */
+		CHECK(status == 1);
 	} else {
 		CHECK(status == (want_exit > 0 ? want_exit : 0));
 	}
@@ -1305,6 +1419,7 @@ static struct run_result pick_end(uint64_t x, int which)
 	e.exit_status = (int)(x % 258) - 2;              /* -2..255; < 0 unknown */
 	e.signal_name = (x >> 9) % 3 == 0 ? sigs[(size_t)which % 5] : NULL;
 	e.timed_out = (x >> 11) % 4 == 0;
+	e.cancelled_by = (x >> 13) % 4 == 0 ? "ops@ops01.example" : NULL;
 	return e;
 }
 
@@ -1316,6 +1431,9 @@ static void check_done(const struct record *before, const struct record *r, time
 	time_format(now, when);
 	check_common(before, r, "DONE", note);
 	CHECK(same_opt(record_get(r, "since"), when));
+	/* The run's cancel and slots go; its cmd stays (check_kept). */
+	for (const char *const *k = one_run_keys; *k; k++)
+		CHECK(strcmp(*k, "cmd") == 0 || record_get(r, *k) == NULL);
 	if (record_get(before, "status") && record_status(before) == ST_DONE &&
 	    end->exit_status < 0 && !end->signal_name && !end->timed_out) {
 		/* No result over a DONE record: its run's result and the
@@ -1323,7 +1441,7 @@ static void check_done(const struct record *before, const struct record *r, time
 		static const char *const same[] = {
 			"ended", "exit", "signal", "timed_out", "failures", "consecutive_failures",
 			"last_success", "last_success_started", "started", "host", "pid", "timeout",
-			NULL,
+			"cancelled", "cancelled_by", "cancelled_runs", NULL,
 		};
 		for (const char *const *k = same; *k; k++)
 			CHECK(same_opt(record_get(r, *k), record_get(before, *k)));
@@ -1353,8 +1471,12 @@ static void check_done(const struct record *before, const struct record *r, time
 		CHECK(!record_get(r, "exit") && !record_get(r, "signal"));
 	}
 	CHECK(same_opt(record_get(r, "timed_out"), end->timed_out ? "1" : NULL));
-	/* The outcome, and the history it moves. */
-	enum outcome want = end->signal_name || end->timed_out ? OUTCOME_FAILED :
+	CHECK(same_opt(record_get(r, "cancelled"), end->cancelled_by ? "1" : NULL));
+	CHECK(same_opt(record_get(r, "cancelled_by"), end->cancelled_by));
+	/* The outcome, and the history it moves: a cancelled run is neither
+	 * OK nor FAILED, whatever its exit status (SPEC §2). */
+	enum outcome want = end->cancelled_by ? OUTCOME_CANCELLED :
+			    end->signal_name || end->timed_out ? OUTCOME_FAILED :
 			    end->exit_status < 0 ? OUTCOME_UNKNOWN :
 			    end->exit_status == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 	CHECK(record_outcome(r) == want);
@@ -1364,6 +1486,7 @@ static void check_done(const struct record *before, const struct record *r, time
 	CHECK(!back.timed_out == !end->timed_out);
 	CHECK(same_opt(back.signal_name, end->signal_name));
 	CHECK(back.exit_status == (end->signal_name || end->exit_status < 0 ? -1 : end->exit_status));
+	CHECK(same_opt(back.cancelled_by, end->cancelled_by));
 	check_run_end(r);
 	check_runs(before, r, 0);
 	const char *f0 = record_get(before, "failures"), *f1 = record_get(r, "failures");
@@ -1373,6 +1496,22 @@ static void check_done(const struct record *before, const struct record *r, time
 	enum outcome was = record_get(before, "retry_at") ? OUTCOME_FAILED :
 			   record_get(before, "status") && record_status(before) == ST_DONE ?
 			   ref_outcome(before) : OUTCOME_UNKNOWN;
+	/* cancelled_runs: a cancelled run corrected takes its count back
+	 * (not below 0), and its new result counts as any other's. */
+	const char *k0 = record_get(before, "cancelled_runs"), *k1 = record_get(r, "cancelled_runs");
+	int none = !k0 || dec_cmp(k0, "0") == 0;
+	if (k0 && dec_cmp(k0, "18446744073709551615") >= 0)
+		CHECK(same_opt(k1, k0));
+	else if (was == OUTCOME_CANCELLED && want == OUTCOME_CANCELLED)
+		CHECK(k1 && (none ? dec_cmp(k1, "1") == 0 : dec_cmp(k1, k0) == 0));
+	else if (was == OUTCOME_CANCELLED)
+		CHECK(none ? same_opt(k1, k0) : dec_cmp(k0, "1") == 0 ? !k1 : dec_is_next(k1, k0));
+	else if (want == OUTCOME_CANCELLED)
+		CHECK(dec_is_next(k0, k1));
+	else
+		CHECK(same_opt(k1, k0));
+	if (was == OUTCOME_CANCELLED)
+		was = OUTCOME_UNKNOWN;
 	int saturated = f0 && dec_cmp(f0, "18446744073709551615") >= 0;
 	if (want == OUTCOME_FAILED && was != OUTCOME_FAILED) {
 		if (saturated) {
@@ -1382,9 +1521,10 @@ static void check_done(const struct record *before, const struct record *r, time
 				f1 ? f1 : "(none)");
 			FAIL("a FAILED run did not count failures up by one");
 		}
-	} else if (want == OUTCOME_OK && was == OUTCOME_FAILED && f0 && !saturated &&
-		   dec_cmp(f0, "0") != 0) {
-		/* A FAILED run corrected to OK: its failure taken back. */
+	} else if ((want == OUTCOME_OK || want == OUTCOME_CANCELLED) && was == OUTCOME_FAILED &&
+		   f0 && !saturated && dec_cmp(f0, "0") != 0) {
+		/* A FAILED run corrected to OK or CANCELLED: its failure taken
+		 * back. */
 		if (dec_cmp(f0, "1") == 0)
 			CHECK(!f1);
 		else
@@ -1406,7 +1546,7 @@ static void check_done(const struct record *before, const struct record *r, time
 	const char *c1 = record_get(r, "consecutive_failures");
 	if (want == OUTCOME_OK)
 		CHECK(!c1);
-	else if (want == OUTCOME_UNKNOWN || was == OUTCOME_FAILED)
+	else if (want == OUTCOME_UNKNOWN || want == OUTCOME_CANCELLED || was == OUTCOME_FAILED)
 		CHECK(same_opt(c1, c0));
 	else if (unmade)
 		CHECK(same_opt(c1, "1"));
@@ -1495,7 +1635,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	check_kept(parsed, &r, pending_changes);
 	check_runs(parsed, &r, 0);
 	check_written(&r, "record_to_pending");
-	check_json("job", &r, record_status(&r), 0);
+	check_json("job", &r, record_status(&r), &no_flags);
 	record_free(&r);
 
 	/* → RUNNING, each owner, with and without a TTL and a time limit */
@@ -1524,7 +1664,10 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		}
 		check_runs(parsed, &r, !renewal);
 		CHECK(!record_get(&r, "ended") && !record_get(&r, "exit") &&
-		      !record_get(&r, "signal") && !record_get(&r, "timed_out"));
+		      !record_get(&r, "signal") && !record_get(&r, "timed_out") &&
+		      !record_get(&r, "cancelled") && !record_get(&r, "cancelled_by"));
+		for (const char *const *k = one_run_keys; *k && !renewal; k++)
+			CHECK(record_get(&r, *k) == NULL);
 		check_owner_fields(&r, ow);
 		if (expires) {
 			char e[21];
@@ -1537,8 +1680,8 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		check_kept(parsed, &r, running_changes);
 		check_written(&r, "record_to_running");
 		check_status_in(&r, h2 >> o);
-		check_json("job", &r, ST_RUNNING, 1);
-		check_json("job", &r, ST_STALE, 0);
+		check_json("job", &r, ST_RUNNING, &late_only);
+		check_json("job", &r, ST_STALE, &no_flags);
 
 		/* … then → DONE: keeps started, host, pid, timeout. */
 		struct record run;
@@ -1548,7 +1691,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		check_done(&run, &r, now + 1, &end, NULL);
 		check_timeout(&r, timeout);
 		check_written(&r, "record_to_running then record_to_done");
-		check_json("job", &r, record_status(&r), 1);
+		check_json("job", &r, record_status(&r), &late_only);
 
 		/* … and a renewal of the run, by its owner: not a new run. */
 		if (o == (int)(h2 >> 60) % 4 && ow->kind == OWNER_NONE) {
@@ -1589,6 +1732,122 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 }
 
 /* ------------------------------------------------------------------ */
+/* cmd= (SPEC §5 step 5).                                              */
+
+/* The words a shell reads back from Q (LEN bytes), as shquote writes
+ * them, into OUT with a NUL between two words: one space between words;
+ * in a word plain bytes (only those a shell takes as themselves), '…',
+ * \' and $'…' (\\ \' \t \n \r \e \xHH).  0 when Q is not so made. */
+static int ref_unquote(const char *q, size_t len, struct buf *out)
+{
+	buf_reset(out);
+	buf_add(out, "", 0);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)q[i];
+		if (c == ' ') {
+			buf_addc(out, '\0');
+			i++;
+		} else if (c == '\'') {
+			const char *end = memchr(q + i + 1, '\'', len - i - 1);
+			if (!end)
+				return 0;
+			buf_add(out, q + i + 1, (size_t)(end - q) - i - 1);
+			i = (size_t)(end - q) + 1;
+		} else if (c == '\\') {
+			if (i + 1 >= len || q[i + 1] != '\'')
+				return 0;
+			buf_addc(out, '\'');
+			i += 2;
+		} else if (c == '$') {
+			if (i + 1 >= len || q[i + 1] != '\'')
+				return 0;
+			for (i += 2;; ) {
+				if (i >= len)
+					return 0;
+				if (q[i] == '\'') {
+					i++;
+					break;
+				}
+				if (q[i] != '\\') {
+					buf_addc(out, q[i++]);
+					continue;
+				}
+				if (i + 1 >= len)
+					return 0;
+				char e = q[i + 1];
+				const char *from = "\\'tnre", *to = "\\'\t\n\r\033", *at = strchr(from, e);
+				if (e && at) {
+					buf_addc(out, to[at - from]);
+					i += 2;
+				} else if (e == 'x' && i + 3 < len && hexval(q[i + 2]) >= 0 &&
+					   hexval(q[i + 3]) >= 0) {
+					buf_addc(out, (char)(hexval(q[i + 2]) * 16 + hexval(q[i + 3])));
+					i += 4;
+				} else {
+					return 0;
+				}
+			}
+		} else {
+			if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			      (c >= '0' && c <= '9') || strchr("@%+=:,./_-", c)))
+				return 0;
+			buf_addc(out, (char)c);
+			i++;
+		}
+	}
+	return 1;
+}
+
+/* shquote_argv of the words of DATA (split at its NUL bytes, as no word
+ * of an argv holds one): a value a record holds whatever the words — at
+ * most SHQUOTE_MAX bytes, valid UTF-8, no control byte —, which reads back
+ * as the words when it was not cut. */
+static void check_shquote(const uint8_t *data, size_t size)
+{
+	char *text = xmalloc(size + 1);
+	memcpy(text, data, size);
+	text[size] = '\0';
+	size_t n = 1;
+	for (size_t i = 0; i < size; i++)
+		n += data[i] == '\0';
+	char **argv = xmalloc((n + 1) * sizeof *argv);
+	argv[0] = text;
+	for (size_t i = 0, k = 1; i < size; i++)
+		if (!data[i])
+			argv[k++] = text + i + 1;
+	argv[n] = NULL;
+	struct buf q = {0}, back = {0}, rec = {0};
+	shquote_argv(&q, argv);
+	CHECK(q.data && q.len == strlen(q.data) && q.len <= SHQUOTE_MAX);
+	CHECK(ref_utf8_valid(q.data, q.len));
+	for (size_t i = 0; i < q.len; i++) {
+		unsigned char c = (unsigned char)q.data[i];
+		CHECK(c >= 0x20 && c != 0x7f);
+		CHECK(!(c == 0xc2 && i + 1 < q.len && (unsigned char)q.data[i + 1] < 0xa0));
+	}
+	/* A cut leaves at least SHQUOTE_MAX - 3 bytes (a character is 4 at
+	 * most): anything shorter is whole. */
+	if (q.len < SHQUOTE_MAX - 3) {
+		if (!ref_unquote(q.data, q.len, &back) || back.len != size ||
+		    memcmp(back.data, data, size) != 0) {
+			fprintf(stderr, "record_fuzz: cmd=%s\n", q.data);
+			FAIL("shquote_argv's words do not read back as they were");
+		}
+	}
+	struct record r;
+	buf_adds(&rec, "version=1\nstatus=RUNNING\ncmd=");
+	buf_add(&rec, q.data, q.len);
+	must_parse(&r, rec.data, rec.len, "a record with shquote_argv's cmd");
+	CHECK(strcmp(record_get(&r, "cmd"), q.data) == 0);
+	record_free(&r);
+	buf_free(&rec);
+	buf_free(&back);
+	buf_free(&q);
+	free(argv);
+	free(text);
+}
+
+/* ------------------------------------------------------------------ */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -1604,6 +1863,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_json_string(s);
 		free(s);
 	}
+
+	if (size <= 4096)
+		check_shquote(data, size);
 
 	/* Status words: the three written ones and STALE when allowed, in
 	 * any case, nothing else. */
@@ -1721,9 +1983,13 @@ skip_round_trip:
 
 	/* The JSON, for every status, and for no record. */
 	for (int s = ST_PENDING; s <= ST_UNREADABLE; s++)
-		for (int late = 0; late < 2; late++)
-			check_json("nightly.build-01@x+y", &r, (enum status)s, late);
-	check_json("nightly", NULL, ST_PENDING, 0);
+		for (unsigned f = 0; f < 8; f++) {
+			/* late, paused, and a line of none, one or very many */
+			struct job_flags x = { .late = f & 1, .paused = f >> 1 & 1,
+					       .waiting = f < 4 ? 0 : f < 6 ? 1 : 18446744073709551615ULL };
+			check_json("nightly.build-01@x+y", &r, (enum status)s, &x);
+		}
+	check_json("nightly", NULL, ST_PENDING, &no_flags);
 
 	/* The outcome of the record as it is, and the status lists. */
 	CHECK(record_outcome(&r) == ref_outcome(&r));

@@ -82,6 +82,15 @@ start_sleeper() {
 	BG_PIDS+=("$SLEEPER")
 }
 
+# hold_place JOB N: a live waiter's place N in JOB's line (SPEC §5a), the
+# file .JOB.wait.N locked by a background process, as a waiting dispatcher
+# holds it; the place is live once this returns.
+hold_place() {
+	flock -x "$REG/.$1.wait.$2" sleep 60 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until eval '! flock -n -s "$REG/.$1.wait.$2" true'
+}
+
 # make_zombie: a child that exited and is not reaped; its pid in $ZOMBIE.
 make_zombie() {
 	local f="$BATS_TEST_TMPDIR/zombie.pid" i z st

@@ -1,0 +1,44 @@
+/* slotview: the slots of the groups of dispatch --slots as readers see
+ * them (jobreg-get --slots, the -P slot series; SPEC §5b), and their
+ * formats.  A reader never locks a slot file, since its probe would make
+ * a dispatcher's non-blocking try fail: slot K of NAME is held when its
+ * file DIR/.NAME.slot.K names a job ("JOB RUN") whose record is RUNNING,
+ * alive by SPEC §2 (jobstate_load()), with NAME:K in its slots. */
+#ifndef JOBREG_SLOTVIEW_H
+#define JOBREG_SLOTVIEW_H
+
+#include <stddef.h>
+
+#include "registry/listing.h"
+#include "registry/registry.h"
+#include "util/sys.h"
+
+struct slot_view {
+	char *group;
+	unsigned long slot;
+	char *job;                 /* the holder, NULL: the slot is free */
+	unsigned long long run;    /* ... its run (the record's runs) */
+	char *host, *pid;          /* ... and its record's host and pid, or NULL */
+};
+struct slot_views {
+	struct slot_view *v;       /* sorted by group, then slot */
+	size_t count;
+};
+
+/* The slots of the groups that L (a listing of DIR) lists, only those of
+ * the NGROUPS GROUPS when NGROUPS > 0.  Returns an exit status (a holder's
+ * record that cannot be read is printed; its slot reads free). */
+int slotview_list(const struct registry *reg, const struct listing *l, char *const *groups,
+		  size_t ngroups, struct slot_views *out);
+/* Slots 1..N of GROUP, found by name (no directory read). */
+int slotview_group(const struct registry *reg, const char *group, unsigned long n,
+		   struct slot_views *out);
+void slotview_free(struct slot_views *s);
+
+/* One slot: "group slot state job run host pid", tab-separated, "-" for
+ * an empty field, state held or free; with JSON an object of those. */
+void slotview_format(struct buf *out, const struct slot_view *v, int json);
+/* "N held: JOB1, JOB2" of S's held slots. */
+void slotview_holders(struct buf *out, const struct slot_views *s);
+
+#endif
