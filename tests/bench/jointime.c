@@ -109,8 +109,8 @@ static double one_call(const struct cmd *c)
 	int ino = inotify_init1(IN_CLOEXEC);
 	if (ino < 0 || inotify_add_watch(ino, c->dir, IN_MOVED_TO) < 0)
 		die("inotify");
-	size_t len;
-	char *was = slurp(c, &len);
+	size_t was_len;
+	char *was = slurp(c, &was_len);
 	unsigned long long before = wait_next(was);
 	double t0 = now();
 	pid_t pid = fork();
@@ -124,8 +124,8 @@ static double one_call(const struct cmd *c)
 	double t1 = -1;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	while (t1 < 0) {
-		struct pollfd p = { .fd = ino, .events = POLLIN };
-		int rc = poll(&p, 1, 10000);
+		struct pollfd pfd = { .fd = ino, .events = POLLIN };
+		int rc = poll(&pfd, 1, 10000);
 		if (rc == 0) {
 			kill(pid, SIGKILL);
 			die("no record written within 10 s (is the job running?)");
@@ -167,7 +167,7 @@ static double one_call(const struct cmd *c)
 	snprintf(place, sizeof place, "%s/.%s.wait.%llu", c->dir, c->job, after - 1);
 	if (unlink(place) < 0)
 		die("cannot remove the place file of a killed call");
-	put_back(c, was, len);
+	put_back(c, was, was_len);
 	free(was);
 	return t1 - t0;
 }
