@@ -84,3 +84,20 @@ print(p.returncode if p.returncode >= 0 else 128 - p.returncode)' "$fd" "$@"
 	run jobreg-dispatch job sh -c 'yes | head -n 1 >/dev/null; exit 0'
 	[ "$status" -eq 0 ]
 }
+
+# ---- the time zone -----------------------------------------------------------
+
+@test "a TZ naming a FIFO blocks no command: a record's times are UTC and no time zone is read" {
+	mkfifo "$T/tz"
+	local before after
+	before=$(date -u +%s)
+	run -0 env TZ=":$T/tz" timeout 10 jobreg-set j RUNNING
+	run -0 env TZ=":$T/tz" timeout 10 jobreg-dispatch --every 1h e true
+	run -0 env TZ=":$T/tz" timeout 10 jobreg-dispatch --every 1h e true
+	[[ $output == *"e: not due until "????-??-??T??:??:??Z ]]
+	after=$(date -u +%s)
+	# (date -d reads the record's form back, in UTC whatever TZ says)
+	local since
+	since=$(date -u -d "$(field j since)" +%s)
+	[ "$since" -ge "$before" ] && [ "$since" -le "$after" ]
+}

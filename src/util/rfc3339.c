@@ -1,6 +1,7 @@
 #include "util/rfc3339.h"
 #include "util/sys.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
@@ -15,17 +16,37 @@ static long long days_from_civil(long long y, unsigned m, unsigned d)
 	return era * 146097 + (long long)doe - 719468;
 }
 
+static int leap(long long y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
 void time_format(time_t t, char out[21])
 {
-	struct tm tm;
+	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	char text[64];
 	/* The format has four digits of year: clamp to what it can say. */
 	if ((long long)t < -62167219200LL)   /* 0000-01-01T00:00:00Z */
 		t = (time_t)-62167219200LL;
 	if ((long long)t > 253402300799LL)   /* 9999-12-31T23:59:59Z */
 		t = (time_t)253402300799LL;
-	/* (%04Y: POSIX.1-2008's padding, for the years before 1000) */
-	if (!gmtime_r(&t, &tm) || strftime(out, 21, "%04Y-%m-%dT%H:%M:%SZ", &tm) != 20)
-		memcpy(out, "0000-01-01T00:00:00Z", 21);   /* not reached */
+	long long days = (long long)t / 86400, secs = (long long)t % 86400;
+	if (secs < 0)
+		secs += 86400, days--;
+	/* The date, counted a year and then a month at a time from 1970:
+	 * gmtime_r() would first read the time zone (TZ, /etc/localtime) for
+	 * a time that is UTC, and a TZ naming a FIFO would block it. */
+	long long y = 1970;
+	while (days < 0)
+		days += 365 + leap(--y);
+	while (days >= 365 + leap(y))
+		days -= 365 + leap(y++);
+	int m = 0;
+	while (days >= mdays[m] + (m == 1 && leap(y)))
+		days -= mdays[m] + (m == 1 && leap(y)), m++;
+	snprintf(text, sizeof text, "%04lld-%02d-%02lldT%02lld:%02lld:%02lldZ", y, m + 1,
+		 days + 1, secs / 3600, secs / 60 % 60, secs % 60);
+	memcpy(out, text, 21);
 }
 
 /* The N digits at S, at most 9999. */
