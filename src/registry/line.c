@@ -11,9 +11,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-/* A scan of the places stops after this many in a row whose files are
- * gone (callers that gave up remove theirs): a record whose numbers are
- * far apart, by hand or by a long-gone line, costs no more. */
+/* A count or a sweep of the places stops after this many in a row whose
+ * files are gone (callers that gave up remove theirs): a record whose
+ * numbers are far apart, by hand or by a long-gone line, costs a reader
+ * no more.  The search for the place ahead (line_ahead) never stops
+ * early: order is at stake there. */
 #define MISSING_MAX 1000
 
 /* A leftover file of a crashed joiner is passed over, not reused: this
@@ -142,22 +144,14 @@ static int place_state(const struct registry *reg, const char *job, unsigned lon
 	return live;
 }
 
-int line_live(const struct registry *reg, const char *job, unsigned long long n,
-	      const struct line_numbers *nums)
-{
-	return place_state(reg, job, n, nums) == 1;
-}
 
 unsigned long long line_ahead(const struct registry *reg, const char *job,
 			      const struct line_numbers *nums, unsigned long long below)
 {
-	unsigned missing = 0;
-	for (unsigned long long n = below; n > nums->head && n - 1 >= nums->replaced_below &&
-	     missing < MISSING_MAX;) {
-		int state = place_state(reg, job, --n, nums);
-		if (state == 1)
+	/* Every one: order is at stake (no MISSING_MAX here). */
+	for (unsigned long long n = below; n > nums->head && n - 1 >= nums->replaced_below;) {
+		if (place_state(reg, job, --n, nums) == 1)
 			return n;
-		missing = state < 0 ? missing + 1 : 0;
 	}
 	return 0;
 }
@@ -245,7 +239,9 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 	static const char *const keys[] = { "wait_next", "wait_head", "replaced_below",
 					    "paused_until", "paused_by", "paused_note" };
 	int paused = keep_pause && record_paused_until(was) > now_real();
-	*kept = paused || line_waiting(reg, job, was) > 0;
+	struct line_numbers nums;
+	line_numbers(was, &nums);
+	*kept = paused || line_ahead(reg, job, &nums, nums.next) != 0;
 	if (!*kept)
 		return reg_remove(reg, job, sync);
 	struct record rec;

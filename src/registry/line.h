@@ -44,15 +44,16 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
  * removed, its lock let go. */
 void line_abandon(const struct registry *reg, const char *job, struct place *p);
 
-/* Is place N of JOB live (its file locked; N >= nums->replaced_below)? */
-int line_live(const struct registry *reg, const char *job, unsigned long long n,
-	      const struct line_numbers *nums);
 /* The nearest live place below BELOW (at least wait_head), or 0: none.
- * Costs one probe per place between them, dead ones included. */
+ * Costs one probe per place between them, dead and missing ones
+ * included: a place a waiter that gave up removed stays in the range
+ * until a turn ends above it. */
 unsigned long long line_ahead(const struct registry *reg, const char *job,
 			      const struct line_numbers *nums, unsigned long long below);
 /* The live places in [wait_head, wait_next), for readers (SPEC §5 -j
- * "waiting", -P jobreg_job_waiting); 0 for a record without a line. */
+ * "waiting", -P jobreg_job_waiting); 0 for a record without a line.  A
+ * count: it stops after MISSING_MAX missing files in a row (line.c), so a
+ * record whose numbers are far apart costs a reader no more. */
 unsigned long long line_waiting(const struct registry *reg, const char *job,
 				const struct record *rec);
 /* Wait at most WAIT seconds for place N to be let go: 0 when it has been

@@ -47,7 +47,7 @@ static void say_not_due(const char *job, double at)
 {
 	char when[21];
 	time_t whole = (time_t)at;
-	time_format(whole < at ? whole + 1 : whole, when);
+	time_format((double)whole < at ? whole + 1 : whole, when);
 	info(job, "not due until %s", when);
 }
 
