@@ -115,7 +115,8 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	local t0=$EPOCHREALTIME
 	run --separate-stderr jobreg-set --cancel job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
-	elapsed_below "$t0" 1 || flunk "took more than 1 s"
+	# (an answer, not the 2 s of no answer; slack for a loaded or sanitized run)
+	elapsed_below "$t0" 2 || flunk "took more than 2 s"
 }
 
 @test "no answer within 2 s: one line naming the host and the pids holding the run lock, exit 75, the request stays" {
@@ -127,7 +128,7 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	[[ "$stderr" == "jobreg-set: job: run 3: no answer from its dispatcher on $HOST within 2 s (run lock held by pids "*"$FLOCK_PID"*"$DISP_PID"*"); the request stays" ]] ||
 		flunk "$stderr"
 	! elapsed_below "$t0" 2 || flunk "answered before 2 s"
-	elapsed_below "$t0" 3.5 || flunk "took more than 3.5 s"
+	elapsed_below "$t0" 5 || flunk "took more than 5 s"
 	[ "$(field job cancel_run)" = 3 ]
 	[ "$(field job status)" = RUNNING ]
 }
@@ -147,7 +148,7 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	run --separate-stderr jobreg-set --cancel --wait 0.5 job
 	[ "$status" -eq 75 ]
 	[ "$stderr" = "jobreg-set: job: run 3 has not ended within --wait" ]
-	elapsed_below "$t0" 1.5
+	elapsed_below "$t0" 2
 }
 
 @test "cancel wakes the dispatcher with SIGURG when its pid and start time match" {
@@ -276,7 +277,8 @@ dispatch_bg() {
 	local t0=$EPOCHREALTIME
 	run --separate-stderr jobreg-set --cancel --wait 5 job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
-	elapsed_below "$t0" 1.5 || flunk "took more than 1.5 s"
+	# (SIGURG wakes it at once; slack for a loaded or sanitized run)
+	elapsed_below "$t0" 2.5 || flunk "took more than 2.5 s"
 	wait_bg "$DISPATCH_PID"
 	[ "$BG_RC" -eq 143 ] || flunk "dispatch exit $BG_RC"
 	grep -q "job: run 1 cancelled by $(me)" "$T/out.job"

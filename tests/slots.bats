@@ -252,7 +252,7 @@ in_line() {
 	[ "${lines[0]}" = "$(printf 'heavy\t1\tfree\t-\t-\t-\t-')" ]
 	[ "${lines[1]}" = "$(printf 'heavy\t2\tfree\t-\t-\t-\t-')" ]
 	command -v strace >/dev/null || skip "strace is not installed"
-	run strace -e trace=flock jobreg-get --slots
+	run traced -e trace=flock jobreg-get --slots
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"heavy.slot"* ]]
 	[[ "$output" != *"flock("*"LOCK_EX"* ]] || flunk "$output"
