@@ -250,6 +250,8 @@ scenario() {
 	dispatch-clear) CMD=(jobreg-dispatch --clear "$J" cp -- "$REG/$J" "$SNAP") ;;
 	dispatch-mkdir) CMD=(jobreg-dispatch "$J" cp -- "$REG/$J" "$SNAP"); PREPARE=prepare_none ;;
 	dispatch-retry) CMD=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) ;;
+	waiter) CMD=(jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
+	follower | folded) CMD=(jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -972,4 +974,253 @@ retry_crash() {
 
 @test "crash points: jobreg-dispatch --retries killed at every system call: every attempt is in the history once, none lost" {
 	untraced retry_crash
+}
+
+# ---- crash points of the line (SPEC §5a): a call killed beside a live run ----
+#
+# Each case: the old record, a run of $J going on (an untraced dispatcher whose command
+# waits for $T/release), then the traced call, then an untraced one behind it; then the
+# live run is let go.  The traced call is killed at one of its system calls; the calls
+# that only read /proc (looking for holders of the run lock) and those of its waits
+# (woken by inotify, as often as the others write) are sampled, 12 a stretch: their
+# numbers shift from run to run anyway.
+
+# A command that notes its run's number in $T/runs.
+RUNS_CMD=(sh -c 'echo "$JOBREG_RUN" >>"$0"')
+
+# line_calls TRACE: "NAME WHEN" for the calls of TRACE to kill at (see above); sets
+# CALLS_TOTAL.
+line_calls() {
+	local out
+	out=$(awk '
+		function flush(   i, step, last) {
+			step = (nb > 12) ? nb / 12 : 1
+			for (i = 1; i <= nb; i += step) { print blk[int(i)]; last = int(i) }
+			if (nb && last < nb) print blk[nb]
+			nb = 0
+		}
+		match($0, /^[a-z0-9_]+\(/) {
+			sc = substr($0, 1, RLENGTH - 1); count[sc]++; n++
+			if (NR == 1) next
+			c = sc " " count[sc]
+			if (!in_blk && (/^openat\(AT_FDCWD, "\/proc", / || /^inotify_init1\(/) && match($0, /= [0-9]+$/)) {
+				in_blk = 1; fd = substr($0, RSTART + 2)
+			}
+			if (in_blk) {
+				blk[++nb] = c
+				if ($0 ~ ("^close\\(" fd "\\)")) { in_blk = 0; flush() }
+			} else print c
+		}
+		END { flush(); print "total " n }' "$1")
+	CALLS_TOTAL=${out##*total }
+	printf '%s\n' "${out%$'\n'total *}"
+}
+
+# live_start: a dispatcher of $J in the background (its pid in LIVE) whose command notes
+# its run and waits for $T/release (at most 10 s); returns once the command runs.
+live_start() {
+	local i
+	rm -f "$T/started" "$T/release"
+	# shellcheck disable=SC2016  # expanded by the command
+	jobreg-dispatch -q "$J" sh -c 'echo "$JOBREG_RUN" >>"$0"; : >"$1"; i=0
+		while [ ! -e "$2" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done' \
+		"$T/runs" "$T/started" "$T/release" > /dev/null 2> "$T/live.err" 3>&- &
+	LIVE=$!
+	for ((i = 0; i < 500; i++)); do
+		[[ -e $T/started ]] && return 0
+		nap 0.02
+	done
+	note_fail "$SCEN: the live run did not start: $(<"$T/live.err")"
+	return 1
+}
+
+# gone_within SECONDS PID: wait for PID (a child of this shell) to end; its status in
+# ST.  Not ended in time: kill it, ST=stuck.
+gone_within() {
+	local i
+	for ((i = 0; i < $1 * 50; i++)); do
+		kill -0 "$2" 2> /dev/null || break
+		nap 0.02
+	done
+	if kill -0 "$2" 2> /dev/null; then
+		kill -KILL "$2" 2> /dev/null
+		wait "$2" 2> /dev/null
+		ST=stuck
+	else
+		ST=0
+		wait "$2" || ST=$?
+	fi
+}
+
+# next_moves: wait (at most 5 s) until the record's wait_next passes $1 or PID $2 ended.
+next_moves() {
+	local i next
+	for ((i = 0; i < 250; i++)); do
+		field_into next "$J" wait_next
+		((${next:-1} > $1)) && return 0
+		kill -0 "$2" 2> /dev/null || return 0
+		nap 0.02
+	done
+}
+
+# record_whole WHAT: the record is whole now (version first, a final newline) and
+# jobreg-get reads a status from it.
+record_whole() {
+	local s
+	slurp s "$REG/$J"
+	[[ $s == "$ABSENT" || ($s == version=1$'\n'* && $s == *$'\n') ]] ||
+		note_fail "$1 the record is torn: ${s@Q}"
+	status_of
+	[[ $GOT == @(PENDING|RUNNING|DONE|STALE) ]] || note_fail "$1 the job reads $GOT"
+}
+
+# places_free WHAT: no place in line nor the coalescing lock is held by anybody, and
+# the line is empty (wait_head = wait_next).
+places_free() {
+	local f head next
+	for f in "$REG/.$J.wait."* "$REG/.$J.coalesce"; do
+		[[ -e $f ]] || continue
+		flock -n "$f" true || note_fail "$1 ${f##*/} is still locked"
+	done
+	field_into head "$J" wait_head
+	field_into next "$J" wait_next
+	[[ $head == "$next" ]] || note_fail "$1 the line is not empty: wait_head=$head wait_next=$next"
+}
+
+# runs_once WHAT: every run number in $T/runs (one line a command run) is there once.
+runs_once() {
+	local dup
+	dup=$(sort "$T/runs" | uniq -d)
+	[[ -z $dup ]] || note_fail "$1 run numbers given to two commands: $dup"
+}
+
+# line_case [STRACE_OPTION...]: one case of $SCEN with the traced call run under strace
+# with these options; then the checks.  The traced call is:
+#   waiter     dispatch --wait inf, with a second waiter started behind it;
+#   follower   dispatch --coalesce, with a second --coalesce started after it;
+#   folded     dispatch --coalesce while an untraced follower waits already.
+line_case() {
+	local what="$SCEN: killed at ${KILL_AT:-nothing}:" next0 other tst ost folded s coal i ex
+	CASES=$((CASES + 1))
+	$PREPARE
+	rm -f "$T/runs" "$T/traced.err" "$T/other.err"
+	: > "$T/runs"
+	live_start || return 0
+	if [[ $SCEN == folded ]]; then
+		jobreg-dispatch -q --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- &
+		other=$!
+		next_moves 1 "$other"
+	fi
+	field_into next0 "$J" wait_next
+	strace "$@" "${CMD[@]}" > /dev/null 2> "$T/traced.err" 3>&- &
+	local traced=$!
+	if [[ $SCEN == folded ]]; then
+		gone_within 10 "$traced"
+		tst=$ST
+	else
+		next_moves "${next0:-1}" "$traced"
+		field_into next0 "$J" wait_next
+		case $SCEN in
+		waiter) jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
+		follower) jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
+		esac
+		other=$!
+		next_moves "${next0:-1}" "$other"
+	fi
+	record_whole "$what"
+	: > "$T/release"
+	gone_within 10 "$LIVE"
+	[[ $ST == stuck ]] && note_fail "$what the live run did not end"
+	if [[ $SCEN != folded ]]; then
+		gone_within 10 "$traced"
+		tst=$ST
+	fi
+	[[ $tst == 137 ]] && KILLED=$((KILLED + 1))
+	[[ $tst == @(0|137) ]] || note_fail "$what the traced call ended $tst: $(<"$T/traced.err")"
+	# the one behind it goes on within a few seconds, and runs (or is folded)
+	gone_within 5 "$other"
+	ost=$ST
+	[[ $ost == 0 ]] || note_fail "$what the call behind it ended $ost: $(<"$T/other.err")"
+	# the commands of killed dispatchers end too
+	for ((i = 0; i < 200; i++)); do
+		status_of
+		[[ $GOT == RUNNING ]] || break
+		nap 0.05
+	done
+	record_whole "$what"
+	# coalesced counts each folded call once: the ones that said so, but a killed
+	# folded call may have counted itself or not
+	folded=0
+	grep -q 'coalesced into the waiting run' "$T/other.err" && folded=1
+	[[ $SCEN == folded && $tst == 0 ]] && folded=1
+	field_into coal "$J" coalesced
+	coal=${coal:-0}
+	if [[ $SCEN == folded && $tst == 137 ]]; then
+		((coal <= 1)) || note_fail "$what coalesced=$coal after one folded call"
+	elif ((coal != folded)); then
+		note_fail "$what coalesced=$coal, but $folded calls were folded"
+	fi
+	runs_once "$what"
+	places_free "$what"
+	# the next call runs: plain, or --coalesce behind a live run, which must wait as
+	# the follower (nothing left of a dead one), not fold
+	if [[ $SCEN == waiter ]]; then
+		jobreg-dispatch -q "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" ||
+			note_fail "$what the next dispatch failed: $(<"$ERR")"
+	elif live_start; then
+		field_into next0 "$J" wait_next
+		jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" 3>&- &
+		other=$!
+		next_moves "${next0:-1}" "$other"
+		: > "$T/release"
+		gone_within 10 "$LIVE"
+		gone_within 5 "$other"
+		[[ $ST == 0 && ! -s $ERR ]] || note_fail "$what the next --coalesce ended $ST: $(<"$ERR")"
+		field_into s "$J" coalesced
+		[[ ${s:-0} == "$coal" ]] || note_fail "$what the next --coalesce was folded (coalesced=$s)"
+	fi
+	status_of
+	field_into ex "$J" exit
+	[[ $GOT == DONE && $ex == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+	history_right "$what after the next dispatch:" 1
+	runs_once "$what after the next dispatch:"
+	places_free "$what after the next dispatch:"
+	temps
+	[[ -z $TEMPS ]] || note_fail "$what temp files left:$TEMPS"
+}
+
+# line_crash_one "SYSCALL WHEN": a case killed at that call.
+line_crash_one() {
+	local sc=${1% *} when=${1#* }
+	KILL_AT="$sc #$when" line_case -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=$when"
+}
+
+# line_crash SCENARIO: one plain case traced (which must pass the checks), then one
+# case killed at each of its system calls (sampled as line_calls says).
+line_crash() {
+	local calls
+	SCEN=$1
+	scenario "$1"
+	KILLED=0
+	line_case -o "$T/trace.$1"
+	((${#FAILS[@]} == 0)) || return 0
+	line_calls "$T/trace.$1" > "$T/calls.$1"
+	mapfile -t calls < "$T/calls.$1"
+	CASES=0
+	spread line_crash_one "${calls[@]}"
+	# most must have been killed: the last call is exit_group
+	((KILLED >= ${#calls[@]} * 3 / 4)) || note_fail "$SCEN: only $KILLED of ${#calls[@]} runs were killed"
+	echo "# crash points: $SCEN: $KILLED killed of $CASES cases (of its $CALLS_TOTAL system calls, /proc scans and waits sampled)" >&3
+}
+
+@test "crash points: a waiter (dispatch --wait) killed at every system call: the one behind it runs, the next dispatch runs, the history agrees" {
+	untraced line_crash waiter
+}
+
+@test "crash points: the follower of --coalesce killed at every system call: the call behind it runs, coalesced counts once, the next --coalesce starts afresh" {
+	untraced line_crash follower
+}
+
+@test "crash points: a folded --coalesce call killed at every system call: coalesced counts it at most once, the follower runs" {
+	untraced line_crash folded
 }
