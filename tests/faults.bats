@@ -252,6 +252,7 @@ scenario() {
 	dispatch-retry) CMD=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) ;;
 	waiter) CMD=(jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	follower | folded) CMD=(jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
+	replacer) CMD=(jobreg-dispatch --replace --kill-after 0.2 "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -827,10 +828,12 @@ after_crash() {
 # no run is missing: runs 0 to the record's, each once, the last OK, the others OK or
 # LOST (the crash left it STALE, and the next dispatch took it over).
 history_right() {
-	local what=$1 whole=$2 runs status l k out
+	local what=$1 whole=$2 runs status l k out cancelled ncancelled=0 was_cancelled
 	local -A seen=()
 	field_into runs "$J" runs
 	field_into status "$J" status
+	field_into was_cancelled "$J" cancelled
+	field_into cancelled "$J" cancelled_runs
 	runs=${runs:-0}
 	# run K's outcome in seen[K]; a second line for K is a run recorded twice
 	if [[ -e $REG/.$J.history ]]; then
@@ -839,20 +842,29 @@ history_right() {
 			k=${BASH_REMATCH[1]}
 			[[ -z ${seen[$k]:-} ]] || note_fail "$what run $k is in the history twice"
 			seen[$k]=${BASH_REMATCH[2]}
+			[[ ${BASH_REMATCH[2]} == CANCELLED ]] && ncancelled=$((ncancelled + 1))
 		done < "$REG/.$J.history"
 	fi
 	out=${seen[$runs]:-}
 	case $status in
 	RUNNING) [[ -z $out ]] || note_fail "$what the running run $runs is in the history: $runs:$out" ;;
-	DONE) [[ -z $out || $out == OK ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $runs:$out" ;;
+	DONE)
+		if [[ $was_cancelled == 1 ]]; then
+			[[ -z $out || $out == CANCELLED ]] || note_fail "$what run $runs is DONE cancelled but the history says $runs:$out"
+		else
+			[[ -z $out || $out == OK ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $runs:$out"
+		fi ;;
 	esac
 	((whole)) || return 0
+	# (a run is cancelled only where a scenario cancels one: then once in each)
+	((${cancelled:-0} == ncancelled)) ||
+		note_fail "$what cancelled_runs=${cancelled:-0}, but $ncancelled CANCELLED in the history"
 	for ((k = 0; k <= runs; k++)); do
 		out=${seen[$k]:-}
 		if ((k == runs)); then
 			[[ $out == OK ]] || note_fail "$what the last run $k is not OK in the history: ${out:-missing}"
 		else
-			[[ $out == OK || $out == LOST ]] || note_fail "$what run $k of $runs is ${out:-missing} in the history"
+			[[ $out == @(OK|LOST|CANCELLED) ]] || note_fail "$what run $k of $runs is ${out:-missing} in the history"
 		fi
 	done
 }
@@ -1094,6 +1106,7 @@ runs_once() {
 # line_case [STRACE_OPTION...]: one case of $SCEN with the traced call run under strace
 # with these options; then the checks.  The traced call is:
 #   waiter     dispatch --wait inf, with a second waiter started behind it;
+#   replacer   dispatch --replace --kill-after 0.2, with a waiter behind it;
 #   follower   dispatch --coalesce, with a second --coalesce started after it;
 #   folded     dispatch --coalesce while an untraced follower waits already.
 line_case() {
@@ -1118,7 +1131,7 @@ line_case() {
 		next_moves "${next0:-1}" "$traced"
 		field_into next0 "$J" wait_next
 		case $SCEN in
-		waiter) jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
+		waiter | replacer) jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
 		follower) jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
 		esac
 		other=$!
@@ -1128,6 +1141,11 @@ line_case() {
 	: > "$T/release"
 	gone_within 10 "$LIVE"
 	[[ $ST == stuck ]] && note_fail "$what the live run did not end"
+	# the live run was cancelled (by the replacer's request) or ended by itself
+	if [[ $SCEN == replacer ]]; then
+		[[ $(sed -n 's/^run=1 outcome=//p' "$REG/.$J.history") == @(OK|CANCELLED)\ * ]] ||
+			note_fail "$what the live run is not OK nor CANCELLED in the history: $(<"$REG/.$J.history")"
+	fi
 	if [[ $SCEN != folded ]]; then
 		gone_within 10 "$traced"
 		tst=$ST
@@ -1161,7 +1179,7 @@ line_case() {
 	places_free "$what"
 	# the next call runs: plain, or --coalesce behind a live run, which must wait as
 	# the follower (nothing left of a dead one), not fold
-	if [[ $SCEN == waiter ]]; then
+	if [[ $SCEN == @(waiter|replacer) ]]; then
 		jobreg-dispatch -q "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" ||
 			note_fail "$what the next dispatch failed: $(<"$ERR")"
 	elif live_start; then
@@ -1216,6 +1234,10 @@ line_crash() {
 
 @test "crash points: the follower of --coalesce killed at every system call: the call behind it runs, coalesced counts once, the next --coalesce starts afresh" {
 	untraced line_crash follower
+}
+
+@test "crash points: a replacer (dispatch --replace) killed at every system call: the live run goes on or is cancelled, the one behind it runs, the history agrees" {
+	untraced line_crash replacer
 }
 
 @test "crash points: a folded --coalesce call killed at every system call: coalesced counts it at most once, the follower runs" {
