@@ -465,3 +465,19 @@ ask_cancel() {
 	run jobreg-get -a -s PAUSED
 	[ "$output" = "j PENDING" ]
 }
+
+@test "replace: --kill-after inf asks for no KILL: a run that ignores its signal goes on, and a second ask is not made" {
+	jobreg-dispatch j sh -c 'trap "" TERM; while :; do sleep 0.05; done' 3>&- 2>/dev/null &
+	local d=$!
+	BG_PIDS+=("$d")
+	poll_until field_is j runs 1
+	run --separate-stderr jobreg-dispatch --replace --kill-after inf --wait 1.5 j true
+	[ "$status" -eq 75 ]
+	[ "$(field j cancel_kill_after)" = 0 ]
+	[ -n "$(field j cancel_seen)" ]
+	[ "$(field j status)" = RUNNING ]
+	run jobreg-dispatch --replace --wait 0.2 j true
+	[ "$status" -eq 75 ]
+	[ "$(field j cancel_kill_after)" = 0 ]   # (the run was asked already)
+	kill_tree "$d" KILL
+}
