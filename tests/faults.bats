@@ -255,6 +255,7 @@ scenario() {
 	waiter) CMD=(jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	follower | folded) CMD=(jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	replacer) CMD=(jobreg-dispatch --replace --kill-after 0.2 "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
+	canceller) CMD=(jobreg-set --cancel "$J") ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -1206,10 +1207,61 @@ line_case() {
 	[[ -z $TEMPS ]] || note_fail "$what temp files left:$TEMPS"
 }
 
+# cancel_case [STRACE_OPTION...]: `jobreg-set --cancel` of a live dispatched run, under
+# strace with these options; then: the run went on (no request written) or was
+# cancelled (DONE cancelled=1, one CANCELLED line, cancelled_runs=1), the record is
+# never torn, and the next dispatch runs.
+cancel_case() {
+	local what="$SCEN: killed at ${KILL_AT:-nothing}:" tst i c cr l
+	CASES=$((CASES + 1))
+	$PREPARE
+	: > "$T/runs"
+	live_start || return 0
+	strace "$@" "${CMD[@]}" > /dev/null 2> "$T/traced.err" 3>&- &
+	gone_within 10 "$!"
+	tst=$ST
+	[[ $tst == 137 ]] && KILLED=$((KILLED + 1))
+	[[ $tst == @(0|137) ]] || note_fail "$what the canceller ended $tst: $(<"$T/traced.err")"
+	record_whole "$what"
+	# a request written is taken up within a second: give the run 2 s to end by it
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$LIVE" 2> /dev/null || break
+		nap 0.02
+	done
+	: > "$T/release"
+	gone_within 10 "$LIVE"
+	[[ $ST == stuck ]] && note_fail "$what the live run did not end"
+	record_whole "$what"
+	field_into c "$J" cancelled
+	field_into cr "$J" cancelled_runs
+	l=$(grep -c '^run=1 ' "$REG/.$J.history")
+	echo "${c:-0}" >> "$T/outcomes"
+	if [[ $c == 1 ]]; then
+		[[ $cr == 1 && $l == 1 ]] && grep -q '^run=1 outcome=CANCELLED ' "$REG/.$J.history" ||
+			note_fail "$what cancelled, but cancelled_runs=$cr and the history: $(<"$REG/.$J.history")"
+	else
+		[[ $tst == 137 ]] || note_fail "$what the canceller ended $tst, but the run was not cancelled"
+		[[ -z $cr && $l == 1 ]] && grep -q '^run=1 outcome=OK ' "$REG/.$J.history" ||
+			note_fail "$what not cancelled, but cancelled_runs=$cr and the history: $(<"$REG/.$J.history")"
+	fi
+	status_of
+	[[ $GOT == DONE ]] || note_fail "$what the job reads $GOT once the run ended"
+	jobreg-dispatch -q "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" ||
+		note_fail "$what the next dispatch failed: $(<"$ERR")"
+	field_into c "$J" exit
+	status_of
+	[[ $GOT == DONE && $c == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+	history_right "$what after the next dispatch:" 1
+	runs_once "$what"
+	temps
+	[[ -z $TEMPS ]] || note_fail "$what temp files left:$TEMPS"
+}
+
 # line_crash_one "SYSCALL WHEN": a case killed at that call.
 line_crash_one() {
-	local sc=${1% *} when=${1#* }
-	KILL_AT="$sc #$when" line_case -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=$when"
+	local sc=${1% *} when=${1#* } run=line_case
+	[[ $SCEN == canceller ]] && run=cancel_case
+	KILL_AT="$sc #$when" $run -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=$when"
 }
 
 # line_crash SCENARIO: one plain case traced (which must pass the checks), then one
@@ -1219,7 +1271,11 @@ line_crash() {
 	SCEN=$1
 	scenario "$1"
 	KILLED=0
-	line_case -o "$T/trace.$1"
+	if [[ $SCEN == canceller ]]; then
+		cancel_case -o "$T/trace.$1"
+	else
+		line_case -o "$T/trace.$1"
+	fi
 	((${#FAILS[@]} == 0)) || return 0
 	line_calls "$T/trace.$1" > "$T/calls.$1"
 	mapfile -t calls < "$T/calls.$1"
@@ -1227,7 +1283,9 @@ line_crash() {
 	spread line_crash_one "${calls[@]}"
 	# most must have been killed: the last call is exit_group
 	((KILLED >= ${#calls[@]} * 3 / 4)) || note_fail "$SCEN: only $KILLED of ${#calls[@]} runs were killed"
-	echo "# crash points: $SCEN: $KILLED killed of $CASES cases (of its $CALLS_TOTAL system calls, /proc scans and waits sampled)" >&3
+	local how=
+	[[ $SCEN == canceller ]] && how=", the run cancelled in $(cat "$T"/w*/outcomes | grep -c 1)"
+	echo "# crash points: $SCEN: $KILLED killed of $CASES cases$how (of its $CALLS_TOTAL system calls, /proc scans and waits sampled)" >&3
 }
 
 @test "crash points: a waiter (dispatch --wait) killed at every system call: the one behind it runs, the next dispatch runs, the history agrees" {
@@ -1240,6 +1298,10 @@ line_crash() {
 
 @test "crash points: a replacer (dispatch --replace) killed at every system call: the live run goes on or is cancelled, the one behind it runs, the history agrees" {
 	untraced line_crash replacer
+}
+
+@test "crash points: jobreg-set --cancel killed at every system call: the run goes on or is cancelled, counted once, the next dispatch runs" {
+	untraced line_crash canceller
 }
 
 @test "crash points: a folded --coalesce call killed at every system call: coalesced counts it at most once, the follower runs" {
