@@ -367,15 +367,17 @@ ask_cancel() {
 	local i rc n_ok=0 n_cancelled=0 n_superseded=0
 	# each command holds a lock of its own while it lives: a second one alive at the
 	# same time cannot take it
-	cmd=(flock -n -E 99 "$T/excl" sh -c 'echo "$JOBREG_RUN" >>"$0"; sleep 1; echo "$JOBREG_RUN" >>"$0.done"' "$T/ran")
-	jobreg-dispatch j "${cmd[@]}" 3>&- 2>/dev/null &
+	# (the first run outlasts any start-up of the replacers; theirs last 3 s, more
+	# than the replacers take to arrive, so that exactly one completes)
+	cmd=(flock -n -E 99 "$T/excl" sh -c 'echo "$JOBREG_RUN" >>"$0"; sleep "$1"; echo "$JOBREG_RUN" >>"$0.done"' "$T/ran")
+	jobreg-dispatch j "${cmd[@]}" 30 3>&- 2>/dev/null &
 	BG_PIDS+=("$!")
 	local first=$!
 	poll_until test -e "$T/ran"
 	for ((i = 0; i < 10; i++)); do
 		(
 			rc=0
-			jobreg-dispatch --replace --kill-after 0.5 j "${cmd[@]}" 2>>"$T/replace.err" || rc=$?
+			jobreg-dispatch --replace --kill-after 0.5 j "${cmd[@]}" 3 2>>"$T/replace.err" || rc=$?
 			echo "$rc" >>"$T/codes"
 		) 3>&- &
 		BG_PIDS+=("$!")

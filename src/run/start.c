@@ -11,7 +11,7 @@
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
-#include "report/slotview.h"
+#include "liveness/slotview.h"
 #include "util/msg.h"
 #include "util/signame.h"
 

@@ -129,7 +129,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 					  now_seconds());
 			buf_free(&by);
 			t->asked_run = run;
-			t->answer_by = now_mono() + CANCEL_ANSWER_WAIT;
+			t->answer_by = now_mono() + CANCEL_ANSWER_SECONDS;
 			changed = 1;
 		}
 	}
@@ -143,7 +143,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 	return rc;
 }
 
-/* A --replace whose cancel went unanswered for CANCEL_ANSWER_WAIT: say so,
+/* A --replace whose cancel went unanswered for CANCEL_ANSWER_SECONDS: say so,
  * naming who holds the run lock, and go on waiting (SPEC §5a). */
 void turn_report_unanswered(const struct registry *reg, const struct run_request *req,
 			    const struct job_state *st, struct turn *t)
@@ -151,14 +151,9 @@ void turn_report_unanswered(const struct registry *reg, const struct run_request
 	if (t->answer_by <= 0 || now_mono() < t->answer_by)
 		return;
 	t->answer_by = 0;
-	if (st->status != ST_RUNNING || record_count(&st->rec, "runs") != t->asked_run ||
-	    record_get(&st->rec, "cancel_seen"))
-		return;
-	const char *host = record_get(&st->rec, "host");
-	warn(req->job, "run %llu has not taken up the cancel within %gs: its dispatcher on %s"
-	     " is dead or cut off while the run lock is held", t->asked_run, CANCEL_ANSWER_WAIT,
-	     host ? host : "?");
-	(void)run_lock_busy(reg, req->job, 0);
+	if (st->status == ST_RUNNING && record_count(&st->rec, "runs") == t->asked_run &&
+	    !record_get(&st->rec, "cancel_seen"))
+		(void)cancel_no_answer(reg, req->job, t->asked_run, record_get(&st->rec, "host"));
 }
 
 /* Is the run over, or this call superseded?  (The head of the line

@@ -15,9 +15,7 @@
 #include "liveness/jobstate.h"
 #include "registry/line.h"
 #include "run/attempts.h"
-
-/* How long a cancel may go unanswered before it is reported (SPEC §5). */
-#define CANCEL_ANSWER_WAIT 2.0
+#include "run/cancel.h"
 
 /* This call's standing in the job's line. */
 struct turn {
@@ -48,7 +46,7 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
  * call's turn when it has a place.  Nothing to write: 0. */
 int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
 		struct turn *t, int skip, int coalesced);
-/* A --replace whose cancel went unanswered for CANCEL_ANSWER_WAIT: say so,
+/* A --replace whose cancel went unanswered for CANCEL_ANSWER_SECONDS: say so,
  * naming who holds the run lock; the call goes on waiting. */
 void turn_report_unanswered(const struct registry *reg, const struct run_request *req,
 			    const struct job_state *st, struct turn *t);
