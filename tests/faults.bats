@@ -1049,6 +1049,16 @@ live_start() {
 	return 1
 }
 
+# live_state: what a stuck case looks like: the job's state, the registry's files, the
+# live dispatcher's messages.
+live_state() {
+	local s
+	slurp s "$REG/$J"
+	printf '%s; files:' "$(jobreg-get "$J" 2>&1)"
+	printf ' %s' $(cd "$REG" && ls -A)
+	printf '; record: %s; live: %s' "${s@Q}" "$(<"$T/live.err")"
+}
+
 # gone_within SECONDS PID: wait for PID (a child of this shell) to end; its status in
 # ST.  Not ended in time: kill it, ST=stuck.
 gone_within() {
@@ -1143,7 +1153,7 @@ line_case() {
 	record_whole "$what"
 	: > "$T/release"
 	gone_within 10 "$LIVE"
-	[[ $ST == stuck ]] && note_fail "$what the live run did not end"
+	[[ $ST == stuck ]] && note_fail "$what the live run did not end: $(live_state)"
 	# the live run was cancelled (by the replacer's request) or ended by itself
 	if [[ $SCEN == replacer ]]; then
 		[[ $(sed -n 's/^run=1 outcome=//p' "$REG/.$J.history") == @(OK|CANCELLED)\ * ]] ||
@@ -1230,7 +1240,7 @@ cancel_case() {
 	done
 	: > "$T/release"
 	gone_within 10 "$LIVE"
-	[[ $ST == stuck ]] && note_fail "$what the live run did not end"
+	[[ $ST == stuck ]] && note_fail "$what the live run did not end: $(live_state)"
 	record_whole "$what"
 	field_into c "$J" cancelled
 	field_into cr "$J" cancelled_runs
@@ -1279,6 +1289,8 @@ line_crash() {
 	((${#FAILS[@]} == 0)) || return 0
 	line_calls "$T/trace.$1" > "$T/calls.$1"
 	mapfile -t calls < "$T/calls.$1"
+	# CRASH_AT="NAME WHEN,...": only these calls (to look into one case again)
+	[[ -z ${CRASH_AT:-} ]] || mapfile -t calls <<< "${CRASH_AT//,/$'\n'}"
 	CASES=0
 	spread line_crash_one "${calls[@]}"
 	# most must have been killed: the last call is exit_group
