@@ -252,6 +252,10 @@ scenario() {
 	dispatch-clear) CMD=(jobreg-dispatch --clear "$J" cp -- "$REG/$J" "$SNAP") ;;
 	dispatch-mkdir) CMD=(jobreg-dispatch "$J" cp -- "$REG/$J" "$SNAP"); PREPARE=prepare_none ;;
 	dispatch-retry) CMD=(jobreg-dispatch --retries 1 --retry-delay 0 "$J" false) ;;
+	waiter) CMD=(jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
+	follower | folded) CMD=(jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
+	replacer) CMD=(jobreg-dispatch --replace --kill-after 0.2 "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
+	canceller) CMD=(jobreg-set --cancel "$J") ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -827,10 +831,12 @@ after_crash() {
 # no run is missing: runs 0 to the record's, each once, the last OK, the others OK or
 # LOST (the crash left it STALE, and the next dispatch took it over).
 history_right() {
-	local what=$1 whole=$2 runs status l k out
+	local what=$1 whole=$2 runs status l k out cancelled ncancelled=0 was_cancelled
 	local -A seen=()
 	field_into runs "$J" runs
 	field_into status "$J" status
+	field_into was_cancelled "$J" cancelled
+	field_into cancelled "$J" cancelled_runs
 	runs=${runs:-0}
 	# run K's outcome in seen[K]; a second line for K is a run recorded twice
 	if [[ -e $REG/.$J.history ]]; then
@@ -839,20 +845,29 @@ history_right() {
 			k=${BASH_REMATCH[1]}
 			[[ -z ${seen[$k]:-} ]] || note_fail "$what run $k is in the history twice"
 			seen[$k]=${BASH_REMATCH[2]}
+			[[ ${BASH_REMATCH[2]} == CANCELLED ]] && ncancelled=$((ncancelled + 1))
 		done < "$REG/.$J.history"
 	fi
 	out=${seen[$runs]:-}
 	case $status in
 	RUNNING) [[ -z $out ]] || note_fail "$what the running run $runs is in the history: $runs:$out" ;;
-	DONE) [[ -z $out || $out == OK ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $runs:$out" ;;
+	DONE)
+		if [[ $was_cancelled == 1 ]]; then
+			[[ -z $out || $out == CANCELLED ]] || note_fail "$what run $runs is DONE cancelled but the history says $runs:$out"
+		else
+			[[ -z $out || $out == OK ]] || note_fail "$what run $runs is DONE with exit 0 but the history says $runs:$out"
+		fi ;;
 	esac
 	((whole)) || return 0
+	# (a run is cancelled only where a scenario cancels one: then once in each)
+	((${cancelled:-0} == ncancelled)) ||
+		note_fail "$what cancelled_runs=${cancelled:-0}, but $ncancelled CANCELLED in the history"
 	for ((k = 0; k <= runs; k++)); do
 		out=${seen[$k]:-}
 		if ((k == runs)); then
 			[[ $out == OK ]] || note_fail "$what the last run $k is not OK in the history: ${out:-missing}"
 		else
-			[[ $out == OK || $out == LOST ]] || note_fail "$what run $k of $runs is ${out:-missing} in the history"
+			[[ $out == @(OK|LOST|CANCELLED) ]] || note_fail "$what run $k of $runs is ${out:-missing} in the history"
 		fi
 	done
 }
@@ -974,4 +989,333 @@ retry_crash() {
 
 @test "crash points: jobreg-dispatch --retries killed at every system call: every attempt is in the history once, none lost" {
 	untraced retry_crash
+}
+
+# ---- crash points of the line (SPEC §5a): a call killed beside a live run ----
+#
+# Each case: the old record, a run of $J going on (an untraced dispatcher whose command
+# waits for $T/release), then the traced call, then an untraced one behind it; then the
+# live run is let go.  The traced call is killed at one of its system calls; the calls
+# that only read /proc (looking for holders of the run lock) and those of its waits
+# (woken by inotify, as often as the others write) are sampled, 12 a stretch: their
+# numbers shift from run to run anyway.
+
+# A command that notes its run's number in $T/runs.
+RUNS_CMD=(sh -c 'echo "$JOBREG_RUN" >>"$0"')
+
+# line_calls TRACE: "NAME WHEN" for the calls of TRACE to kill at (see above); sets
+# CALLS_TOTAL.
+line_calls() {
+	local out
+	out=$(awk '
+		function flush(   i, step, last) {
+			step = (nb > 12) ? nb / 12 : 1
+			for (i = 1; i <= nb; i += step) { print blk[int(i)]; last = int(i) }
+			if (nb && last < nb) print blk[nb]
+			nb = 0
+		}
+		match($0, /^[a-z0-9_]+\(/) {
+			sc = substr($0, 1, RLENGTH - 1); count[sc]++; n++
+			if (NR == 1) next
+			c = sc " " count[sc]
+			if (!in_blk && (/^openat\(AT_FDCWD, "\/proc", / || /^inotify_init1\(/) && match($0, /= [0-9]+$/)) {
+				in_blk = 1; fd = substr($0, RSTART + 2)
+			}
+			if (in_blk) {
+				blk[++nb] = c
+				if ($0 ~ ("^close\\(" fd "\\)")) { in_blk = 0; flush() }
+			} else print c
+		}
+		END { flush(); print "total " n }' "$1")
+	CALLS_TOTAL=${out##*total }
+	printf '%s\n' "${out%$'\n'total *}"
+}
+
+# live_start: a dispatcher of $J in the background (its pid in LIVE) whose command notes
+# its run and waits for $T/release (at most 10 s); returns once the command runs.
+live_start() {
+	local i
+	rm -f "$T/started" "$T/release"
+	# shellcheck disable=SC2016  # expanded by the command
+	jobreg-dispatch -q "$J" sh -c 'echo "$JOBREG_RUN" >>"$0"; : >"$1"; i=0
+		while [ ! -e "$2" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done' \
+		"$T/runs" "$T/started" "$T/release" > /dev/null 2> "$T/live.err" 3>&- &
+	LIVE=$!
+	for ((i = 0; i < 500; i++)); do
+		[[ -e $T/started ]] && return 0
+		nap 0.02
+	done
+	note_fail "$SCEN: the live run did not start: $(<"$T/live.err")"
+	return 1
+}
+
+# live_state: what a stuck case looks like: the job's state, the registry's files, the
+# live dispatcher's messages.
+live_state() {
+	local s
+	slurp s "$REG/$J"
+	printf '%s; files:' "$(jobreg-get "$J" 2>&1)"
+	printf ' %s' $(cd "$REG" && ls -A)
+	printf '; record: %s; live: %s' "${s@Q}" "$(<"$T/live.err")"
+}
+
+# gone_within SECONDS PID: wait for PID (a child of this shell) to end; its status in
+# ST.  Not ended in time: kill it, ST=stuck.
+gone_within() {
+	local i
+	for ((i = 0; i < $1 * 50; i++)); do
+		kill -0 "$2" 2> /dev/null || break
+		nap 0.02
+	done
+	if kill -0 "$2" 2> /dev/null; then
+		kill -KILL "$2" 2> /dev/null
+		wait "$2" 2> /dev/null
+		ST=stuck
+	else
+		ST=0
+		wait "$2" || ST=$?
+	fi
+}
+
+# next_moves: wait (at most 5 s) until the record's wait_next passes $1 or PID $2 ended.
+next_moves() {
+	local i next
+	for ((i = 0; i < 250; i++)); do
+		field_into next "$J" wait_next
+		((${next:-1} > $1)) && return 0
+		kill -0 "$2" 2> /dev/null || return 0
+		nap 0.02
+	done
+}
+
+# record_whole WHAT: the record is whole now (version first, a final newline) and
+# jobreg-get reads a status from it.
+record_whole() {
+	local s
+	slurp s "$REG/$J"
+	[[ $s == "$ABSENT" || ($s == version=1$'\n'* && $s == *$'\n') ]] ||
+		note_fail "$1 the record is torn: ${s@Q}"
+	status_of
+	[[ $GOT == @(PENDING|RUNNING|DONE|STALE) ]] || note_fail "$1 the job reads $GOT"
+}
+
+# places_free WHAT: no place in line nor the coalescing lock is held by anybody (a
+# dead place may stay below wait_next: it is not live, and the next turn sweeps it).
+places_free() {
+	local f
+	for f in "$REG/.$J.wait."* "$REG/.$J.coalesce"; do
+		[[ -e $f ]] || continue
+		flock -n "$f" true || note_fail "$1 ${f##*/} is still locked"
+	done
+}
+
+# runs_once WHAT: every run number in $T/runs (one line a command run) is there once.
+runs_once() {
+	local dup
+	dup=$(sort "$T/runs" | uniq -d)
+	[[ -z $dup ]] || note_fail "$1 run numbers given to two commands: $dup"
+}
+
+# line_case [STRACE_OPTION...]: one case of $SCEN with the traced call run under strace
+# with these options; then the checks.  The traced call is:
+#   waiter     dispatch --wait inf, with a second waiter started behind it;
+#   replacer   dispatch --replace --kill-after 0.2, with a waiter behind it;
+#   follower   dispatch --coalesce, with a second --coalesce started after it;
+#   folded     dispatch --coalesce while an untraced follower waits already.
+line_case() {
+	local what="$SCEN: killed at ${KILL_AT:-nothing}:" next0 other tst ost folded s coal i ex
+	CASES=$((CASES + 1))
+	$PREPARE
+	rm -f "$T/runs" "$T/traced.err" "$T/other.err"
+	: > "$T/runs"
+	live_start || return 0
+	if [[ $SCEN == folded ]]; then
+		jobreg-dispatch -q --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- &
+		other=$!
+		next_moves 1 "$other"
+	fi
+	field_into next0 "$J" wait_next
+	strace "$@" "${CMD[@]}" > /dev/null 2> "$T/traced.err" 3>&- &
+	local traced=$!
+	if [[ $SCEN == folded ]]; then
+		gone_within 10 "$traced"
+		tst=$ST
+	else
+		next_moves "${next0:-1}" "$traced"
+		field_into next0 "$J" wait_next
+		case $SCEN in
+		waiter | replacer) jobreg-dispatch --wait inf "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
+		follower) jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$T/other.err" 3>&- & ;;
+		esac
+		other=$!
+		next_moves "${next0:-1}" "$other"
+	fi
+	record_whole "$what"
+	: > "$T/release"
+	gone_within 10 "$LIVE"
+	[[ $ST == stuck ]] && note_fail "$what the live run did not end: $(live_state)"
+	# the live run was cancelled (by the replacer's request) or ended by itself
+	if [[ $SCEN == replacer ]]; then
+		[[ $(sed -n 's/^run=1 outcome=//p' "$REG/.$J.history") == @(OK|CANCELLED)\ * ]] ||
+			note_fail "$what the live run is not OK nor CANCELLED in the history: $(<"$REG/.$J.history")"
+	fi
+	if [[ $SCEN != folded ]]; then
+		gone_within 10 "$traced"
+		tst=$ST
+	fi
+	[[ $tst == 137 ]] && KILLED=$((KILLED + 1))
+	[[ $tst == @(0|137) ]] || note_fail "$what the traced call ended $tst: $(<"$T/traced.err")"
+	# the one behind it goes on within a few seconds, and runs (or is folded)
+	gone_within 5 "$other"
+	ost=$ST
+	[[ $ost == 0 ]] || note_fail "$what the call behind it ended $ost: $(<"$T/other.err")"
+	# the commands of killed dispatchers end too
+	for ((i = 0; i < 200; i++)); do
+		status_of
+		[[ $GOT == RUNNING ]] || break
+		nap 0.05
+	done
+	record_whole "$what"
+	# coalesced counts each folded call once: the ones that said so, but a killed
+	# folded call may have counted itself or not
+	folded=0
+	grep -q 'coalesced into the waiting run' "$T/other.err" && folded=1
+	[[ $SCEN == folded && $tst == 0 ]] && folded=1
+	field_into coal "$J" coalesced
+	coal=${coal:-0}
+	if [[ $SCEN == folded && $tst == 137 ]]; then
+		((coal <= 1)) || note_fail "$what coalesced=$coal after one folded call"
+	elif ((coal != folded)); then
+		note_fail "$what coalesced=$coal, but $folded calls were folded"
+	fi
+	runs_once "$what"
+	places_free "$what"
+	# the next call runs: plain, or --coalesce behind a live run, which must wait as
+	# the follower (nothing left of a dead one), not fold
+	if [[ $SCEN == @(waiter|replacer) ]]; then
+		jobreg-dispatch -q "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" ||
+			note_fail "$what the next dispatch failed: $(<"$ERR")"
+	elif live_start; then
+		field_into next0 "$J" wait_next
+		jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" 3>&- &
+		other=$!
+		next_moves "${next0:-1}" "$other"
+		: > "$T/release"
+		gone_within 10 "$LIVE"
+		gone_within 5 "$other"
+		[[ $ST == 0 && ! -s $ERR ]] || note_fail "$what the next --coalesce ended $ST: $(<"$ERR")"
+		field_into s "$J" coalesced
+		[[ ${s:-0} == "$coal" ]] || note_fail "$what the next --coalesce was folded (coalesced=$s)"
+	fi
+	status_of
+	field_into ex "$J" exit
+	[[ $GOT == DONE && $ex == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+	history_right "$what after the next dispatch:" 1
+	runs_once "$what after the next dispatch:"
+	places_free "$what after the next dispatch:"
+	temps
+	[[ -z $TEMPS ]] || note_fail "$what temp files left:$TEMPS"
+}
+
+# cancel_case [STRACE_OPTION...]: `jobreg-set --cancel` of a live dispatched run, under
+# strace with these options; then: the run went on (no request written) or was
+# cancelled (DONE cancelled=1, one CANCELLED line, cancelled_runs=1), the record is
+# never torn, and the next dispatch runs.
+cancel_case() {
+	local what="$SCEN: killed at ${KILL_AT:-nothing}:" tst i c cr l
+	CASES=$((CASES + 1))
+	$PREPARE
+	: > "$T/runs"
+	live_start || return 0
+	strace "$@" "${CMD[@]}" > /dev/null 2> "$T/traced.err" 3>&- &
+	gone_within 10 "$!"
+	tst=$ST
+	[[ $tst == 137 ]] && KILLED=$((KILLED + 1))
+	[[ $tst == @(0|137) ]] || note_fail "$what the canceller ended $tst: $(<"$T/traced.err")"
+	record_whole "$what"
+	# a request written is taken up within a second: give the run 2 s to end by it
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$LIVE" 2> /dev/null || break
+		nap 0.02
+	done
+	: > "$T/release"
+	gone_within 10 "$LIVE"
+	[[ $ST == stuck ]] && note_fail "$what the live run did not end: $(live_state)"
+	record_whole "$what"
+	field_into c "$J" cancelled
+	field_into cr "$J" cancelled_runs
+	l=$(grep -c '^run=1 ' "$REG/.$J.history")
+	echo "${c:-0}" >> "$T/outcomes"
+	if [[ $c == 1 ]]; then
+		[[ $cr == 1 && $l == 1 ]] && grep -q '^run=1 outcome=CANCELLED ' "$REG/.$J.history" ||
+			note_fail "$what cancelled, but cancelled_runs=$cr and the history: $(<"$REG/.$J.history")"
+	else
+		[[ $tst == 137 ]] || note_fail "$what the canceller ended $tst, but the run was not cancelled"
+		[[ -z $cr && $l == 1 ]] && grep -q '^run=1 outcome=OK ' "$REG/.$J.history" ||
+			note_fail "$what not cancelled, but cancelled_runs=$cr and the history: $(<"$REG/.$J.history")"
+	fi
+	status_of
+	[[ $GOT == DONE ]] || note_fail "$what the job reads $GOT once the run ended"
+	jobreg-dispatch -q "$J" "${RUNS_CMD[@]}" "$T/runs" > /dev/null 2> "$ERR" ||
+		note_fail "$what the next dispatch failed: $(<"$ERR")"
+	field_into c "$J" exit
+	status_of
+	[[ $GOT == DONE && $c == 0 ]] || note_fail "$what after the next dispatch the job reads $GOT"
+	history_right "$what after the next dispatch:" 1
+	runs_once "$what"
+	temps
+	[[ -z $TEMPS ]] || note_fail "$what temp files left:$TEMPS"
+}
+
+# line_crash_one "SYSCALL WHEN": a case killed at that call.
+line_crash_one() {
+	local sc=${1% *} when=${1#* } run=line_case
+	[[ $SCEN == canceller ]] && run=cancel_case
+	KILL_AT="$sc #$when" $run -o /dev/null -e trace="$sc" -e inject="$sc:signal=SIGKILL:when=$when"
+}
+
+# line_crash SCENARIO: one plain case traced (which must pass the checks), then one
+# case killed at each of its system calls (sampled as line_calls says).
+line_crash() {
+	local calls
+	SCEN=$1
+	scenario "$1"
+	KILLED=0
+	if [[ $SCEN == canceller ]]; then
+		cancel_case -o "$T/trace.$1"
+	else
+		line_case -o "$T/trace.$1"
+	fi
+	((${#FAILS[@]} == 0)) || return 0
+	line_calls "$T/trace.$1" > "$T/calls.$1"
+	mapfile -t calls < "$T/calls.$1"
+	# CRASH_AT="NAME WHEN,...": only these calls (to look into one case again)
+	[[ -z ${CRASH_AT:-} ]] || mapfile -t calls <<< "${CRASH_AT//,/$'\n'}"
+	CASES=0
+	spread line_crash_one "${calls[@]}"
+	# most must have been killed: the last call is exit_group
+	((KILLED >= ${#calls[@]} * 3 / 4)) || note_fail "$SCEN: only $KILLED of ${#calls[@]} runs were killed"
+	local how=
+	[[ $SCEN == canceller ]] && how=", the run cancelled in $(cat "$T"/w*/outcomes | grep -c 1)"
+	echo "# crash points: $SCEN: $KILLED killed of $CASES cases$how (of its $CALLS_TOTAL system calls, /proc scans and waits sampled)" >&3
+}
+
+@test "crash points: a waiter (dispatch --wait) killed at every system call: the one behind it runs, the next dispatch runs, the history agrees" {
+	untraced line_crash waiter
+}
+
+@test "crash points: the follower of --coalesce killed at every system call: the call behind it runs, coalesced counts once, the next --coalesce starts afresh" {
+	untraced line_crash follower
+}
+
+@test "crash points: a replacer (dispatch --replace) killed at every system call: the live run goes on or is cancelled, the one behind it runs, the history agrees" {
+	untraced line_crash replacer
+}
+
+@test "crash points: jobreg-set --cancel killed at every system call: the run goes on or is cancelled, counted once, the next dispatch runs" {
+	untraced line_crash canceller
+}
+
+@test "crash points: a folded --coalesce call killed at every system call: coalesced counts it at most once, the follower runs" {
+	untraced line_crash folded
 }
