@@ -96,6 +96,19 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7 jobre
 	done
 }
 
+@test "every long option a command's page documents as an item is in its --help" {
+	local cmd opt help n=0
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		help=$("$cmd" --help)
+		# the option an item of the page begins with (".It Fl \-every Ar DURATION")
+		for opt in $(grep -oE '^\.It Fl \\-[a-z][a-z-]+' "$JOBREG_ROOT/man/$cmd.1" | sed 's/.*\\-/--/' | sort -u); do
+			[[ $help == *"$opt"* ]] || { echo "$cmd --help does not list $opt"; false; }
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 30 ]
+}
+
 @test "every command prints its name and the version from the changelog" {
 	version=$(sed -n 's/^## \[\([0-9][0-9.]*\)\].*/\1/p' "$JOBREG_ROOT/CHANGELOG.md" | head -n 1)
 	[ -n "$version" ]

@@ -71,7 +71,7 @@ slurp() {
 	fi
 }
 
-# norm VAR TEXT: TEXT with timestamps, pids, start times and run-lock inodes masked,
+# norm VAR TEXT: TEXT with timestamps, pids, start times, run-lock inodes and commands masked,
 # for records written just now.
 norm() {
 	local _n=$2
@@ -79,6 +79,8 @@ norm() {
 	_n=${_n//$'\n'pid=+([0-9])$'\n'/$'\n'pid=PID$'\n'}
 	_n=${_n//$'\n'pid_start=+([0-9])$'\n'/$'\n'pid_start=START$'\n'}
 	_n=${_n//$'\n'run_lock=+([0-9])$'\n'/$'\n'run_lock=INODE$'\n'}
+	# (the command names the worker's own directory)
+	_n=${_n//$'\n'cmd=+([!$'\n'])$'\n'/$'\n'cmd=CMD$'\n'}
 	printf -v "$1" '%s' "$_n"
 }
 

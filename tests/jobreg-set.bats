@@ -1051,7 +1051,7 @@ s2 PENDING" ]
 		unchanged job
 	done
 	run --separate-stderr jobreg-set -a PENDING
-	[[ "$stderr" == "jobreg-set: -a needs --if. Try"* ]]
+	[[ "$stderr" == "jobreg-set: -a needs --if, --pause or --resume. Try"* ]]
 	run --separate-stderr jobreg-set -a --if STALE job PENDING
 	[[ "$stderr" == "jobreg-set: -a takes no JOB. Try"* ]]
 	# an empty or missing registry: nothing to do
@@ -1082,7 +1082,7 @@ s2 PENDING" ]
 	cp -R "$REG" "$T/before"
 	run --separate-stderr jobreg-set -a PENDING
 	[ "$status" -eq 64 ]
-	[ "$stderr" = "jobreg-set: -a needs --if. Try 'jobreg-set --help'." ]
+	[ "$stderr" = "jobreg-set: -a needs --if, --pause or --resume. Try 'jobreg-set --help'." ]
 	run --separate-stderr jobreg-set -a --if DONE b PENDING
 	[ "$status" -eq 64 ]
 	diff -r "$T/before" "$REG"

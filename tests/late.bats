@@ -115,3 +115,20 @@ load lib/procs
 	jobreg-dispatch --timeout 0 --late-after 0.000000001 job true
 	grep -qx 'late_after=0.000000001' "$REG/job"
 }
+
+@test "a pause does not stop the late clock: a job paused past its late_after reads LATE, and PAUSED too" {
+	jobreg-dispatch --late-after 2s j true
+	local until
+	until=$(now_rfc3339 3600)
+	# (the pause as jobreg-set --pause writes it)
+	flock "$REG/.j.lock" sh -c 'cp "$0/j" "$0/.j.tmp"; printf "paused_until=%s\npaused_by=ops@h\n" "$1" >>"$0/.j.tmp"; mv "$0/.j.tmp" "$0/j"' \
+		"$REG" "$until"
+	run jobreg-get -a -s LATE
+	[ -z "$output" ]
+	jobreg-get --is PAUSED --wait 1 j
+	jobreg-get --is LATE --wait 5 j
+	[ "$(jobreg-get -a -s LATE,PAUSED)" = "j DONE" ]
+	run jobreg-dispatch j true
+	[ "$status" -eq 75 ]
+	jobreg-get --is LATE,PAUSED j
+}

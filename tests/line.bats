@@ -367,15 +367,17 @@ ask_cancel() {
 	local i rc n_ok=0 n_cancelled=0 n_superseded=0
 	# each command holds a lock of its own while it lives: a second one alive at the
 	# same time cannot take it
-	cmd=(flock -n -E 99 "$T/excl" sh -c 'echo "$JOBREG_RUN" >>"$0"; sleep 1; echo "$JOBREG_RUN" >>"$0.done"' "$T/ran")
-	jobreg-dispatch j "${cmd[@]}" 3>&- 2>/dev/null &
+	# (the first run outlasts any start-up of the replacers; theirs last 3 s, more
+	# than the replacers take to arrive, so that exactly one completes)
+	cmd=(flock -n -E 99 "$T/excl" sh -c 'echo "$JOBREG_RUN" >>"$0"; sleep "$1"; echo "$JOBREG_RUN" >>"$0.done"' "$T/ran")
+	jobreg-dispatch j "${cmd[@]}" 30 3>&- 2>/dev/null &
 	BG_PIDS+=("$!")
 	local first=$!
 	poll_until test -e "$T/ran"
 	for ((i = 0; i < 10; i++)); do
 		(
 			rc=0
-			jobreg-dispatch --replace --kill-after 0.5 j "${cmd[@]}" 2>>"$T/replace.err" || rc=$?
+			jobreg-dispatch --replace --kill-after 0.5 j "${cmd[@]}" 3 2>>"$T/replace.err" || rc=$?
 			echo "$rc" >>"$T/codes"
 		) 3>&- &
 		BG_PIDS+=("$!")
@@ -464,4 +466,20 @@ ask_cancel() {
 	[ "$(field j runs)" = "" ]
 	run jobreg-get -a -s PAUSED
 	[ "$output" = "j PENDING" ]
+}
+
+@test "replace: --kill-after inf asks for no KILL: a run that ignores its signal goes on, and a second ask is not made" {
+	jobreg-dispatch j sh -c 'trap "" TERM; while :; do sleep 0.05; done' 3>&- 2>/dev/null &
+	local d=$!
+	BG_PIDS+=("$d")
+	poll_until field_is j runs 1
+	run --separate-stderr jobreg-dispatch --replace --kill-after inf --wait 1.5 j true
+	[ "$status" -eq 75 ]
+	[ "$(field j cancel_kill_after)" = 0 ]
+	[ -n "$(field j cancel_seen)" ]
+	[ "$(field j status)" = RUNNING ]
+	run jobreg-dispatch --replace --wait 0.2 j true
+	[ "$status" -eq 75 ]
+	[ "$(field j cancel_kill_after)" = 0 ]   # (the run was asked already)
+	kill_tree "$d" KILL
 }

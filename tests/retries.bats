@@ -59,7 +59,7 @@ flaky() {
 }
 
 @test "between attempts the record is RUNNING with attempt and retry_at; others wait or are refused" {
-	( exec jobreg-dispatch -q --retries 1 --retry-delay 1.5 job sh -c '[ -e "$1/ok" ] || { touch "$1/ok"; exit 3; }' sh "$T" ) 3>&- &
+	( exec jobreg-dispatch -q --retries 1 --retry-delay 3 job sh -c '[ -e "$1/ok" ] || { touch "$1/ok"; exit 3; }' sh "$T" ) 3>&- &
 	d=$!
 	BG_PIDS+=("$d")
 	poll_until eval '[ -n "$(field job retry_at)" ]'

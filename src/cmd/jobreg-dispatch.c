@@ -30,8 +30,9 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear]"
-	" [--wait DURATION] [--slots NAME:N]... [--timeout DURATION [--kill-after DURATION] [--signal SIG]]"
+	"jobreg-dispatch [-q] [-d DIR] [-w SECONDS] [--once [--retry-failed] | --clear | --every DURATION]"
+	" [--wait DURATION] [--coalesce | --replace] [--slots NAME:N]... [--timeout DURATION]"
+	" [--kill-after DURATION] [--signal SIG]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
 	" [--late-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
@@ -40,12 +41,16 @@ static const char help[] =
 	"                    failed run's status); wait for a run in progress\n"
 	"      --retry-failed  with --once: run again if the DONE run failed\n"
 	"      --clear       remove the record after the run instead of writing DONE\n"
-	"      --wait D      if JOB is running, wait (at most D, inf: no limit), then\n"
-	"                    start over\n"
+	"      --every D     run only once the last successful run started D ago\n"
+	"      --wait D      if JOB is running, wait in line (at most D, inf: no\n"
+	"                    limit), then start over\n"
+	"      --coalesce    wait, but as one waiting call for all that come meanwhile\n"
+	"      --replace     stop the live run and the calls waiting, then run\n"
 	"      --slots NAME:N  run only with one of N slots of group NAME free\n"
 	"                    (repeatable); if none: 75, or wait in line (--wait, --once)\n"
 	"      --timeout D   send COMMAND's process group SIG if it runs longer than D\n"
-	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM)\n"
+	"      --kill-after K  and KILL K later;  --signal SIG  (default TERM);\n"
+	"                    also the stop of --replace (default 10s)\n"
 	"      --retries N   run a FAILED run again, up to N more times, waiting\n"
 	"      --retry-delay D  D before the first retry (default 10s), doubling\n"
 	"      --log         keep the run's output in DIR/.JOB.log (and pass it on)\n"
@@ -53,7 +58,7 @@ static const char help[] =
 	"      --log-size S  keep at least the last S bytes (default 1M; k, M, G)\n"
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
-	"  -E, --conflict-exit-code CODE  exit CODE (not 75) if JOB is running\n"
+	"  -E, --conflict-exit-code CODE  exit CODE, not 75, when not run (busy, paused)\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
@@ -62,8 +67,9 @@ static const char help[] =
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: COMMAND's status (128+N if killed by signal N; 126 not executable,\n"
 	"127 not found); 124 its time limit ended it; --once on a DONE job: 0, or\n"
-	"the failed run's status; 64 usage; 65 corrupt record; 73 cannot create the\n"
-	"registry; 74 I/O error; 75 running, or lock busy; 77 permission or not a\n"
+	"the failed run's status; 0 not due, coalesced; 64 usage; 65 corrupt record;\n"
+	"73 cannot create the registry; 74 I/O error; 75 running, waiters ahead,\n"
+	"paused, no free slot, superseded, or lock busy; 77 permission or not a\n"
 	"regular file.\n";
 
 /* --log and --chronic: one of them. */
@@ -174,7 +180,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'E': req->conflict_code = (int)number_or_err(optarg, 0, 255, "exit code"); break;
 		case 'm': req->note = note_or_err(optarg); break;
 		case 'T': req->timeout = limit_or_err(optarg, "timeout"); break;
-		case 'K': req->kill_after = limit_or_err(optarg, "kill-after"); break;
+		case 'K':
+			req->kill_after = limit_or_err(optarg, "kill-after");
+			req->kill_after_given = 1;
+			break;
 		case 'S': req->timeout_signal = signal_or_err(optarg); break;
 		case 'r': req->retries = number_or_err(optarg, 0, 1000, "retries"); break;
 		case 'D': req->retry_delay = duration_or_err(optarg, "retry delay"); break;

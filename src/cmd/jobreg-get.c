@@ -8,7 +8,7 @@
 #include "report/format.h"
 #include "report/prom.h"
 #include "report/report.h"
-#include "report/slotview.h"
+#include "liveness/slotview.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
@@ -366,7 +366,7 @@ static int print_slots(const struct registry *reg, const struct request *req)
 	if (!rc)
 		rc = slotview_list(reg, &l, req->jobs, req->njobs, &views);
 	for (size_t i = 0; i < views.count; i++)
-		slotview_format(&text, &views.v[i], req->format == JSON);
+		format_slot(&text, &views.v[i], req->format == JSON);
 	out_add(text.data ? text.data : "", text.len);
 	slotview_free(&views);
 	listing_free(&l);

@@ -4,6 +4,7 @@
 #include "registry/listing.h"
 #include "registry/write.h"
 #include "liveness/liveness.h"
+#include "run/cancel.h"
 #include "run/logrelay.h"
 #include "util/msg.h"
 #include "liveness/facts.h"
@@ -11,40 +12,61 @@
 #include "registry/lock.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
-#include "registry/listing.h"
+#include "record/transition.h"
+#include "util/rfc3339.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage[] =
 	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
 	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS"
-	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --if S[,S] -a STATUS";
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --if S[,S] -a STATUS"
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --cancel [--signal SIG] [--kill-after DURATION]"
+	" [--wait DURATION] [-m NOTE] JOB..."
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --pause [--for DURATION] [-m NOTE] (-a | JOB...)"
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --resume (-a | JOB...)";
 static const char help[] =
 	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
 	"      --if S[,S]    only if the current status is one of S (else exit 1)\n"
 	"      --owner PID   RUNNING only: tie the record to the live process PID\n"
 	"      --ttl SECONDS RUNNING only: the record reads STALE after SECONDS\n"
-	"  -m, --note NOTE   replace the note\n"
+	"  -m, --note NOTE   replace the note (with --pause: the pause's own note)\n"
 	"      --exit N      DONE only: record the run's exit status (0-255)\n"
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"      --force       replace a corrupt record\n"
 	"  -a, --all         with --if: every job with a record (a sweep: records that\n"
-	"                    do not match are left alone)\n"
+	"                    do not match are left alone); with --pause, --resume: every\n"
+	"                    job with a record\n"
+	"      --cancel      ask each JOB's dispatched run to stop\n"
+	"      --signal SIG  --cancel: the signal the run gets first (default TERM)\n"
+	"      --kill-after D  --cancel: then KILL after D (default 10s)\n"
+	"      --wait D      --cancel: also wait until the run has ended (inf: no limit)\n"
+	"      --pause       start no run of each JOB (the run going is left alone)\n"
+	"      --for D       --pause: the pause ends by itself after D (default: never)\n"
+	"      --resume      end each JOB's pause\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
-	"Exit: 0; 1 --if mismatch; 64 usage; 65 corrupt record; 73 cannot create the\n"
-	"registry; 74 I/O error; 75 lock busy; 77 permission or not a regular file.\n";
+	"Exit: 0; 1 --if mismatch, or no dispatched run to cancel; 64 usage; 65 corrupt\n"
+	"record; 73 cannot create the registry; 74 I/O error; 75 lock busy, no answer to\n"
+	"a cancel, or --wait passed; 77 permission or not a regular file.\n";
+
+/* What a call does: write a STATUS, or one of the other modes. */
+enum set_mode { MODE_SET, MODE_CANCEL, MODE_PAUSE, MODE_RESUME };
 
 struct set_request {
+	enum set_mode mode;
 	const char *job;
 	enum status status;
 	unsigned if_mask;      /* 0: unconditional */
@@ -57,6 +79,11 @@ struct set_request {
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
 	int all;               /* -a: a sweep of every job with a record */
+	char **jobs;           /* --cancel, --pause, --resume: the JOB operands */
+	int njobs;
+	struct cancel_request cancel;   /* --cancel */
+	double wait;           /* --cancel --wait: seconds, -1 inf, -2 not given */
+	double pause_for;      /* --pause --for: seconds, -1 inf (the default) */
 };
 
 /* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
@@ -152,6 +179,95 @@ out:
 	return rc;
 }
 
+/* The keys of a pause (SPEC §2 Paused jobs). */
+static const char *const pause_keys[] = { "paused_until", "paused_by", "paused_note", NULL };
+
+static int has_pause(const struct record *r)
+{
+	for (const char *const *k = pause_keys; *k; k++)
+		if (record_get(r, *k))
+			return 1;
+	return 0;
+}
+
+/* --pause or --resume of REQ's job, under its lock: the pause's keys
+ * written or removed, the rest of the record as it was. */
+static int pause_locked(const struct registry *reg, const struct set_request *req)
+{
+	struct job_state st;
+	struct record rec;
+	int rc = jobstate_load(reg, req->job, &st);
+
+	record_init(&rec);
+	if (rc == EXIT_CORRUPT)
+		rc = jobstate_corrupt(reg, req->job, &st);
+	/* (-a: a record gone since the listing is not made again) */
+	if (rc || (req->all && !st.found))
+		goto out;
+	/* Not paused: nothing to resume, nothing written. */
+	if (req->mode == MODE_RESUME && !(st.found && has_pause(&st.rec)))
+		goto out;
+	if (st.found)
+		record_copy(&rec, &st.rec);
+	else
+		record_to_pending(&rec, now_seconds(), NULL);
+	for (const char *const *k = pause_keys; *k; k++)
+		record_drop(&rec, *k);
+	if (req->mode == MODE_PAUSE) {
+		char until[21] = "inf";
+		if (req->pause_for >= 0) {
+			/* Rounded up, so the pause never ends early. */
+			double end = now_real() + req->pause_for;
+			time_t t = (time_t)end;
+			time_format((double)t < end ? t + 1 : t, until);
+		}
+		struct buf by = {0};
+		user_at_host(&by);
+		record_put(&rec, "paused_until", until);
+		record_put(&rec, "paused_by", by.data);
+		buf_free(&by);
+		if (req->note)
+			record_put(&rec, "paused_note", req->note);
+	}
+	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, NULL);
+out:
+	record_free(&rec);
+	jobstate_free(&st);
+	return rc;
+}
+
+/* A mode of jobreg-set other than writing a STATUS; a second one is a
+ * usage error. */
+static void choose_mode(struct set_request *req, enum set_mode mode)
+{
+	if (req->mode != MODE_SET && req->mode != mode)
+		usage_error("--cancel, --pause and --resume are each a call of their own");
+	req->mode = mode;
+}
+
+static const char *const mode_names[] = { "", "--cancel", "--pause", "--resume" };
+
+/* The JOB operands of --cancel, --pause, --resume (or -a); a usage error
+ * exits 64. */
+static void job_operands(struct set_request *req, int argc, char **argv)
+{
+	const char *mode = mode_names[req->mode];
+	int n = argc - optind;
+	if (req->all && req->mode == MODE_CANCEL)
+		usage_error("-a is not for --cancel: name the jobs");
+	if (req->all && n > 0)
+		usage_error("-a takes no JOB");
+	if (!req->all && n == 0)
+		usage_error("%s needs a JOB%s", mode, req->mode == MODE_CANCEL ? "" : " or -a");
+	/* "--cancel JOB DONE": a STATUS, not a job named DONE. */
+	const char *last = argv[argc - 1];
+	if (n > 1 && status_from_word(last, strlen(last), 1) >= 0)
+		usage_error("%s takes no STATUS ('%s')", mode, last);
+	check_job_ids(argv + optind, n);
+	req->jobs = argv + optind;
+	req->njobs = n;
+}
+
 /* Options and operands into REQ; a usage error exits 64. */
 static void parse_options(int argc, char **argv, struct common *common, struct set_request *req)
 {
@@ -165,13 +281,31 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		{ "late-after", required_argument, 0, 'L' },
 		{ "keep-runs", required_argument, 0, 'K' },
 		{ "all", no_argument, 0, 'a' },
+		{ "cancel", no_argument, 0, 'C' },
+		{ "signal", required_argument, 0, 'S' },
+		{ "kill-after", required_argument, 0, 'k' },
+		{ "wait", required_argument, 0, 'W' },
+		{ "pause", no_argument, 0, 'P' },
+		{ "for", required_argument, 0, 'f' },
+		{ "resume", no_argument, 0, 'R' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int opt;
+	/* The first option given of those for writing a STATUS only, and of
+	 * those for --cancel only: each mode refuses the other's. */
+	const char *status_opt = NULL, *cancel_opt = NULL;
+	int opt, given_for = 0;
 
 	cli_init("jobreg-set", argv, usage, help, longopts, common);
 	while ((opt = cli_next_option(argc, argv, "+:am:" COMMON_SHORTOPTS)) != -1) {
+		const char *name = NULL;
+		for (const struct option *o = longopts; o->name; o++)
+			if (o->val == opt)
+				name = o->name;
+		if (strchr("IOTXFLK", opt) && !status_opt)
+			status_opt = name;
+		if (strchr("SkW", opt) && !cancel_opt)
+			cancel_opt = name;
 		switch (opt) {
 		case 'I': req->if_mask = status_list_or_err(optarg); break;
 		case 'O': req->owner_pid = number_or_err(optarg, 1, INT_MAX, "pid"); break;
@@ -185,14 +319,37 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'L': req->late_after = late_after_or_err(optarg); break;
 		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
 		case 'a': req->all = 1; break;
+		case 'C': choose_mode(req, MODE_CANCEL); break;
+		case 'S': req->cancel.signal = signal_or_err(optarg); break;
+		case 'k': req->cancel.kill_after = duration_or_err(optarg, "kill-after"); break;
+		case 'W': req->wait = limit_or_err(optarg, "wait"); break;
+		case 'P': choose_mode(req, MODE_PAUSE); break;
+		case 'f':
+			given_for = 1;
+			if ((req->pause_for = limit_or_err(optarg, "for")) == 0)
+				bad_value("for", optarg, "more than 0, or inf");
+			break;
+		case 'R': choose_mode(req, MODE_RESUME); break;
 		default: common_option(opt, optarg, common);
 		}
 	}
 	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			misplaced_option(argv[i]);
+	if (req->mode != MODE_SET && status_opt)
+		usage_error("--%s is not for %s", status_opt, mode_names[req->mode]);
+	if (req->mode != MODE_CANCEL && cancel_opt)
+		usage_error("--%s is for --cancel only", cancel_opt);
+	if (req->mode != MODE_PAUSE && given_for)
+		usage_error("--for is for --pause only");
+	if (req->mode == MODE_RESUME && req->note)
+		usage_error("-m is not for --resume");
+	if (req->mode != MODE_SET) {
+		job_operands(req, argc, argv);
+		return;
+	}
 	if (req->all && !req->if_mask)
-		usage_error("-a needs --if");
+		usage_error("-a needs --if, --pause or --resume");
 	if (req->all && argc - optind != 1)
 		usage_error(argc > optind ? "-a takes no JOB" : "STATUS needed");
 	if (!req->all && argc - optind != 2)
@@ -212,9 +369,11 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 /* The options each STATUS takes (jobreg-set(1)); a usage error exits 64. */
 static void check_request(const struct set_request *req)
 {
+	if (req->mode != MODE_SET)
+		return;
 	/* Without --if, -a would write every record alike. */
 	if (req->all && !req->if_mask)
-		usage_error("-a needs --if");
+		usage_error("-a needs --if, --pause or --resume");
 	if (req->owner_pid && req->status != ST_RUNNING)
 		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
 	if (req->ttl > 0 && req->status != ST_RUNNING)
@@ -241,15 +400,47 @@ static int check_owner(struct set_request *req)
 	return 0;
 }
 
+/* Has JOB a record (or something else under its name)?  --cancel and
+ * --resume write nothing for a job with none, and make no lock file for
+ * it either. */
+static int has_entry(const struct registry *reg, const char *job)
+{
+	struct stat sb;
+	return reg->fd >= 0 && (fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
+}
+
 /* REQ's job under its lock; an exit status. */
 static int set_one(const struct registry *reg, const struct set_request *req, double lock_wait)
 {
 	int lock = -1;
+	if (req->mode == MODE_RESUME && !has_entry(reg, req->job))
+		return 0;
 	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
 	if (!rc)
-		rc = set_locked(reg, req);
+		rc = req->mode == MODE_SET ? set_locked(reg, req) : pause_locked(reg, req);
 	reg_unlock(&lock);
 	return rc;
+}
+
+/* --cancel of REQ's job: the request written under the job lock, then,
+ * the lock let go, the wait for the dispatcher's answer. */
+static int cancel_one(struct registry *reg, const struct set_request *req, double lock_wait)
+{
+	struct job_state st = { .status = ST_PENDING };
+	unsigned long long run = 0;
+	int lock = -1;
+	if (!has_entry(reg, req->job))
+		return cancel_ask(reg, req->job, &st, &req->cancel, &run);
+	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
+	if (!rc) {
+		if ((rc = jobstate_load(reg, req->job, &st)) == EXIT_CORRUPT)
+			rc = jobstate_corrupt(reg, req->job, &st);
+		if (!rc)
+			rc = cancel_ask(reg, req->job, &st, &req->cancel, &run);
+		jobstate_free(&st);
+	}
+	reg_unlock(&lock);
+	return rc ? rc : cancel_wait(reg, req->job, run, req->wait);
 }
 
 /* -a: every job with a record, each under its own lock, in sorted order;
@@ -272,7 +463,8 @@ int main(int argc, char **argv)
 {
 	struct common common;
 	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
-				   .keep_runs = -1 };
+				   .keep_runs = -1, .wait = -2, .pause_for = -1,
+				   .cancel = { .signal = SIGTERM, .kill_after = 10 } };
 	struct registry reg;
 	int rc;
 
@@ -283,17 +475,35 @@ int main(int argc, char **argv)
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	/* -a acts on records there are: it creates no registry. */
-	rc = reg_open(&reg, path, !req.all);
+	/* -a acts on records there are, --cancel and --resume only on those
+	 * that are: they create no registry. */
+	int create = !req.all && req.mode != MODE_CANCEL && req.mode != MODE_RESUME;
+	rc = reg_open(&reg, path, create);
 	free(path);
-	if (rc || reg.fd < 0) {
+	if (rc || (reg.fd < 0 && req.mode != MODE_CANCEL)) {
 		reg_close(&reg);
 		return rc;
 	}
-	if (req.all)
+	if (req.mode == MODE_CANCEL) {
+		struct buf by = {0};
+		user_at_host(&by);
+		req.cancel.by = by.data;
+		req.cancel.note = req.note;
+		for (int i = 0; i < req.njobs; i++) {
+			req.job = req.jobs[i];
+			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
+		}
+		buf_free(&by);
+	} else if (req.all) {
 		rc = set_all(&reg, &req, common.lock_wait);
-	else
+	} else if (req.mode != MODE_SET) {
+		for (int i = 0; i < req.njobs; i++) {
+			req.job = req.jobs[i];
+			keep_first(&rc, set_one(&reg, &req, common.lock_wait));
+		}
+	} else {
 		rc = set_one(&reg, &req, common.lock_wait);
+	}
 	reg_close(&reg);
 	return rc;
 }

@@ -15,7 +15,7 @@ declare -gA _jobreg_options=(
 		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
 		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal --kill-after:duration
-		--wait:limit --pause --for:duration --resume'
+		--wait:limit --pause --for:limit --resume'
 	[jobreg-clear]='--if:status --stale --older-than:duration --force -n --dry-run -v --verbose -a --all'
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int probe_reader(struct reader *me)
@@ -121,7 +122,24 @@ int signal_owner(const struct record *r, int sig)
 	    strtoull(ns, NULL, 10) != me.pid_ns)
 		return 0;
 	long n = strtol(pid, NULL, 10);
-	if (probe_pid(n, &p) < 0 || p.pid != PID_STARTED || p.pid_start != strtoull(start, NULL, 10))
-		return 0;
-	return kill((pid_t)n, sig) == 0;
+	/* A pidfd taken before the start time is checked names that very
+	 * process: if the pid is reused after the check, the signal finds
+	 * the old one gone (ESRCH) rather than the new one. */
+	int pidfd = -1;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	pidfd = n > 0 && n <= INT_MAX ? (int)syscall(SYS_pidfd_open, (pid_t)n, 0) : -1;
+#endif
+	int sent = 0;
+	if (probe_pid(n, &p) == 0 && p.pid == PID_STARTED &&
+	    p.pid_start == strtoull(start, NULL, 10)) {
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+		if (pidfd >= 0)
+			sent = syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0;
+		else
+#endif
+			sent = kill((pid_t)n, sig) == 0;   /* (no pidfds: a kernel before 5.3) */
+	}
+	if (pidfd >= 0)
+		close_fd(pidfd);
+	return sent;
 }

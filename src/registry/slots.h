@@ -22,7 +22,7 @@
  * 1) or gives up.
  *
  * Once the run is RUNNING its holder writes "JOB RUN" into each slot file,
- * in place, never truncated to nothing; readers (report/slotview.h)
+ * in place, never truncated to nothing; readers (liveness/slotview.h)
  * never lock a slot file.  Functions return an exit status (0 on
  * success) after printing any error. */
 #ifndef JOBREG_SLOTS_H

@@ -1,4 +1,5 @@
 #include "report/format.h"
+#include "liveness/slotview.h"
 #include "registry/history.h"
 #include "util/signame.h"
 #include "util/utf8.h"
@@ -380,4 +381,43 @@ void format_history(struct buf *out, int json, const char *job, const char *line
 	buf_free(&v);
 }
 
+static void slot_field(struct buf *out, const char *value, int last)
+{
+	buf_adds(out, value && *value ? value : "-");
+	buf_addc(out, last ? '\n' : '\t');
+}
 
+void format_slot(struct buf *out, const struct slot_view *v, int json)
+{
+	const char *state = v->job ? "held" : "free";
+	if (json) {
+		buf_adds(out, "{\"group\": ");
+		json_string(out, v->group);
+		buf_addf(out, ", \"slot\": %lu, \"state\": \"%s\"", v->slot, state);
+		if (v->job) {
+			buf_adds(out, ", \"job\": ");
+			json_string(out, v->job);
+			buf_addf(out, ", \"run\": %llu", v->run);
+		}
+		if (v->host) {
+			buf_adds(out, ", \"host\": ");
+			json_string(out, v->host);
+		}
+		if (v->pid) {
+			buf_adds(out, ", \"pid\": ");
+			json_number(out, v->pid);
+		}
+		buf_adds(out, "}\n");
+		return;
+	}
+	char slot[24], run[24];
+	snprintf(slot, sizeof slot, "%lu", v->slot);
+	snprintf(run, sizeof run, "%llu", v->run);
+	slot_field(out, v->group, 0);
+	slot_field(out, slot, 0);
+	slot_field(out, state, 0);
+	slot_field(out, v->job, 0);
+	slot_field(out, v->job ? run : NULL, 0);
+	slot_field(out, v->host, 0);
+	slot_field(out, v->pid, 1);
+}

@@ -51,4 +51,9 @@ void json_number(struct buf *out, const char *v);
  * hand-edited line are escaped (json_string_n). */
 void format_history(struct buf *out, int json, const char *job, const char *line, size_t len);
 
+struct slot_view;
+/* One slot: "group slot state job run host pid", tab-separated, "-" for
+ * an empty field, state held or free; with JSON an object of those. */
+void format_slot(struct buf *out, const struct slot_view *v, int json);
+
 #endif

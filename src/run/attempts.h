@@ -36,7 +36,8 @@ struct run_request {
 	char **command;
 	double lock_wait;
 	double timeout;         /* --timeout; <= 0: no limit */
-	double kill_after;      /* --kill-after; <= 0: no KILL (--replace: 10) */
+	double kill_after;      /* --kill-after; <= 0: no KILL */
+	int kill_after_given;   /* (--replace's default is 10 s) */
 	int timeout_signal;     /* --signal, default SIGTERM (also --replace's) */
 	long retries;           /* --retries */
 	double retry_delay;     /* --retry-delay, default 10 */

@@ -138,3 +138,16 @@ void run_lock_kill_leftovers(int fd, double at)
 		(void)kill((pid_t)pids[i], SIGKILL);
 	free(pids);
 }
+
+size_t run_lock_holders(const struct registry *reg, const char *job, struct buf *who)
+{
+	struct buf relays = {0};
+	char *name = reg_lock_name(job, RUN_LOCK);
+	struct stat st;
+	size_t found = 0, n_relays = 0;
+	if (fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		found = holders_text(st.st_dev, st.st_ino, 0, who, &relays, &n_relays);
+	free(name);
+	buf_free(&relays);
+	return found;
+}

@@ -23,4 +23,9 @@ void run_lock_release(const struct registry *reg, const char *job, int *fd);
  * those left. */
 void run_lock_kill_leftovers(int fd, double at);
 
+/* The pids other than ours that hold JOB's run lock, where this host can
+ * see them, into WHO as "pid 4242" or "pids 4242, 4243"; returns how many
+ * (0: none seen, WHO left empty). */
+size_t run_lock_holders(const struct registry *reg, const char *job, struct buf *who);
+
 #endif

@@ -1,4 +1,5 @@
 #include "run/start.h"
+#include "run/turn.h"
 #include "liveness/facts.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
@@ -10,7 +11,7 @@
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
-#include "report/slotview.h"
+#include "liveness/slotview.h"
 #include "util/msg.h"
 #include "util/signame.h"
 
@@ -20,21 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 
-/* How long a cancel may go unanswered before it is reported (SPEC §5). */
-#define CANCEL_ANSWER_WAIT 2.0
-
 enum action { RUN, REFUSE, WAIT, REPLAY, NOT_DUE, PAUSED, SUPERSEDED };
-
-/* This call's standing in the job's line. */
-struct turn {
-	struct place place;             /* fd -1: none (yet) */
-	int coalesce_fd;                /* --coalesce: the follower's lock */
-	unsigned long long coalesced;   /* `coalesced` when it became the follower */
-	unsigned long long asked_run;   /* --replace: the run it asked to stop */
-	double answer_by;               /* now_mono() by which the ask is answered
-					 * (0: answered or reported) */
-	int waited;                     /* it has waited for a run in progress */
-};
 
 static int waits(const struct run_request *req)
 {
@@ -90,10 +77,10 @@ static enum action decide(const struct run_request *req, const struct job_state 
 			  const struct line_numbers *nums, const struct turn *t,
 			  unsigned long long ahead)
 {
-	if (t->place.fd >= 0 && t->place.n < nums->replaced_below)
-		return SUPERSEDED;
 	if (due_at(req, st) >= 0)
 		return NOT_DUE;
+	if (t->place.fd >= 0 && t->place.n < nums->replaced_below)
+		return SUPERSEDED;
 	if (st->status == ST_RUNNING || ahead)
 		return waits(req) ? WAIT : REFUSE;
 	if (st->status == ST_DONE && req->once) {
@@ -162,154 +149,6 @@ static void say_paused(const char *job, const struct record *r)
 	else
 		info(job, "paused until %s%s", until ? until : "?", why.data ? why.data : "");
 	buf_free(&why);
-}
-
-/* The follower of --coalesce leaves without running: the calls folded
- * into it have already exited 0. */
-static void let_go_coalesced(const struct registry *reg, const char *job, struct turn *t)
-{
-	if (t->coalesce_fd < 0)
-		return;
-	struct buf data = {0};
-	struct record rec;
-	const char *why;
-	int found = 0;
-	if (reg_read(reg, job, job, RECORD_MAX, &data, &found) == 0 && found &&
-	    record_parse(&rec, data.data, data.len, &why) == 0) {
-		unsigned long long n = record_count(&rec, "coalesced") - t->coalesced;
-		if (n)
-			warn(job, "%llu coalesced call%s left unanswered", n, n == 1 ? "" : "s");
-		record_free(&rec);
-	}
-	buf_free(&data);
-	reg_unlock(&t->coalesce_fd);
-}
-
-/* The call leaves without a run: its place and its follower's lock go. */
-static void leave(const struct registry *reg, const char *job, struct turn *t)
-{
-	let_go_coalesced(reg, job, t);
-	line_abandon(reg, job, &t->place);
-}
-
-/* Under the job lock, the write that answers the call: with SKIP a
- * refused start counted, with COALESCED a folded call counted; and the
- * end of the call's turn when it has a place.  Nothing to write: 0. */
-static int answer(const struct registry *reg, const char *job, const struct job_state *st,
-		  struct turn *t, int skip, int coalesced)
-{
-	if (!skip && !coalesced && t->place.fd < 0)
-		return 0;
-	struct record rec;
-	struct line_numbers nums;
-	if (st->found) {
-		record_copy(&rec, &st->rec);
-	} else {
-		record_init(&rec);
-		record_to_pending(&rec, now_seconds(), NULL);
-	}
-	line_numbers(&rec, &nums);
-	if (skip)
-		record_count_skip(&rec, now_seconds());
-	if (coalesced)
-		record_count_up(&rec, "coalesced");
-	line_turn_ends(&rec, &t->place);
-	int rc = commit_record(reg, job, jobstate_record(st), st->status, &rec, NULL);
-	record_free(&rec);
-	line_leave(reg, job, &t->place, nums.head);
-	return rc;
-}
-
-/* Under the job lock, a call that will wait: take its place in line (a
- * --coalesce call only if it becomes the follower: else it is folded,
- * *FOLDED), and with --replace supersede the places ahead and ask the
- * live run to stop.  One write. */
-static int join(const struct registry *reg, const struct run_request *req,
-		const struct job_state *st, struct turn *t, int *folded)
-{
-	struct record rec;
-	struct line_numbers nums;
-	int rc = 0, changed = 0;
-
-	*folded = 0;
-	if (t->place.fd < 0 && req->coalesce) {
-		rc = reg_lock(reg, req->job, COALESCE_LOCK, LOCK_EX, 0,
-			      LOCK_CREATE | LOCK_QUIET_BUSY, &t->coalesce_fd);
-		if (rc == EXIT_BUSY) {
-			*folded = 1;
-			return answer(reg, req->job, st, t, 0, 1);
-		}
-		if (rc)
-			return rc;
-		t->coalesced = record_count(&st->rec, "coalesced");
-	}
-	if (st->found) {
-		record_copy(&rec, &st->rec);
-	} else {
-		record_init(&rec);
-		record_to_pending(&rec, now_seconds(), NULL);
-	}
-	if (t->place.fd < 0) {
-		if ((rc = line_join(reg, req->job, &rec, &t->place)) != 0) {
-			record_free(&rec);
-			reg_unlock(&t->coalesce_fd);
-			return rc;
-		}
-		changed = 1;
-	}
-	line_numbers(&rec, &nums);
-	int ask = 0;
-	if (req->replace) {
-		const char *owner = record_get(&rec, "owner");
-		unsigned long long run = record_count(&rec, "runs");
-		if (nums.replaced_below < t->place.n) {
-			char n[24];
-			snprintf(n, sizeof n, "%llu", t->place.n);
-			record_put(&rec, "replaced_below", n);
-			changed = 1;
-		}
-		/* A live dispatched run not yet asked (by us or another). */
-		ask = st->status == ST_RUNNING && owner && strcmp(owner, "lock") == 0 &&
-		      record_count(&rec, "cancel_run") != run && t->asked_run != run;
-		if (ask) {
-			char sig[SIGNAME_MAX];
-			struct buf by = {0};
-			user_at_host(&by);
-			record_ask_cancel(&rec, signal_name(req->timeout_signal, sig),
-					  req->kill_after > 0 ? req->kill_after : 10, by.data,
-					  now_seconds());
-			buf_free(&by);
-			t->asked_run = run;
-			t->answer_by = now_mono() + CANCEL_ANSWER_WAIT;
-			changed = 1;
-		}
-	}
-	if (changed)
-		rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
-	if (rc)
-		leave(reg, req->job, t);
-	else if (ask)
-		(void)signal_owner(&rec, SIGURG);   /* at once, on this host */
-	record_free(&rec);
-	return rc;
-}
-
-/* A --replace whose cancel went unanswered for CANCEL_ANSWER_WAIT: say so,
- * naming who holds the run lock, and go on waiting (SPEC §5a). */
-static void report_unanswered(const struct registry *reg, const struct run_request *req,
-			      const struct job_state *st, struct turn *t)
-{
-	if (t->answer_by <= 0 || now_mono() < t->answer_by)
-		return;
-	t->answer_by = 0;
-	if (st->status != ST_RUNNING || record_count(&st->rec, "runs") != t->asked_run ||
-	    record_get(&st->rec, "cancel_seen"))
-		return;
-	const char *host = record_get(&st->rec, "host");
-	warn(req->job, "run %llu has not taken up the cancel within %gs: its dispatcher on %s"
-	     " is dead or cut off while the run lock is held", t->asked_run, CANCEL_ANSWER_WAIT,
-	     host ? host : "?");
-	(void)run_lock_busy(reg, req->job, 0);
 }
 
 /* The run lock is not free although no live run is recorded: a reader's
@@ -393,56 +232,6 @@ static int run_now(const struct registry *reg, const struct run_request *req, st
 	return 0;
 }
 
-/* Is the run over, or this call superseded?  (The head of the line
- * waits for this.) */
-static int turn_may_come(void *ctx, size_t index, const struct job_state *st)
-{
-	const struct turn *t = ctx;
-	struct line_numbers nums;
-	(void)index;
-	line_numbers(jobstate_record(st), &nums);
-	return st->status != ST_RUNNING || t->place.n < nums.replaced_below;
-}
-
-/* Wait, without the job lock, until the call's turn may have come: no
- * live place ahead of it and the run in progress over, or superseded,
- * or a --replace's answer is due.  0 to decide again; EXIT_BUSY when
- * DEADLINE (< 0: none) passed. */
-static int wait_turn(struct registry *reg, const struct run_request *req, struct turn *t,
-		     double deadline)
-{
-	for (;;) {
-		struct line_numbers nums;
-		int rc = line_read(reg, req->job, &nums);
-		if (rc)
-			return rc;
-		if (t->place.n < nums.replaced_below)
-			return 0;
-		unsigned long long ahead = line_ahead(reg, req->job, &nums, t->place.n);
-		double until = earliest(deadline, t->answer_by > 0 ? t->answer_by : -1);
-		if (!ahead) {
-			char *jobs[] = { (char *)req->job };
-			rc = wait_until(reg, jobs, 1, turn_may_come, t, until);
-			if (rc == EXIT_BUSY && (deadline < 0 || now_mono() < deadline))
-				rc = 0;   /* the answer is due: look */
-			return rc;
-		}
-		/* Blocked on the place ahead, a second at a time, to see a
-		 * --replace; the kernel wakes us when its holder goes. */
-		double now = now_mono(), slice = 1;
-		if (until >= 0 && until - now < slice)
-			slice = until > now ? until - now : 0;
-		if ((rc = line_wait_for(reg, req->job, ahead, slice)) != 0 && rc != EXIT_BUSY)
-			return rc;
-		if (deadline >= 0 && now_mono() >= deadline)
-			return EXIT_BUSY;
-		if (t->answer_by > 0 && now_mono() >= t->answer_by)
-			return 0;
-		if (!reg_same(reg))
-			return 0;
-	}
-}
-
 /* A refusal outside the decision (no free slot): skipped + 1, and the
  * end of the call's turn, under the job lock. */
 static int count_skip(const struct registry *reg, const struct run_request *req, struct turn *t)
@@ -453,7 +242,7 @@ static int count_skip(const struct registry *reg, const struct run_request *req,
 	if (rc)
 		return rc;
 	if ((rc = jobstate_read(reg, req->job, &st)) == 0)
-		rc = answer(reg, req->job, &st, t, 1, 0);
+		rc = turn_answer(reg, req->job, &st, t, 1, 0);
 	jobstate_free(&st);
 	reg_unlock(&job_lock);
 	return rc;
@@ -494,7 +283,7 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 static int give_up(const struct registry *reg, const struct run_request *req, struct turn *t)
 {
 	info(req->job, "still running after --wait %s", req->wait_arg ? req->wait_arg : "");
-	leave(reg, req->job, t);
+	turn_leave(reg, req->job, t);
 	return req->conflict_code;
 }
 
@@ -521,7 +310,7 @@ static int decide_locked(struct registry *reg, const struct run_request *req, st
 		*done = 1;
 		return rc;
 	}
-	report_unanswered(reg, req, &st, t);
+	turn_report_unanswered(reg, req, &st, t);
 	line_numbers(jobstate_record(&st), &nums);
 	/* The nearest live place ahead: below ours, or anywhere in line. */
 	unsigned long long ahead = 0;
@@ -549,33 +338,33 @@ static int decide_locked(struct registry *reg, const struct run_request *req, st
 			say_run(req->job, "already running", &st);
 		else
 			info(req->job, "%llu waiting", line_waiting(reg, req->job, &st.rec));
-		rc = answer(reg, req->job, &st, t, 1, 0);
+		rc = turn_answer(reg, req->job, &st, t, 1, 0);
 		rc = rc ? rc : req->conflict_code;
 		break;
 	case PAUSED:
 		say_paused(req->job, &st.rec);
-		let_go_coalesced(reg, req->job, t);
-		rc = answer(reg, req->job, &st, t, 1, 0);
+		turn_let_go_coalesced(reg, req->job, t);
+		rc = turn_answer(reg, req->job, &st, t, 1, 0);
 		rc = rc ? rc : req->conflict_code;
 		break;
 	case NOT_DUE:
 		say_not_due(req->job, due_at(req, &st));
-		let_go_coalesced(reg, req->job, t);
-		rc = answer(reg, req->job, &st, t, 0, 0);
+		turn_let_go_coalesced(reg, req->job, t);
+		rc = turn_answer(reg, req->job, &st, t, 0, 0);
 		break;
 	case REPLAY:
-		let_go_coalesced(reg, req->job, t);
-		rc = answer(reg, req->job, &st, t, 0, 0);
+		turn_let_go_coalesced(reg, req->job, t);
+		rc = turn_answer(reg, req->job, &st, t, 0, 0);
 		rc = rc ? rc : replay(reg, req, &st.rec);
 		break;
 	case SUPERSEDED:
 		info(req->job, "superseded by a newer --replace");
-		let_go_coalesced(reg, req->job, t);
-		rc = answer(reg, req->job, &st, t, 0, 0);
+		turn_let_go_coalesced(reg, req->job, t);
+		rc = turn_answer(reg, req->job, &st, t, 0, 0);
 		rc = rc ? rc : req->conflict_code;
 		break;
 	case WAIT:
-		rc = join(reg, req, &st, t, &folded);
+		rc = turn_join(reg, req, &st, t, &folded);
 		if (!rc && folded)
 			info(req->job, "coalesced into the waiting run");
 		*done = rc || folded;
@@ -602,17 +391,17 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 		if (done) {
 			if (*run_lock < 0) {
 				slots_release(req->slots);
-				leave(reg, req->job, &t);
+				turn_leave(reg, req->job, &t);
 			}
 			return rc;
 		}
 		if (take) {
 			if ((rc = take_slots(reg, req, &t, deadline)) != 0) {
-				leave(reg, req->job, &t);
+				turn_leave(reg, req->job, &t);
 				return rc;
 			}
 		} else if (waiting) {
-			rc = wait_turn(reg, req, &t, deadline);
+			rc = turn_wait(reg, req, &t, deadline);
 			if (rc == EXIT_BUSY)
 				return give_up(reg, req, &t);
 			t.waited = 1;
@@ -625,7 +414,7 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			rc = wait_run_lock(reg, req->job, t.place.fd >= 0 ? deadline : lock_deadline,
 					   earlier);
 			if (rc == EXIT_BUSY && t.place.fd >= 0) {
-				leave(reg, req->job, &t);
+				turn_leave(reg, req->job, &t);
 				return req->conflict_code;
 			}
 		}
@@ -635,7 +424,7 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			lock_deadline = -1;
 		if (rc || (rc = reg_follow(reg, 1)) != 0) {
 			slots_release(req->slots);
-			leave(reg, req->job, &t);
+			turn_leave(reg, req->job, &t);
 			return rc;
 		}
 	}

@@ -5,17 +5,14 @@
  * over.
  *
  * A call that waits (--wait, --once, --coalesce, --replace) holds a place
- * in line (line.h) from its first wait to the write that ends its turn,
- * which starts its run or answers it.  It waits for the live place
- * nearest ahead of it by a blocking lock of that place's file, and at the
- * head of the line for the run in progress (wait.h); between waits it
- * looks at the record at least once a second, for a --replace that
- * superseded it.  A call that does not wait and finds a live run or a
- * live place is refused, and the refusal counted (skipped).
- * --coalesce: one follower, holding DIR/.JOB.coalesce, waits; the others
- * count in `coalesced` and exit 0.  --replace: asks the live run to stop
- * (as jobreg-set --cancel), supersedes the places ahead of its own
- * (replaced_below), and waits. */
+ * in line from its first wait to the write that ends its turn, which
+ * starts its run or answers it (turn.h).  A call that does not wait and
+ * finds a live run or a live place is refused, and the refusal counted
+ * (skipped).  --coalesce: one follower, holding DIR/.JOB.coalesce, waits;
+ * the others count in `coalesced` and exit 0.  --replace: asks the live
+ * run to stop (as jobreg-set --cancel), supersedes the places ahead of
+ * its own (replaced_below), and waits.  A run takes its slots (slots.h)
+ * without the job lock, then decides afresh. */
 #ifndef JOBREG_START_H
 #define JOBREG_START_H
 

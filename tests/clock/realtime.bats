@@ -45,3 +45,23 @@ local_teardown() {
 	[ "$RC" = 0 ]
 	[ "$(elapsed "$t0" "$END")" -lt 1500 ]
 }
+
+# bats test_tags=serial
+@test "dispatch --every 1d: a clock stepped 3 days forward gives exactly one run at the next call" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to step the clock"
+	clock_by 0 2>/dev/null || skip "the clock cannot be set here"
+	jobreg-dispatch --every 1d job true
+	run jobreg-dispatch --every 1d job true
+	[ "$status" -eq 0 ]
+	[ "$(field job runs)" = 1 ]
+	# a machine that slept through three days catches up with one run
+	step_clock $((3 * 86400))
+	jobreg-dispatch --every 1d job true
+	jobreg-dispatch --every 1d job true
+	run --separate-stderr jobreg-dispatch --every 1d job true
+	local_teardown
+	CLOCK_STEPPED=0
+	[ "$status" -eq 0 ]
+	[[ $stderr == "jobreg-dispatch: job: not due until "* ]]
+	[ "$(field job runs)" = 2 ]
+}

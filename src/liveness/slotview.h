@@ -1,6 +1,6 @@
 /* slotview: the slots of the groups of dispatch --slots as readers see
- * them (jobreg-get --slots, the -P slot series; SPEC §5b), and their
- * formats.  A reader never locks a slot file, since its probe would make
+ * them (jobreg-get --slots, the -P slot series; SPEC §5b); their format
+ * is report/format.h's.  A reader never locks a slot file, since its probe would make
  * a dispatcher's non-blocking try fail: slot K of NAME is held when its
  * file DIR/.NAME.slot.K names a job ("JOB RUN") whose record is RUNNING,
  * alive by SPEC §2 (jobstate_load()), with NAME:K in its slots. */
@@ -35,9 +35,6 @@ int slotview_group(const struct registry *reg, const char *group, unsigned long 
 		   struct slot_views *out);
 void slotview_free(struct slot_views *s);
 
-/* One slot: "group slot state job run host pid", tab-separated, "-" for
- * an empty field, state held or free; with JSON an object of those. */
-void slotview_format(struct buf *out, const struct slot_view *v, int json);
 /* "N held: JOB1, JOB2" of S's held slots. */
 void slotview_holders(struct buf *out, const struct slot_views *s);
 

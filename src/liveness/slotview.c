@@ -1,6 +1,5 @@
 /* slotview: the slots as readers see them (see slotview.h). */
-#include "report/slotview.h"
-#include "report/format.h"
+#include "liveness/slotview.h"
 #include "registry/slots.h"
 #include "liveness/jobstate.h"
 #include "record/transition.h"
@@ -119,47 +118,6 @@ void slotview_free(struct slot_views *s)
 	}
 	free(s->v);
 	memset(s, 0, sizeof *s);
-}
-
-static void field(struct buf *out, const char *value, int last)
-{
-	buf_adds(out, value && *value ? value : "-");
-	buf_addc(out, last ? '\n' : '\t');
-}
-
-void slotview_format(struct buf *out, const struct slot_view *v, int json)
-{
-	const char *state = v->job ? "held" : "free";
-	if (json) {
-		buf_adds(out, "{\"group\": ");
-		json_string(out, v->group);
-		buf_addf(out, ", \"slot\": %lu, \"state\": \"%s\"", v->slot, state);
-		if (v->job) {
-			buf_adds(out, ", \"job\": ");
-			json_string(out, v->job);
-			buf_addf(out, ", \"run\": %llu", v->run);
-		}
-		if (v->host) {
-			buf_adds(out, ", \"host\": ");
-			json_string(out, v->host);
-		}
-		if (v->pid) {
-			buf_adds(out, ", \"pid\": ");
-			json_number(out, v->pid);
-		}
-		buf_adds(out, "}\n");
-		return;
-	}
-	char slot[24], run[24];
-	snprintf(slot, sizeof slot, "%lu", v->slot);
-	snprintf(run, sizeof run, "%llu", v->run);
-	field(out, v->group, 0);
-	field(out, slot, 0);
-	field(out, state, 0);
-	field(out, v->job, 0);
-	field(out, v->job ? run : NULL, 0);
-	field(out, v->host, 0);
-	field(out, v->pid, 1);
 }
 
 void slotview_holders(struct buf *out, const struct slot_views *s)

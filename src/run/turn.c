@@ -1,0 +1,208 @@
+#include "run/turn.h"
+#include "liveness/facts.h"
+#include "liveness/wait.h"
+#include "record/transition.h"
+#include "registry/lock.h"
+#include "registry/write.h"
+#include "run/holders.h"
+#include "util/msg.h"
+#include "util/signame.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+
+/* The follower of --coalesce leaves without running: the calls folded
+ * into it have already exited 0. */
+void turn_let_go_coalesced(const struct registry *reg, const char *job, struct turn *t)
+{
+	if (t->coalesce_fd < 0)
+		return;
+	struct buf data = {0};
+	struct record rec;
+	const char *why;
+	int found = 0;
+	if (reg_read(reg, job, job, RECORD_MAX, &data, &found) == 0 && found &&
+	    record_parse(&rec, data.data, data.len, &why) == 0) {
+		unsigned long long n = record_count(&rec, "coalesced") - t->coalesced;
+		if (n)
+			warn(job, "%llu coalesced call%s left unanswered", n, n == 1 ? "" : "s");
+		record_free(&rec);
+	}
+	buf_free(&data);
+	reg_unlock(&t->coalesce_fd);
+}
+
+/* The call leaves without a run: its place and its follower's lock go. */
+void turn_leave(const struct registry *reg, const char *job, struct turn *t)
+{
+	turn_let_go_coalesced(reg, job, t);
+	line_abandon(reg, job, &t->place);
+}
+
+/* Under the job lock, the write that answers the call: with SKIP a
+ * refused start counted, with COALESCED a folded call counted; and the
+ * end of the call's turn when it has a place.  Nothing to write: 0. */
+int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
+		struct turn *t, int skip, int coalesced)
+{
+	if (!skip && !coalesced && t->place.fd < 0)
+		return 0;
+	struct record rec;
+	struct line_numbers nums;
+	if (st->found) {
+		record_copy(&rec, &st->rec);
+	} else {
+		record_init(&rec);
+		record_to_pending(&rec, now_seconds(), NULL);
+	}
+	line_numbers(&rec, &nums);
+	if (skip)
+		record_count_skip(&rec, now_seconds());
+	if (coalesced)
+		record_count_up(&rec, "coalesced");
+	line_turn_ends(&rec, &t->place);
+	int rc = commit_record(reg, job, jobstate_record(st), st->status, &rec, NULL);
+	record_free(&rec);
+	line_leave(reg, job, &t->place, nums.head);
+	return rc;
+}
+
+/* Under the job lock, a call that will wait: take its place in line (a
+ * --coalesce call only if it becomes the follower: else it is folded,
+ * *FOLDED), and with --replace supersede the places ahead and ask the
+ * live run to stop.  One write. */
+int turn_join(const struct registry *reg, const struct run_request *req,
+	      const struct job_state *st, struct turn *t, int *folded)
+{
+	struct record rec;
+	struct line_numbers nums;
+	int rc = 0, changed = 0;
+
+	*folded = 0;
+	if (t->place.fd < 0 && req->coalesce) {
+		rc = reg_lock(reg, req->job, COALESCE_LOCK, LOCK_EX, 0,
+			      LOCK_CREATE | LOCK_QUIET_BUSY, &t->coalesce_fd);
+		if (rc == EXIT_BUSY) {
+			*folded = 1;
+			return turn_answer(reg, req->job, st, t, 0, 1);
+		}
+		if (rc)
+			return rc;
+		t->coalesced = record_count(&st->rec, "coalesced");
+	}
+	if (st->found) {
+		record_copy(&rec, &st->rec);
+	} else {
+		record_init(&rec);
+		record_to_pending(&rec, now_seconds(), NULL);
+	}
+	if (t->place.fd < 0) {
+		if ((rc = line_join(reg, req->job, &rec, &t->place)) != 0) {
+			record_free(&rec);
+			reg_unlock(&t->coalesce_fd);
+			return rc;
+		}
+		changed = 1;
+	}
+	line_numbers(&rec, &nums);
+	int ask = 0;
+	if (req->replace) {
+		const char *owner = record_get(&rec, "owner");
+		unsigned long long run = record_count(&rec, "runs");
+		if (nums.replaced_below < t->place.n) {
+			char n[24];
+			snprintf(n, sizeof n, "%llu", t->place.n);
+			record_put(&rec, "replaced_below", n);
+			changed = 1;
+		}
+		/* A live dispatched run not yet asked (by us or another). */
+		ask = st->status == ST_RUNNING && owner && strcmp(owner, "lock") == 0 &&
+		      record_count(&rec, "cancel_run") != run && t->asked_run != run;
+		if (ask) {
+			char sig[SIGNAME_MAX];
+			struct buf by = {0};
+			user_at_host(&by);
+			record_ask_cancel(&rec, signal_name(req->timeout_signal, sig),
+					  req->kill_after_given ? (req->kill_after > 0 ? req->kill_after : 0)
+								: 10, by.data,
+					  now_seconds());
+			buf_free(&by);
+			t->asked_run = run;
+			t->answer_by = now_mono() + CANCEL_ANSWER_SECONDS;
+			changed = 1;
+		}
+	}
+	if (changed)
+		rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
+	if (rc)
+		turn_leave(reg, req->job, t);
+	else if (ask)
+		(void)signal_owner(&rec, SIGURG);   /* at once, on this host */
+	record_free(&rec);
+	return rc;
+}
+
+/* A --replace whose cancel went unanswered for CANCEL_ANSWER_SECONDS: say so,
+ * naming who holds the run lock, and go on waiting (SPEC §5a). */
+void turn_report_unanswered(const struct registry *reg, const struct run_request *req,
+			    const struct job_state *st, struct turn *t)
+{
+	if (t->answer_by <= 0 || now_mono() < t->answer_by)
+		return;
+	t->answer_by = 0;
+	if (st->status == ST_RUNNING && record_count(&st->rec, "runs") == t->asked_run &&
+	    !record_get(&st->rec, "cancel_seen"))
+		(void)cancel_no_answer(reg, req->job, t->asked_run, record_get(&st->rec, "host"));
+}
+
+/* Is the run over, or this call superseded?  (The head of the line
+ * waits for this.) */
+static int turn_may_come(void *ctx, size_t index, const struct job_state *st)
+{
+	const struct turn *t = ctx;
+	struct line_numbers nums;
+	(void)index;
+	line_numbers(jobstate_record(st), &nums);
+	return st->status != ST_RUNNING || t->place.n < nums.replaced_below;
+}
+
+/* Wait, without the job lock, until the call's turn may have come: no
+ * live place ahead of it and the run in progress over, or superseded,
+ * or a --replace's answer is due.  0 to decide again; EXIT_BUSY when
+ * DEADLINE (< 0: none) passed. */
+int turn_wait(struct registry *reg, const struct run_request *req, struct turn *t,
+	      double deadline)
+{
+	for (;;) {
+		struct line_numbers nums;
+		int rc = line_read(reg, req->job, &nums);
+		if (rc)
+			return rc;
+		if (t->place.n < nums.replaced_below)
+			return 0;
+		unsigned long long ahead = line_ahead(reg, req->job, &nums, t->place.n);
+		double until = earliest(deadline, t->answer_by > 0 ? t->answer_by : -1);
+		if (!ahead) {
+			char *jobs[] = { (char *)req->job };
+			rc = wait_until(reg, jobs, 1, turn_may_come, t, until);
+			if (rc == EXIT_BUSY && (deadline < 0 || now_mono() < deadline))
+				rc = 0;   /* the answer is due: look */
+			return rc;
+		}
+		/* Blocked on the place ahead, a second at a time, to see a
+		 * --replace; the kernel wakes us when its holder goes. */
+		double now = now_mono(), slice = 1;
+		if (until >= 0 && until - now < slice)
+			slice = until > now ? until - now : 0;
+		if ((rc = line_wait_for(reg, req->job, ahead, slice)) != 0 && rc != EXIT_BUSY)
+			return rc;
+		if (deadline >= 0 && now_mono() >= deadline)
+			return EXIT_BUSY;
+		if (t->answer_by > 0 && now_mono() >= t->answer_by)
+			return 0;
+		if (!reg_same(reg))
+			return 0;
+	}
+}
+
