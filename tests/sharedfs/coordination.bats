@@ -221,8 +221,9 @@ every_calls() {
 	if grep WRONG "$T/every.out"; then flunk "$(cat "$T/notes")"; fi
 	[ "$runs" -ge 10 ] && [ "$runs" -le 12 ]
 	# every call ran, was not due (0) or met the run (75)
-	[ -z "$(grep -v -x -E '0|75' "$T/every.st")" ]
-	[ -z "$(grep -v -E 'already running|not due' "$T/every.err")" ] || flunk "$(cat "$T/every.err")"
+	[ -z "$(grep -v -x -E '0|75' "$T/every.st")" ] ||
+		flunk "exits: $(sort "$T/every.st" | uniq -c | tr -s ' \n' ' '); $(sort -u "$T/every.err" | head -n 5)"
+	[ -z "$(grep -v -E 'already running|not due' "$T/every.err")" ] || flunk "$(sort -u "$T/every.err" | head -n 5)"
 }
 
 # field_is DIR JOB KEY VALUE: the record read through DIR has KEY=VALUE now.
