@@ -154,12 +154,18 @@ int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, doub
 	const char *why;
 	int found = 0, asked = 0;
 
-	/* A look without the lock, each second: the lock only for a request. */
+	/* A look without the lock, each second: the lock only for a request.
+	 * One that fails says nothing: the next comes a second later, and a
+	 * client cut off from its server is the lock check's to report. */
+	struct buf failed = {0};
+	struct buf *was_held = message_hold(&failed);
 	if (reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found) == 0 && found &&
 	    record_parse(&rec, data.data, data.len, &why) == 0) {
 		asked = cancel_for_us(&rec, run);
 		record_free(&rec);
 	}
+	message_hold(was_held);
+	message_release(&failed, 0);
 	buf_free(&data);
 	if (!asked)
 		return 0;
