@@ -1346,9 +1346,14 @@ operands() {
 
 # plant_report: a registry with a job of each kind, times relative to now.
 plant_report() {
-	local h2 h3 m5 old=2020-01-01T00:00:00Z
-	h2=$(now_rfc3339 -7800) h3=$(now_rfc3339 -11400) m5=$(now_rfc3339 -300)
-	write_record ok version=1 status=DONE "since=$m5" "started=$(now_rfc3339 -485)" "ended=$m5" exit=0 \
+	local h2 h3 m5 m8 old=2020-01-01T00:00:00Z base=$EPOCHSECONDS
+	# (every time from one instant: a second ticking between two would
+	# change a duration)
+	TZ=UTC0 printf -v h2 '%(%Y-%m-%dT%H:%M:%SZ)T' $((base - 7800))
+	TZ=UTC0 printf -v h3 '%(%Y-%m-%dT%H:%M:%SZ)T' $((base - 11400))
+	TZ=UTC0 printf -v m5 '%(%Y-%m-%dT%H:%M:%SZ)T' $((base - 300))
+	TZ=UTC0 printf -v m8 '%(%Y-%m-%dT%H:%M:%SZ)T' $((base - 485))
+	write_record ok version=1 status=DONE "since=$m5" "started=$m8" "ended=$m5" exit=0 \
 		runs=3 "last_success=$h2"
 	write_record failed version=1 status=DONE "since=$m5" "started=$m5" "ended=$m5" exit=3 runs=2 \
 		failures=1 consecutive_failures=1
