@@ -153,6 +153,20 @@ runs_in_order() {
 	runs_in_order 2 2
 }
 
+@test "line: a run that found no live place ends the places that were given up, so later calls do not look at them again" {
+	bg_dispatch j
+	for i in 1 2 3; do
+		run jobreg-dispatch --wait 0.2 j true
+		[ "$status" -eq 75 ]
+	done
+	[ "$(field j wait_next)" = 4 ]
+	: >"$T/release"
+	wait "$BG_PID"
+	jobreg-dispatch j true
+	[ "$(field j wait_head)" = 4 ]
+	[ "$(field j wait_next)" = 4 ]
+}
+
 @test "line: clear keeps a PENDING record of the line's numbers while places are live, and clear -a removes dead places" {
 	bg_dispatch j
 	stamp_cmd

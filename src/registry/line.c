@@ -190,6 +190,11 @@ void line_turn_ends(struct record *rec, const struct place *p)
 		put_number(rec, "wait_head", p->n + 1);
 }
 
+void line_passed(struct record *rec, const struct line_numbers *nums)
+{
+	put_number(rec, "wait_head", nums->next);
+}
+
 /* line_sweep_file(); -1 when there is no such file. */
 static int sweep_file(const struct registry *reg, const char *name)
 {

@@ -64,6 +64,10 @@ int line_wait_for(const struct registry *reg, const char *job, unsigned long lon
 /* Under the job lock, in the write that ends the turn of P (it starts a
  * run or answers the call): REC gets wait_head = P->n + 1 (never lower). */
 void line_turn_ends(struct record *rec, const struct place *p);
+/* Under the job lock, in the write that starts a run of a call with no
+ * place, which found no live place in line: every place in it is over
+ * (wait_head = wait_next), so later calls do not look at them again. */
+void line_passed(struct record *rec, const struct line_numbers *nums);
 /* After that write, still under the job lock: P's file and the unlocked
  * ones below it (down to the head REC had before) removed, P let go. */
 void line_leave(const struct registry *reg, const char *job, struct place *p,

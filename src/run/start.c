@@ -223,11 +223,15 @@ static int run_now(const struct registry *reg, const struct run_request *req, st
 	 * in with it. */
 	if (t->place.fd >= 0 && st->found)
 		line_turn_ends(&st->rec, &t->place);
+	else if (st->found && nums.next > nums.head)
+		line_passed(&st->rec, &nums);
 	if ((rc = begin(reg, req, run, st, *run_lock, hold)) != 0) {
 		reg_unlock(run_lock);
 		return rc;
 	}
 	reg_unlock(&t->coalesce_fd);
+	if (t->place.fd < 0)
+		line_sweep(reg, req->job, nums.head, nums.next);
 	line_leave(reg, req->job, &t->place, nums.head);
 	return 0;
 }
