@@ -497,3 +497,29 @@ ask_cancel() {
 	[ "$(field j cancel_kill_after)" = 0 ]   # (the run was asked already)
 	kill_tree "$d" KILL
 }
+
+@test "line: numbers far apart in a record edited by hand cost a bounded look, never a job locked for good" {
+	jobreg-dispatch j true
+	echo "wait_next=18446744073709551615" >>"$REG/j"
+	local t0=$EPOCHREALTIME
+	timeout 20 jobreg-dispatch j true
+	timeout 20 jobreg-get -j j >/dev/null
+	timeout 20 jobreg-clear j
+	[ ! -e "$REG/j" ]
+	(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 < 15000 ))
+}
+
+@test "cancel and replace: a signal that stops or continues (STOP, TSTP, TTIN, TTOU, CONT) would stop nothing: 64" {
+	local sig
+	for sig in STOP TSTP TTIN TTOU CONT SIGSTOP 19; do
+		run --separate-stderr jobreg-set --cancel --signal "$sig" j
+		[ "$status" -eq 64 ] || flunk "set $sig: $status"
+		run --separate-stderr jobreg-dispatch --replace --signal "$sig" j touch "$T/ran"
+		[ "$status" -eq 64 ] || flunk "dispatch $sig: $status"
+		[[ $stderr == *"would not stop a cancelled run"* ]]
+	done
+	[ ! -e "$T/ran" ]
+	# --timeout's own signal is as before
+	run jobreg-dispatch --timeout 5 --signal CONT j true
+	[ "$status" -eq 0 ]
+}

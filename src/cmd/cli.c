@@ -318,6 +318,16 @@ unsigned status_list_or_err(const char *arg)
 	return mask;
 }
 
+int cancel_signal_or_err(const char *arg)
+{
+	int sig = signal_or_err(arg);
+	/* A cancel's signal is followed by SIGCONT (so that a stopped run
+	 * acts on it): one that stops or continues would stop nothing. */
+	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT)
+		usage_error("--signal %s would not stop a cancelled run", arg);
+	return sig;
+}
+
 int signal_or_err(const char *arg)
 {
 	int sig = signal_number(arg);

@@ -73,6 +73,9 @@ long number_or_err(const char *arg, long min, long max, const char *what);
 unsigned status_list_or_err(const char *arg);
 /* A signal's name or number. */
 int signal_or_err(const char *arg);
+/* signal_or_err() for a cancel (--cancel, --replace): not one that stops
+ * or continues. */
+int cancel_signal_or_err(const char *arg);
 /* A log size (--log-size): bytes, at least 1k, with a unit k, M or G in
  * either case. */
 unsigned long long size_or_err(const char *arg);

@@ -117,6 +117,8 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 		usage_error("--once and --clear exclude each other");
 	if ((given['K'] || given['S']) && !given['T'] && !req->replace)
 		usage_error("--kill-after and --signal need --timeout or --replace");
+	if (given['S'] && req->replace)
+		(void)cancel_signal_or_err(req->signal_arg);
 	if (req->coalesce && req->replace)
 		usage_error("--coalesce and --replace exclude each other");
 	/* --every's period runs from a success --once would replay, and
@@ -184,7 +186,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 			req->kill_after = limit_or_err(optarg, "kill-after");
 			req->kill_after_given = 1;
 			break;
-		case 'S': req->timeout_signal = signal_or_err(optarg); break;
+		case 'S':
+			req->timeout_signal = signal_or_err(optarg);
+			req->signal_arg = optarg;
+			break;
 		case 'r': req->retries = number_or_err(optarg, 0, 1000, "retries"); break;
 		case 'D': req->retry_delay = duration_or_err(optarg, "retry delay"); break;
 		case 'L': set_log(req, LOG_PASS); break;

@@ -320,7 +320,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
 		case 'a': req->all = 1; break;
 		case 'C': choose_mode(req, MODE_CANCEL); break;
-		case 'S': req->cancel.signal = signal_or_err(optarg); break;
+		case 'S': req->cancel.signal = cancel_signal_or_err(optarg); break;
 		case 'k': req->cancel.kill_after = duration_or_err(optarg, "kill-after"); break;
 		case 'W': req->wait = limit_or_err(optarg, "wait"); break;
 		case 'P': choose_mode(req, MODE_PAUSE); break;

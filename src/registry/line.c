@@ -18,6 +18,9 @@
  * early: order is at stake there. */
 #define MISSING_MAX 1000
 
+/* The most places a line spans, from wait_head to wait_next. */
+#define LINE_SPAN_MAX 100000ULL
+
 /* A leftover file of a crashed joiner is passed over, not reused: this
  * many in a row is something else (a full directory, a planted file). */
 #define JOIN_TRIES 64
@@ -37,6 +40,11 @@ void line_numbers(const struct record *rec, struct line_numbers *nums)
 		nums->head = 1;
 	if (nums->next < nums->head)
 		nums->next = nums->head;
+	/* No line is this long: numbers further apart come from a record
+	 * edited by hand, and a look at every place between them would hold
+	 * the job lock for ever. */
+	if (nums->next - nums->head > LINE_SPAN_MAX)
+		nums->head = nums->next - LINE_SPAN_MAX;
 }
 
 int line_read(const struct registry *reg, const char *job, struct line_numbers *nums)

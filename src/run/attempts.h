@@ -39,6 +39,7 @@ struct run_request {
 	double kill_after;      /* --kill-after; <= 0: no KILL */
 	int kill_after_given;   /* (--replace's default is 10 s) */
 	int timeout_signal;     /* --signal, default SIGTERM (also --replace's) */
+	const char *signal_arg; /* --signal as given, for messages */
 	long retries;           /* --retries */
 	double retry_delay;     /* --retry-delay, default 10 */
 	enum log_mode log;      /* --log, --chronic */
