@@ -62,10 +62,16 @@ OLD=2020-01-01T00:00:00Z
 	[ "$(field c paused_until)" = inf ]
 }
 
-@test "a pause --for ends by itself" {
-	jobreg-set --pause --for 0.5 job
+@test "a pause --for 2s ends by itself: a dispatch after paused_until runs, with no other process involved" {
+	jobreg-set --pause --for 2s job
 	jobreg-get --is PAUSED job
-	poll_until 3 eval '! jobreg-get --is PAUSED job'
+	run jobreg-dispatch job touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ ! -e "$T/ran" ]
+	poll_until 4 eval '! jobreg-get --is PAUSED job'
+	jobreg-dispatch job touch "$T/ran"
+	[ -e "$T/ran" ]
+	[ "$(jobreg-get job)" = DONE ]
 }
 
 @test "pause of a job with no record makes a PENDING record holding the pause" {
