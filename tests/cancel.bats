@@ -109,6 +109,7 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 
 # --- the answer ---------------------------------------------------------------
 
+# bats test_tags=serial
 @test "cancel exits 0 as soon as the dispatcher writes cancel_seen" {
 	fake_dispatch job
 	answer job
@@ -119,6 +120,7 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	elapsed_below "$t0" 2 || flunk "took more than 2 s"
 }
 
+# bats test_tags=serial
 @test "no answer within 2 s: one line naming the host and the pids holding the run lock, exit 75, the request stays" {
 	fake_dispatch job
 	local t0=$EPOCHREALTIME
@@ -141,6 +143,7 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	[ "$(field job status)" = DONE ]
 }
 
+# bats test_tags=serial
 @test "cancel --wait D: 75 when the run is still going after D, though the request was seen" {
 	fake_dispatch job
 	answer job
@@ -272,6 +275,7 @@ dispatch_bg() {
 	poll_until jobreg-get -q --is RUNNING "$job"
 }
 
+# bats test_tags=serial
 @test "a cancel stops a dispatched run with TERM within a second: DONE cancelled=1 by whom, history CANCELLED, cancelled_runs 1" {
 	dispatch_bg job job sleep 30
 	local t0=$EPOCHREALTIME

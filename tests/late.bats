@@ -58,6 +58,7 @@ load lib/procs
 	! grep -q '^jobreg_job_late' "$T/m"
 }
 
+# bats test_tags=serial
 @test "--is LATE --wait wakes when the job becomes late, with no file changing" {
 	jobreg-set --late-after 1.5 job PENDING
 	# late at late_from + 1.5 s (late_from is to the second)

@@ -80,6 +80,7 @@ runs_in_order() {
 	done
 }
 
+# bats test_tags=serial
 @test "line: waiters killed with kill -9 in the middle are passed over within 100 ms each" {
 	local i gap_ms
 	bg_dispatch j
@@ -274,6 +275,7 @@ ask_cancel() {
 		mv "$0/.$1.tmp" "$0/$1"' "$REG" "$1" "$2" "${3:-TERM}" "${4:-10}" "$(now_rfc3339)"
 }
 
+# bats test_tags=serial
 @test "cancel: a request for the run is taken up within a second, the run stopped and recorded DONE cancelled" {
 	jobreg-dispatch j sleep 30 2>"$T/err" 3>&- &
 	local d=$!

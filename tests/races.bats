@@ -644,6 +644,7 @@ consistent() {
 	[ "$status" -ne 0 ]
 }
 
+# bats test_tags=serial
 @test "a lock wait of a few microseconds on a held lock never outlasts its bound, however the timer and the wait interleave" {
 	jobreg-set j PENDING
 	# (held longer than the loop can take on a loaded machine: a holder that

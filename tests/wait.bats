@@ -67,6 +67,7 @@ cpu_us() {
 
 # ---- what it waits for ---------------------------------------------------
 
+# bats test_tags=serial
 @test "--is OK,FAILED --wait waits for a dispatched run to end and exits 0" {
 	dispatch_bg build sleep 1.5
 	start=$EPOCHREALTIME
@@ -78,6 +79,7 @@ cpu_us() {
 	[ "$(jobreg-get build)" = DONE ]
 }
 
+# bats test_tags=serial
 @test "a job already in the status list returns at once" {
 	jobreg-set --exit 0 build DONE
 	start=$EPOCHREALTIME
@@ -137,6 +139,7 @@ lock_held() {
 	! flock -n -s "$1" true
 }
 
+# bats test_tags=serial
 @test "the kill -9 of a run lock's holder is noticed whether it opened the lock read-only or read-write" {
 	for mode in "<" "<>"; do
 		rm -f "$BATS_TEST_TMPDIR/out"
@@ -392,6 +395,7 @@ wait_behind_run() {
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
 
+# bats test_tags=serial
 @test "dispatch --wait held by the old run's lock when its registry is removed runs in the new one within a second" {
 	wait_behind_run
 	sleep 0.3
