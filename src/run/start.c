@@ -310,6 +310,7 @@ static int decide_locked(struct registry *reg, const struct run_request *req, st
 		return rc;
 	}
 	if ((rc = jobstate_read(reg, req->job, &st)) != 0) {
+		jobstate_free(&st);
 		reg_unlock(&job_lock);
 		*done = 1;
 		return rc;
