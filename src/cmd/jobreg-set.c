@@ -1,4 +1,7 @@
-/* jobreg-set: write a job's status (see jobreg-set(1)). */
+/* jobreg-set: write a job's status (see jobreg-set(1)).  Past 450 lines
+ * since it has four modes (STATUS, --cancel, --pause, --resume), each
+ * with its options and its -a; the cancel itself is run/cancel.c's, and
+ * the pause's write could move beside it. */
 #include "cmd/cli.h"
 #include "registry/history.h"
 #include "registry/listing.h"

@@ -1,4 +1,9 @@
-/* slots: the slot groups of --slots (see slots.h). */
+/* slots: the slot groups of --slots (see slots.h).  Past 450 lines
+ * because a group's line and its wait live here beside the slots: the
+ * line is a file of its own (.NAME.slotline), not a record, and the wait
+ * watches slot files, which wait.c does not know.  Both repeat the shape
+ * of line.c and wait.c; making one line and one wait serve jobs and
+ * groups is the next clean-up. */
 #include "registry/slots.h"
 #include "registry/lock.h"
 #include "registry/openat.h"
