@@ -251,15 +251,47 @@ runs_in_order() {
 
 @test "coalesce: a follower that gives up says how many folded calls it leaves unanswered" {
 	bg_dispatch j
-	jobreg-dispatch --coalesce --wait 1 j true 2>"$T/follower.err" 3>&- &
+	jobreg-dispatch --coalesce --wait 4 j true 2>"$T/follower.err" 3>&- &
 	local follower=$!
 	BG_PIDS+=("$follower")
 	poll_until field_is "j" wait_next "2"
-	jobreg-dispatch -q --coalesce j true
-	jobreg-dispatch -q --coalesce j true
-	wait "$follower" || true
+	# (their --wait only bounds the test should the follower have left: folded, they exit 0)
+	jobreg-dispatch -q --coalesce --wait 4 j true
+	jobreg-dispatch -q --coalesce --wait 4 j true
+	[ "$(field j coalesced)" = 2 ]
+	local rc=0
+	wait "$follower" || rc=$?
+	[ "$rc" -eq 75 ]
 	grep -qx "jobreg-dispatch: j: 2 coalesced calls left unanswered" "$T/follower.err" ||
 		flunk "$(cat "$T/follower.err")"
+	: >"$T/release"
+}
+
+@test "coalesce: every folded call is told of by the follower that leaves it, even one folded as the follower gives up" {
+	bg_dispatch j
+	# 150 calls 5 ms apart, each giving up after 0.1 s: followers come and go while
+	# calls fold into them.  Nothing runs, so each call that exited 0 must be in one
+	# follower's "N coalesced calls left unanswered".
+	local i folded=0 told=0 n calls=()
+	for ((i = 0; i < 150; i++)); do
+		jobreg-dispatch --coalesce --wait 0.1 j true 2>"$T/call.$i" 3>&- &
+		calls+=("$!")
+		BG_PIDS+=("$!")
+		nap 0.005
+	done
+	wait "${calls[@]}" || true
+	for ((i = 0; i < 150; i++)); do
+		if grep -qx "jobreg-dispatch: j: coalesced into the waiting run" "$T/call.$i"; then
+			folded=$((folded + 1))
+		fi
+		n=$(sed -nE 's/^jobreg-dispatch: j: ([0-9]+) coalesced calls? left unanswered$/\1/p' "$T/call.$i")
+		told=$((told + ${n:-0}))
+	done
+	echo "# $folded calls folded, $told told of" >&3
+	[ "$folded" -gt 0 ]
+	[ "$told" -eq "$folded" ]
+	[ "$(field j coalesced)" = "$folded" ]
+	[ "$(field j runs)" = 1 ]
 	: >"$T/release"
 }
 

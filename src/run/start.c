@@ -287,7 +287,7 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 static int give_up(const struct registry *reg, const struct run_request *req, struct turn *t)
 {
 	info(req->job, "still running after --wait %s", req->wait_arg ? req->wait_arg : "");
-	turn_leave(reg, req->job, t);
+	turn_leave(reg, req, t);
 	return req->conflict_code;
 }
 
@@ -396,13 +396,13 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 		if (done) {
 			if (*run_lock < 0) {
 				slots_release(req->slots);
-				turn_leave(reg, req->job, &t);
+				turn_leave(reg, req, &t);
 			}
 			return rc;
 		}
 		if (take) {
 			if ((rc = take_slots(reg, req, &t, deadline)) != 0) {
-				turn_leave(reg, req->job, &t);
+				turn_leave(reg, req, &t);
 				return rc;
 			}
 		} else if (waiting) {
@@ -419,7 +419,7 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			rc = wait_run_lock(reg, req->job, t.place.fd >= 0 ? deadline : lock_deadline,
 					   earlier);
 			if (rc == EXIT_BUSY && t.place.fd >= 0) {
-				turn_leave(reg, req->job, &t);
+				turn_leave(reg, req, &t);
 				return req->conflict_code;
 			}
 		}
@@ -429,7 +429,7 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			lock_deadline = -1;
 		if (rc || (rc = reg_follow(reg, 1)) != 0) {
 			slots_release(req->slots);
-			turn_leave(reg, req->job, &t);
+			turn_leave(reg, req, &t);
 			return rc;
 		}
 	}

@@ -33,11 +33,25 @@ void turn_let_go_coalesced(const struct registry *reg, const char *job, struct t
 	reg_unlock(&t->coalesce_fd);
 }
 
-/* The call leaves without a run: its place and its follower's lock go. */
-void turn_leave(const struct registry *reg, const char *job, struct turn *t)
+/* Under the job lock, the call leaves without a run. */
+static void leave_locked(const struct registry *reg, const char *job, struct turn *t)
 {
 	turn_let_go_coalesced(reg, job, t);
 	line_abandon(reg, job, &t->place);
+}
+
+/* The call leaves without a run: its place and its follower's lock go.
+ * A follower counts the folded calls it leaves under the job lock, the
+ * lock a call holds while it folds: so a call folded as it leaves is
+ * either counted here, or finds the follower's lock free and follows. */
+void turn_leave(const struct registry *reg, const struct run_request *req, struct turn *t)
+{
+	int job_lock = -1;
+	if (t->coalesce_fd >= 0)
+		(void)reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE,
+			       &job_lock);
+	leave_locked(reg, req->job, t);
+	reg_unlock(&job_lock);
 }
 
 /* Under the job lock, the write that answers the call: with SKIP a
@@ -136,7 +150,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 	if (changed)
 		rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (rc)
-		turn_leave(reg, req->job, t);
+		leave_locked(reg, req->job, t);
 	else if (ask)
 		(void)signal_owner(&rec, SIGURG);   /* at once, on this host */
 	record_free(&rec);

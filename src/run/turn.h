@@ -53,7 +53,8 @@ void turn_report_unanswered(const struct registry *reg, const struct run_request
 /* The follower of --coalesce leaves without running: it says how many
  * folded calls it leaves unanswered, and lets the lock go. */
 void turn_let_go_coalesced(const struct registry *reg, const char *job, struct turn *t);
-/* The call leaves without a run: its place and its follower's lock go. */
-void turn_leave(const struct registry *reg, const char *job, struct turn *t);
+/* Without the job lock, the call leaves without a run: its place and its
+ * follower's lock go (the folded calls counted under the job lock). */
+void turn_leave(const struct registry *reg, const struct run_request *req, struct turn *t);
 
 #endif
