@@ -79,13 +79,13 @@ json_valid() {
 		# shellcheck disable=SC2086  # the command's words
 		run --separate-stderr $cmd
 		[ "$status" -eq 64 ]
-		[ "$stderr" = "${cmd%% *}: bad job id '-x': use 1-128 of [A-Za-z0-9._@+-], not starting with '.' or '-'" ] ||
+		[ "$stderr" = "${cmd%% *}: bad job id '-x': use 1-128 of [A-Za-z0-9._@+-], not starting with '.' or '-'. Try '${cmd%% *} --help'." ] ||
 			flunk "$cmd: $stderr"
 	done
 	[ ! -e "$REG" ]
 	# "--" as an option's value ends no options
 	run --separate-stderr jobreg-get -o -- x -l
-	[[ "$stderr" == "jobreg-get: misplaced option '-l': options come before the job ids" ]]
+	[ "$stderr" = "jobreg-get: misplaced option '-l': options come before the job ids. Try 'jobreg-get --help'." ]
 }
 
 @test "get without -a or a job, -l with -j, and -a with jobs are usage errors" {

@@ -207,8 +207,8 @@ void common_option(int opt, const char *arg, struct common *c)
 
 void misplaced_option(const char *word)
 {
-	exit(fail(EXIT_USAGE, NULL, "misplaced option '%s': options come before the job %s",
-		  word, strcmp(prog_name, "jobreg-dispatch") == 0 ? "id" : "ids"));
+	usage_error("misplaced option '%s': options come before the job %s", word,
+		    strcmp(prog_name, "jobreg-dispatch") == 0 ? "id" : "ids");
 }
 
 void check_job_ids(char **ids, int count)
@@ -232,13 +232,10 @@ void check_job_ids(char **ids, int count)
 		}
 		/* Name the id whole, unless it is absurdly long. */
 		if (strlen(ids[i]) > JOB_ID_MAX)
-			fail(EXIT_USAGE, NULL, "bad job id '%.1024s%s': longer than %d bytes",
-			     shown.data, shown.len > 1024 ? "..." : "", JOB_ID_MAX);
-		else
-			fail(EXIT_USAGE, NULL,
-			     "bad job id '%s': use 1-%d of [A-Za-z0-9._@+-], not starting with '.' or '-'",
-			     shown.len ? shown.data : "", JOB_ID_MAX);
-		exit(EXIT_USAGE);
+			usage_error("bad job id '%.1024s%s': longer than %d bytes", shown.data,
+				    shown.len > 1024 ? "..." : "", JOB_ID_MAX);
+		usage_error("bad job id '%s': use 1-%d of [A-Za-z0-9._@+-], not starting with '.' or '-'",
+			    shown.len ? shown.data : "", JOB_ID_MAX);
 	}
 }
 
