@@ -154,6 +154,25 @@ runs_in_order() {
 	runs_in_order 2 2
 }
 
+@test "line: --once --retry-failed behind a waiter that leaves without a run runs again, not replays the old failure" {
+	local t holder
+	t=$(now_rfc3339 -60)
+	write_record j version=1 status=DONE "since=$t" "host=$HOST" pid=1 "started=$t" "ended=$t" \
+		exit=1 runs=1 failures=1 consecutive_failures=1 wait_next=2 wait_head=1
+	hold_place j 1   # a waiter whose turn came (taking slots, say), still live
+	holder=${BG_PIDS[-1]}
+	jobreg-dispatch --once --retry-failed j touch "$T/again" 3>&- >/dev/null 2>"$T/c.err" &
+	local c=$!
+	BG_PIDS+=("$c")
+	poll_until field_is j wait_next 3
+	! gone "$c"
+	kill_tree "$holder"   # it leaves the line without a run
+	wait_bg "$c"
+	[ "$BG_RC" -eq 0 ]
+	[ -e "$T/again" ]
+	[ "$(field j runs)" = 2 ]
+}
+
 @test "line: a run that found no live place ends the places that were given up, so later calls do not look at them again" {
 	bg_dispatch j
 	for i in 1 2 3; do

@@ -84,10 +84,12 @@ static enum action decide(const struct run_request *req, const struct job_state 
 	if (st->status == ST_RUNNING || ahead)
 		return waits(req) ? WAIT : REFUSE;
 	if (st->status == ST_DONE && req->once) {
-		/* A call that waited replays whatever came of that run: it was
-		 * the retry --retry-failed asked for. */
+		/* A call that waited for a run replays whatever came of it: it
+		 * was the retry --retry-failed asked for.  One that only waited
+		 * behind a waiter that left without a run has seen none. */
 		enum outcome o = record_outcome(&st->rec);
-		if (!req->retry_failed || t->waited ||
+		int waited = t->place.fd >= 0 && record_count(&st->rec, "runs") != t->runs_before;
+		if (!req->retry_failed || waited ||
 		    (o != OUTCOME_FAILED && o != OUTCOME_CANCELLED))
 			return REPLAY;
 	}
@@ -409,7 +411,6 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			rc = turn_wait(reg, req, &t, deadline);
 			if (rc == EXIT_BUSY)
 				return give_up(reg, req, &t);
-			t.waited = 1;
 			lock_deadline = -1;   /* a new busy spell gets its -w */
 		} else if (lock_busy) {
 			/* A waiter whose turn has come waits for it within its

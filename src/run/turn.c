@@ -117,6 +117,10 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 			reg_unlock(&t->coalesce_fd);
 			return rc;
 		}
+		/* A waiter behind another that leaves without a run has waited
+		 * for no run: `runs` tells. */
+		unsigned long long runs = record_count(&st->rec, "runs");
+		t->runs_before = runs - (st->status == ST_RUNNING && runs > 0);
 		changed = 1;
 	}
 	line_numbers(&rec, &nums);

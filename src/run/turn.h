@@ -25,7 +25,9 @@ struct turn {
 	unsigned long long asked_run;   /* --replace: the run it asked to stop */
 	double answer_by;               /* now_mono() by which the ask is answered
 					 * (0: answered or reported) */
-	int waited;                     /* it has waited for a run in progress */
+	unsigned long long runs_before; /* with a place: `runs` before the run it
+					 * waits for (the one going when it
+					 * joined, or the next) */
 };
 
 /* Under the job lock, a call that will wait (ST, the record read): take
