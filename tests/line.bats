@@ -535,6 +535,22 @@ ask_cancel() {
 	[ "$output" = "j PENDING" ]
 }
 
+@test "paused: a --replace stops no run it cannot follow: refused as paused (75, skipped), the run going on left alone" {
+	bg_dispatch j
+	jobreg-set --pause -m drain j
+	run --separate-stderr jobreg-dispatch --replace j true
+	[ "$status" -eq 75 ]
+	[[ $stderr == *"paused until resumed"*"drain"* ]]
+	[ "$(field j cancel_run)" = "" ]
+	[ "$(field j skipped)" = 1 ]
+	[ "$(field j status)" = RUNNING ]
+	! gone "$BG_PID"
+	: >"$T/release"
+	wait_bg "$BG_PID"
+	[ "$BG_RC" -eq 0 ]
+	[ "$(field j cancelled_runs)" = "" ]
+}
+
 @test "replace: --kill-after inf asks for no KILL: a run that ignores its signal goes on, and a second ask is not made" {
 	jobreg-dispatch j sh -c 'trap "" TERM; while :; do sleep 0.05; done' 3>&- 2>/dev/null &
 	local d=$!

@@ -43,13 +43,13 @@ static void leave_locked(const struct registry *reg, const char *job, struct tur
 /* The call leaves without a run: its place and its follower's lock go.
  * A follower counts the folded calls it leaves under the job lock, the
  * lock a call holds while it folds: so a call folded as it leaves is
- * either counted here, or finds the follower's lock free and follows. */
+ * either counted here, or finds the follower's lock free and follows.
+ * (No limit to that wait: the job lock is held only for a decision.) */
 void turn_leave(const struct registry *reg, const struct run_request *req, struct turn *t)
 {
 	int job_lock = -1;
 	if (t->coalesce_fd >= 0)
-		(void)reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE,
-			       &job_lock);
+		(void)reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, -1, LOCK_CREATE, &job_lock);
 	leave_locked(reg, req->job, t);
 	reg_unlock(&job_lock);
 }

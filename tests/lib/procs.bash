@@ -88,7 +88,12 @@ start_sleeper() {
 hold_place() {
 	flock -x "$REG/.$1.wait.$2" sleep 60 3>&- >/dev/null 2>&1 &
 	BG_PIDS+=("$!")
-	poll_until eval '! flock -n -s "$REG/.$1.wait.$2" true'
+	poll_until place_held "$REG/.$1.wait.$2"
+}
+
+# place_held FILE: FILE exists and someone holds a lock on it.
+place_held() {
+	[ -e "$1" ] && ! flock -n -s "$1" true
 }
 
 # make_zombie: a child that exited and is not reaped; its pid in $ZOMBIE.
