@@ -135,6 +135,30 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	[ "$(field job status)" = RUNNING ]
 }
 
+@test "a run that ends before its dispatcher takes the request up was not cancelled: 1, saying so" {
+	fake_dispatch job
+	# the run ends on its own, with the request unseen: DONE, OK, not cancelled
+	(
+		until grep -q '^cancel_run=' "$REG/job"; do nap 0.02; done
+		nap 0.3
+		printf '%s\n' version=1 status=DONE "since=$(now_rfc3339)" "host=$HOST" \
+			"started=$(now_rfc3339 -30)" "ended=$(now_rfc3339)" exit=0 runs=3 >"$REG/.job.answer"
+		mv "$REG/.job.answer" "$REG/job"
+	) 3>&- &
+	BG_PIDS+=("$!")
+	run --separate-stderr jobreg-set --cancel job
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "jobreg-set: job: run 3 ended before its dispatcher took the request up: not cancelled" ]
+	# one that ends cancelled, its request seen or not, was cancelled: 0
+	: >"$T/release"
+	wait_bg "$FLOCK_PID"
+	rm "$T/release"
+	fake_dispatch other
+	answer other end
+	run --separate-stderr jobreg-set --cancel other
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+}
+
 @test "cancel --wait returns once the run has ended, not when the request is seen" {
 	fake_dispatch job
 	answer job end

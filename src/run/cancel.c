@@ -49,10 +49,12 @@ int cancel_ask(const struct registry *reg, const char *job, const struct job_sta
 	return rc;
 }
 
-/* The run of a cancel, and what its caller waits for. */
+/* The run of a cancel, what its caller waits for, and what it saw. */
 struct awaited {
 	unsigned long long run;
 	int until_end;
+	int seen;          /* its dispatcher took the request up */
+	int uncancelled;   /* it ended DONE, not cancelled, the request not seen */
 };
 
 /* Has the run ended: the record no longer that run's RUNNING one? */
@@ -65,12 +67,18 @@ static int run_ended(const struct awaited *a, const struct job_state *st)
  * dispatcher has taken the request up. */
 static int answered(void *ctx, size_t index, const struct job_state *st)
 {
-	const struct awaited *a = ctx;
+	struct awaited *a = ctx;
 	(void)index;
-	if (run_ended(a, st))
+	if (run_ended(a, st)) {
+		/* (a run that ended cancelled says so in its DONE record) */
+		a->uncancelled = !a->seen && st->status == ST_DONE &&
+				 record_count(&st->rec, "runs") == a->run &&
+				 !record_get(&st->rec, "cancelled");
 		return 1;
-	return !a->until_end && record_count(&st->rec, "cancel_run") == a->run &&
-	       record_get(&st->rec, "cancel_seen") != NULL;
+	}
+	if (record_count(&st->rec, "cancel_run") == a->run && record_get(&st->rec, "cancel_seen"))
+		a->seen = 1;
+	return a->seen && !a->until_end;
 }
 
 int cancel_no_answer(const struct registry *reg, const char *job, unsigned long long run,
@@ -124,6 +132,9 @@ int cancel_wait(struct registry *reg, const char *job, unsigned long long run, d
 	}
 	if (rc == EXIT_BUSY)
 		rc = fail(EXIT_BUSY, job, "run %llu has not ended within --wait", run);
+	else if (rc == 0 && a.uncancelled)
+		rc = fail(EXIT_FALSE, job, "run %llu ended before its dispatcher took the request up:"
+			  " not cancelled", run);
 out:
 	free(host);
 	return rc;
