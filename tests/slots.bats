@@ -29,6 +29,13 @@ EOF
 	mkdir -p "$T/alive"
 }
 
+# field_is JOB KEY VALUE: JOB's record has KEY=VALUE now.
+field_is() {
+	local v
+	field_into v "$1" "$2"
+	[ "$v" = "$3" ]
+}
+
 # in_line GROUP: somebody waits in GROUP's line (a place file exists).
 in_line() {
 	compgen -G "$REG/.$1.slotwait.*" >/dev/null
@@ -137,6 +144,33 @@ in_line() {
 	ms=$(awk -v a="$killed" -v b="$(cat "$T/b.started")" 'BEGIN { printf "%d", (b - a) * 1000 }')
 	echo "the waiter ran ${ms} ms after the kill"
 	[ "$ms" -lt 100 ]
+}
+
+@test "a waiter whose turn came, waiting for a slot, that a newer --replace supersedes exits 75 within seconds (a look once a second), not when a slot comes" {
+	jobreg-dispatch --slots heavy:1 other sleep 30 3>&- &
+	local holder=$!
+	BG_PIDS+=("$holder")
+	poll_until jobreg-get -q --is RUNNING other
+	bg_dispatch j
+	jobreg-dispatch --wait inf --slots heavy:1 j touch "$T/w.ran" 3>&- 2>"$T/w.err" &
+	local w=$!
+	BG_PIDS+=("$w")
+	poll_until field_is j wait_next 2
+	: >"$T/release"   # j's run ends: the waiter's turn, and it waits for heavy
+	poll_until in_line heavy
+	jobreg-dispatch --replace --wait 10 --slots heavy:1 j touch "$T/r.ran" 3>&- 2>"$T/r.err" &
+	local r=$!
+	BG_PIDS+=("$r")
+	local t0=$EPOCHREALTIME
+	wait_bg "$w"
+	[ "$BG_RC" -eq 75 ]
+	grep -qx "jobreg-dispatch: j: superseded by a newer --replace" "$T/w.err" || flunk "$(cat "$T/w.err")"
+	awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN { exit !(a - b < 4) }' || flunk "it took $t0 .. $EPOCHREALTIME"
+	kill_run "$holder"   # the slot is free: the replacer runs
+	wait_bg "$r"
+	[ "$BG_RC" -eq 0 ] || flunk "$(cat "$T/r.err")"
+	[ -e "$T/r.ran" ]
+	[ ! -e "$T/w.ran" ]
 }
 
 @test "the command inherits its slot: a dispatcher killed alone leaves it held" {

@@ -459,10 +459,12 @@ static int watch_wait(int ino, const char *group, double timeout)
 }
 
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
-	       double deadline, double lock_wait, size_t *full)
+	       double deadline, double lock_wait, int (*stop)(void *), void *stop_ctx,
+	       size_t *full)
 {
 	struct line line = { .fd = -1 };
 	int ino = -1, rc = 0, turn = 1, followups = 0;
+	double next_look = now_mono() + 1;
 
 	*full = 0;
 	/* A call that waits goes behind the waiters already in line. */
@@ -496,10 +498,18 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 		double left = deadline < 0 ? 1 : deadline - now_mono();
 		if (left <= 0)
 			break;
-		/* Every wait follows DIR by name: the caller starts over. */
+		/* Every wait follows DIR by name, and lasts while the caller
+		 * wants the slots: else the caller starts over. */
 		if (!reg_same(reg)) {
 			rc = 0;
 			break;
+		}
+		if (stop && now_mono() >= next_look) {
+			next_look = now_mono() + 1;
+			if (stop(stop_ctx)) {
+				rc = 0;
+				break;
+			}
 		}
 		double slice = followups == 2 ? 0.005 : followups == 1 ? 0.05 : 1;
 		int woke = watch_wait(ino, line.g->name, left < slice ? left : slice);

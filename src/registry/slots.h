@@ -54,12 +54,15 @@ int slots_held(const struct slot_set *set);
 
 /* Take one free slot of each group of SET for JOB (see above).  With WAIT,
  * wait in line until DEADLINE (a now_mono() time, < 0: none), taking the
- * line's lock within LOCK_WAIT seconds.  Returns 0 with every slot held
- * — or, with WAIT, none held when DIR names another directory now (the
- * caller starts over); EXIT_BUSY (silently) with none held and *FULL the
- * index of the group that had no free slot; or an error's status. */
+ * line's lock within LOCK_WAIT seconds, and asking STOP(STOP_CTX) (if not
+ * NULL) once a second whether the caller still wants the slots.  Returns
+ * 0 with every slot held — or, with WAIT, none held when DIR names
+ * another directory now or STOP said so (the caller starts over);
+ * EXIT_BUSY (silently) with none held and *FULL the index of the group
+ * that had no free slot; or an error's status. */
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
-	       double deadline, double lock_wait, size_t *full);
+	       double deadline, double lock_wait, int (*stop)(void *), void *stop_ctx,
+	       size_t *full);
 
 /* Give back every slot of SET held. */
 void slots_release(struct slot_set *set);

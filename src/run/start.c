@@ -258,6 +258,19 @@ static int count_skip(const struct registry *reg, const struct run_request *req,
 	return rc;
 }
 
+/* A call waiting for a slot: its turn, which a newer --replace may end. */
+struct slot_wait {
+	const struct registry *reg;
+	const char *job;
+	const struct turn *t;
+};
+
+static int slot_wait_superseded(void *ctx)
+{
+	const struct slot_wait *w = ctx;
+	return turn_superseded(w->reg, w->job, w->t);
+}
+
 /* Step 2f, without the job lock: one free slot of each group.  None
  * free: a call that waits waits in the group's line within its --wait
  * limit, DEADLINE; any other does not run (75 or -E), counted as a skip.
@@ -266,7 +279,9 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 		      struct turn *t, double deadline)
 {
 	size_t full;
-	int rc = slots_take(reg, req->job, req->slots, waits(req), deadline, req->lock_wait, &full);
+	struct slot_wait w = { reg, req->job, t };
+	int rc = slots_take(reg, req->job, req->slots, waits(req), deadline, req->lock_wait,
+			    slot_wait_superseded, &w, &full);
 	if (rc == EXIT_BUSY) {
 		const struct slot_group *g = &req->slots->groups[full];
 		struct slot_views held;

@@ -174,6 +174,13 @@ void turn_report_unanswered(const struct registry *reg, const struct run_request
 		(void)cancel_no_answer(reg, req->job, t->asked_run, record_get(&st->rec, "host"));
 }
 
+int turn_superseded(const struct registry *reg, const char *job, const struct turn *t)
+{
+	struct line_numbers nums;
+	return t->place.fd >= 0 && line_read(reg, job, &nums) == 0 &&
+	       t->place.n < nums.replaced_below;
+}
+
 /* Is the run over, or this call superseded?  (The head of the line
  * waits for this.) */
 static int turn_may_come(void *ctx, size_t index, const struct job_state *st)

@@ -43,6 +43,10 @@ int turn_join(const struct registry *reg, const struct run_request *req,
  * none) passed. */
 int turn_wait(struct registry *reg, const struct run_request *req, struct turn *t,
 	      double deadline);
+/* Has a newer --replace superseded the call's place?  A look without the
+ * job lock, for a wait outside the line (a slot's): the decision is made
+ * again under it. */
+int turn_superseded(const struct registry *reg, const char *job, const struct turn *t);
 /* Under the job lock, the write that answers the call: with SKIP a
  * refused start counted, with COALESCED a folded call; and the end of the
  * call's turn when it has a place.  Nothing to write: 0. */
