@@ -372,6 +372,35 @@ dispatch_bg() {
 	[ "$(field job cancelled_runs)" = 1 ]
 }
 
+@test "cancelling again while the dispatcher gives what the command left its delay: answered, and the KILL comes sooner" {
+	# The command ends on TERM; a child it left ignores TERM and holds the run lock.
+	dispatch_bg job job sh -c '(trap "" TERM; exec sleep 30) & trap "exit 0" TERM; while :; do sleep 0.05; done'
+	run --separate-stderr jobreg-set --cancel --kill-after 60 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	local t0=$EPOCHREALTIME
+	run --separate-stderr jobreg-set --cancel --kill-after 0.5 --wait 10 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 4 || flunk "took more than 4 s"
+	wait_bg "$DISPATCH_PID"
+	[ "$(field job cancelled)" = 1 ]
+	flock -n "$REG/.job.run" true   # (the leftover was killed)
+}
+
+@test "a cancel that asks for no KILL (--kill-after 0) leaves what the command left running, and says it holds the run lock" {
+	dispatch_bg job job sh -c '(trap "" TERM; exec sleep 30) & trap "exit 0" TERM; while :; do sleep 0.05; done'
+	local t0=$EPOCHREALTIME
+	run --separate-stderr jobreg-set --cancel --kill-after 0 --wait 10 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 3 || flunk "took more than 3 s"
+	wait_bg "$DISPATCH_PID"
+	[ "$(field job cancelled)" = 1 ]
+	grep -q "the run lock is still held by pid" "$T/out.job" || flunk "$(cat "$T/out.job")"
+	! flock -n "$REG/.job.run" true
+	local p
+	p=$(sed -nE 's/.*the run lock is still held by pid ([0-9]+).*/\1/p' "$T/out.job")
+	kill -KILL "$p"
+}
+
 @test "dispatch --replace whose cancel nobody takes up within 2 s says so, naming the run lock's holders, and goes on waiting" {
 	fake_dispatch job
 	local t0=$EPOCHREALTIME

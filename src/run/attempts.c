@@ -78,9 +78,10 @@ static int attempt(const struct registry *reg, const struct run_request *req,
 	}
 	supervise_run(&how, hold, old_mask, ended);
 	/* A cancel stops the whole run: what the command left holding the
-	 * run lock gets the KILL it was promised (SPEC §5a). */
-	if (ended->cancelled)
-		run_lock_kill_leftovers(run_lock, ended->kill_at >= 0 ? ended->kill_at : now_mono());
+	 * run lock gets the KILL it was promised (SPEC §5a), if one was. */
+	if (ended->cancelled && !ended->cancel_no_kill)
+		run_lock_kill_leftovers(run_lock, ended->kill_at >= 0 ? ended->kill_at : now_mono(),
+					cancel_asked, &look);
 	logrelay_finish(relay);
 	if (ended->start_errno)
 		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);

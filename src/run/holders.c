@@ -125,12 +125,27 @@ static size_t leftovers(int fd, long **pids)
 	return kept;
 }
 
-void run_lock_kill_leftovers(int fd, double at)
+void run_lock_kill_leftovers(int fd, double at,
+			     int (*asked)(void *ctx, int *sig, double *kill_after), void *ctx)
 {
 	static const struct timespec tick = { 0, 100000000 };
+	double look_at = now_mono() + 1;
 	long *pids;
 	size_t n;
 	while ((n = leftovers(fd, &pids)) > 0 && now_mono() < at) {
+		int sig;
+		double kill_after;
+		if (now_mono() >= look_at) {
+			look_at = now_mono() + 1;
+			if (asked(ctx, &sig, &kill_after)) {
+				for (size_t i = 0; i < n; i++)
+					(void)kill((pid_t)pids[i], sig);
+				if (sig == SIGKILL)
+					at = now_mono();
+				else if (kill_after > 0)
+					at = earliest(at, now_mono() + kill_after);
+			}
+		}
 		free(pids);
 		nanosleep(&tick, NULL);
 	}

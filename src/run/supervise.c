@@ -167,6 +167,8 @@ static void take_cancel(const struct supervise *s, pid_t pid, int own_group,
 	double kill_after, at;
 	if (!s->cancel_asked || !s->cancel_asked(s->cancel_ctx, &sig, &kill_after))
 		return;
+	int no_kill = kill_after <= 0 && sig != SIGKILL;
+	end->cancel_no_kill = end->cancelled ? end->cancel_no_kill && no_kill : no_kill;
 	end->cancelled = 1;
 	signal_run(pid, own_group, sig);
 	if (sig != SIGKILL && sig != SIGCONT)

@@ -79,6 +79,7 @@ struct supervise_end {
 	int stopped;        /* dispatch was told to stop: HUP, INT, QUIT or
 			     * TERM came (and was passed on) */
 	int cancelled;      /* a cancel's signal was sent to the command */
+	int cancel_no_kill; /* ... and no cancel asked for a KILL */
 	double kill_at;     /* when a KILL was still due as it ended (now_mono()),
 			     * or -1 */
 };
