@@ -182,6 +182,14 @@ in_line() {
 	poll_until jobreg-dispatch -q --slots heavy:1 b true
 }
 
+@test "no free slot held by what an ended run left: 'by no run on record', never '0 held'" {
+	jobreg-dispatch --slots heavy:1 a sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$0"' "$T/left" 3>&- 2>/dev/null
+	[ "$(field a status)" = DONE ]
+	run -75 --separate-stderr jobreg-dispatch --slots heavy:1 b true
+	[ "$stderr" = "jobreg-dispatch: b: no free slot of heavy (1 held: 1 by no run on record)" ]
+	kill "$(cat "$T/left")"
+}
+
 @test "no free slot: a call that does not wait exits 75, says who holds them, and counts a skip" {
 	bg_dispatch a --slots heavy:2
 	bg_dispatch b --slots heavy:2

@@ -122,11 +122,12 @@ void slotview_free(struct slot_views *s)
 
 void slotview_holders(struct buf *out, const struct slot_views *s)
 {
-	size_t held = 0;
+	size_t n = 0;
+	buf_addf(out, "%zu held", s->count);
 	for (size_t i = 0; i < s->count; i++)
-		held += s->v[i].job != NULL;
-	buf_addf(out, "%zu held", held);
-	for (size_t i = 0, n = 0; i < s->count; i++)
 		if (s->v[i].job)
 			buf_addf(out, "%s%s", n++ ? ", " : ": ", s->v[i].job);
+	/* (a process an ended run left, or a run not yet on record) */
+	if (n < s->count)
+		buf_addf(out, "%s%zu by no run on record", n ? ", " : ": ", s->count - n);
 }

@@ -35,7 +35,8 @@ int slotview_group(const struct registry *reg, const char *group, unsigned long 
 		   struct slot_views *out);
 void slotview_free(struct slot_views *s);
 
-/* "N held: JOB1, JOB2" of S's held slots. */
+/* "N held: JOB1, JOB2" of S, every slot of a group none of which was
+ * free: "K by no run on record" names those no run holds by its record. */
 void slotview_holders(struct buf *out, const struct slot_views *s);
 
 #endif
