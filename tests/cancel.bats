@@ -401,6 +401,19 @@ dispatch_bg() {
 	kill -KILL "$p"
 }
 
+@test "a job lock held long while the dispatcher would take a cancel up holds up no --timeout of the run" {
+	dispatch_bg job --timeout 2 job sh -c 'trap "date +%s.%N >\"\$0\"; exit 1" TERM; while :; do sleep 0.05; done' "$T/term"
+	local t0=$EPOCHREALTIME
+	# a request written by hand, then the job lock held on for 6 s
+	flock "$REG/.job.lock" sh -c 'printf "%s\n" cancel_run=1 cancel_signal=USR1 cancel_kill_after=10 \
+		cancel_by=x@y "cancel_at=$0" >>"$1"; : >"$2"; sleep 6' "$(now_rfc3339)" "$REG/job" "$T/held" 3>&- &
+	BG_PIDS+=("$!")
+	poll_until 5 test -s "$T/term"
+	elapsed_below "$t0" 4.5 || flunk "the limit's TERM came only after the job lock was let go"
+	wait_bg "$DISPATCH_PID"
+	[ "$BG_RC" -eq 124 ] || flunk "exit $BG_RC"
+}
+
 @test "dispatch --replace whose cancel nobody takes up within 2 s says so, naming the run lock's holders, and goes on waiting" {
 	fake_dispatch job
 	local t0=$EPOCHREALTIME

@@ -109,10 +109,15 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	return rc;
 }
 
-/* Take the job lock (no time limit) and read the record into ST: *ours
- * when it is still this run's. */
-static int lock_ours(const struct registry *reg, const struct run *run, int *job_lock,
-		     struct job_state *st, int *ours)
+/* Seconds a cancel's taking up waits for the job lock before it leaves
+ * the request for the next look, a second later. */
+#define CANCEL_LOCK_WAIT 0.2
+
+/* Take the job lock within WAIT seconds (< 0: no limit; still busy after
+ * WAIT: 75, silently) and read the record into ST: *ours when it is still
+ * this run's. */
+static int lock_ours(const struct registry *reg, const struct run *run, double wait,
+		     int *job_lock, struct job_state *st, int *ours)
 {
 	const char *why;
 	struct buf data = {0};
@@ -121,7 +126,8 @@ static int lock_ours(const struct registry *reg, const struct run *run, int *job
 	*ours = 0;
 	record_init(&st->rec);
 	st->found = 0;
-	int rc = reg_lock(reg, run->job, JOB_LOCK, LOCK_EX, -1, LOCK_CREATE, job_lock);
+	int rc = reg_lock(reg, run->job, JOB_LOCK, LOCK_EX, wait,
+			  LOCK_CREATE | (wait >= 0 ? LOCK_QUIET_BUSY : 0), job_lock);
 	if (!rc)
 		rc = reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found);
 	if (!rc && found && record_parse(&st->rec, data.data, data.len, &why) == 0) {
@@ -173,7 +179,10 @@ int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, doub
 	struct job_state st;
 	int job_lock = -1, ours;
 	asked = 0;
-	if (lock_ours(reg, run, &job_lock, &st, &ours) == 0 && ours && cancel_for_us(&st.rec, run)) {
+	/* (a job lock busy for long is looked at again a second later: the
+	 * supervision of the run, its limit and signals, must go on) */
+	if (lock_ours(reg, run, CANCEL_LOCK_WAIT, &job_lock, &st, &ours) == 0 && ours &&
+	    cancel_for_us(&st.rec, run)) {
 		const char *signame = record_get(&st.rec, "cancel_signal");
 		const char *kill = record_get(&st.rec, "cancel_kill_after");
 		const char *by = record_get(&st.rec, "cancel_by");
@@ -204,7 +213,7 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 	struct record done, wait;
 	int job_lock = -1, ours;
 
-	int rc = lock_ours(reg, run, &job_lock, &st, &ours);
+	int rc = lock_ours(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours) {
 		/* The attempt as it ended (its history line), and the record
 		 * meanwhile: still RUNNING, its failure counted. */
@@ -228,7 +237,7 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 	struct record rec;
 	int job_lock = -1;
 
-	int rc = lock_ours(reg, run, &job_lock, &st, ours);
+	int rc = lock_ours(reg, run, -1, &job_lock, &st, ours);
 	const char *cancel = *ours ? record_get(&st.rec, "cancel_run") : NULL;
 	if (!rc && cancel && strcmp(cancel, run->number) == 0) {
 		/* Asked to stop while it waited: no next attempt (SPEC §5a). */
@@ -272,7 +281,7 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	run_describe_result(&context, end);
 	buf_addc(&context, ')');
 	message_context(context.data);
-	int rc = lock_ours(reg, run, &job_lock, &st, &ours);
+	int rc = lock_ours(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours && clear) {
 		int kept;
 		rc = line_clear(reg, run->job, &st.rec, 1, 1, &kept);
