@@ -81,9 +81,10 @@ static enum action decide(const struct run_request *req, const struct job_state 
 		return NOT_DUE;
 	if (t->place.fd >= 0 && t->place.n < nums->replaced_below)
 		return SUPERSEDED;
-	/* A --replace of a paused job would stop the run it drains and start
-	 * none: refused as paused, the run left alone. */
-	if (req->replace && st->paused && t->place.fd < 0)
+	/* A --replace of a paused job would stop the run it drains (and
+	 * supersede the calls ahead) to start none: refused as paused, the
+	 * run and the line left alone. */
+	if (req->replace && st->paused && t->place.fd < 0 && (st->status == ST_RUNNING || ahead))
 		return PAUSED;
 	if (st->status == ST_RUNNING || ahead)
 		return waits(req) ? WAIT : REFUSE;
