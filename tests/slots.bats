@@ -16,8 +16,8 @@ local_setup() {
 #!/bin/bash
 t=$1 max=$2
 k=${JOBREG_SLOTS##*:}
-exec 9>"$t/k.$k"
-flock -n 9 || echo "slot $k held twice" >>"$t/errors"
+exec {marker}>"$t/k.$k"   # (a number of its own: fd 9 may be the slot's)
+flock -n "$marker" || echo "slot $k held twice" >>"$t/errors"
 : >"$t/alive/$$"
 n=$(ls "$t/alive" | wc -l)
 [ "$n" -le "$max" ] || echo "$n commands alive at once" >>"$t/errors"

@@ -115,8 +115,8 @@ cancel_run() {
 #!/bin/bash
 d=$1 t=$2
 k=${JOBREG_SLOTS##*:}
-exec 9> "$d/k.$k"
-flock -n 9 || echo "slot $k held twice" >> "$t/errors"
+exec {marker}> "$d/k.$k"   # (a number of its own: fd 9 may be the slot's)
+flock -n "$marker" || echo "slot $k held twice" >> "$t/errors"
 : > "$d/alive/$$.$HOSTNAME"
 n=$(ls "$d/alive" | wc -l)
 echo "$n" >> "$t/alive"
