@@ -372,9 +372,14 @@ dispatch_bg() {
 	[ "$(field job cancelled_runs)" = 1 ]
 }
 
+# dispatch_leaving_child JOB: dispatch_bg of a command that ends on TERM, leaving a
+# child that ignores TERM and holds the run lock.
+dispatch_leaving_child() {
+	dispatch_bg "$1" "$1" sh -c '(trap "" TERM; exec sleep 30) & trap "exit 0" TERM; while :; do sleep 0.05; done'
+}
+
 @test "cancelling again while the dispatcher gives what the command left its delay: answered, and the KILL comes sooner" {
-	# The command ends on TERM; a child it left ignores TERM and holds the run lock.
-	dispatch_bg job job sh -c '(trap "" TERM; exec sleep 30) & trap "exit 0" TERM; while :; do sleep 0.05; done'
+	dispatch_leaving_child job
 	run --separate-stderr jobreg-set --cancel --kill-after 60 job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
 	local t0=$EPOCHREALTIME
@@ -387,7 +392,7 @@ dispatch_bg() {
 }
 
 @test "a cancel that asks for no KILL (--kill-after 0) leaves what the command left running, and says it holds the run lock" {
-	dispatch_bg job job sh -c '(trap "" TERM; exec sleep 30) & trap "exit 0" TERM; while :; do sleep 0.05; done'
+	dispatch_leaving_child job
 	local t0=$EPOCHREALTIME
 	run --separate-stderr jobreg-set --cancel --kill-after 0 --wait 10 job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"

@@ -152,7 +152,6 @@ static int place_state(const struct registry *reg, const char *job, unsigned lon
 	return live;
 }
 
-
 unsigned long long line_ahead(const struct registry *reg, const char *job,
 			      const struct line_numbers *nums, unsigned long long below)
 {
