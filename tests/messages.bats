@@ -74,3 +74,10 @@ nothing_written() {
 	[ "$stderr" = "jobreg-get: unknown option '--frobnicate'. Try 'jobreg-get --help'." ]
 	nothing_written
 }
+
+@test "--slots with two groups in one word says to give one group per --slots" {
+	run --separate-stderr jobreg-dispatch --slots a:2,b:1 job true
+	[ "$status" -eq 64 ]
+	[ "$stderr" = "jobreg-dispatch: --slots a:2,b:1: one group per --slots; give one --slots NAME:N for each group. Try 'jobreg-dispatch --help'." ]
+	nothing_written
+}
