@@ -81,3 +81,13 @@ nothing_written() {
 	[ "$stderr" = "jobreg-dispatch: --slots a:2,b:1: one group per --slots; give one --slots NAME:N for each group. Try 'jobreg-dispatch --help'." ]
 	nothing_written
 }
+
+@test "--faillog and --log without a log say that only --log or --chronic keeps one" {
+	jobreg-dispatch job false || true
+	run --separate-stderr jobreg-get --faillog job
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "jobreg-get: job: no log of a failed run (only a run dispatched with --log or --chronic keeps one)" ]
+	run --separate-stderr jobreg-get --log job
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "jobreg-get: job: no log (only a run dispatched with --log or --chronic keeps one)" ]
+}
