@@ -91,3 +91,20 @@ nothing_written() {
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "jobreg-get: job: no log (only a run dispatched with --log or --chronic keeps one)" ]
 }
+
+@test "a registry the user cannot write to is named in the message, not a temp or lock file of it" {
+	need_setpriv
+	public_dir jobreg-ro
+	local reg=$PUBLIC/reg
+	jobreg-set -d "$reg" old DONE
+	chmod 755 "$reg"
+	for cmd in "jobreg-set -d $reg old PENDING" "jobreg-set -d $reg new PENDING" \
+		"jobreg-dispatch -d $reg new true" "jobreg-set -d $reg --pause old"; do
+		# shellcheck disable=SC2086  # the words of the command, split on purpose
+		run --separate-stderr as_nobody $cmd
+		[ "$status" -eq 77 ] || flunk "$cmd: exit $status: $stderr"
+		[[ $stderr == "jobreg-"*": "*": cannot write to registry $reg: Permission denied" ]] ||
+			flunk "$cmd: $stderr"
+	done
+	[ "$(jobreg-get -d "$reg" old)" = DONE ]
+}
