@@ -23,7 +23,7 @@ expected_mails() {
 		fl "jobreg-dispatch: fl: run 1 failed: exit 1" \
 		kl "jobreg-dispatch: kl: run 1 killed by SIGKILL" \
 		sync "jobreg-dispatch: sync: run 1 timed out after 2s (TERM, then KILL)" \
-		nightly "jobreg-dispatch: nightly: run 3 failed: exit 1"
+		nightly "jobreg-dispatch: nightly: run 3 failed: exit 1, attempt 3 of 3"
 	[ -n "$CRON_STRACE" ] && printf '%s\t%s\n' ll "jobreg-dispatch: ll: run 1 lost its run lock"
 	return 0
 }
@@ -287,7 +287,7 @@ last_line_is() {
 
 @test "cron: the README's line that mails only when it matters: the last attempt's log and how it ended; a run OK on retry mails nothing" {
 	mail_of nightly
-	[ "$BODY" = $'nightly says: attempt 3 failed\njobreg-dispatch: nightly: run 3 failed: exit 1' ]
+	[ "$BODY" = $'nightly says: attempt 3 failed\njobreg-dispatch: nightly: run 3 failed: exit 1, attempt 3 of 3' ]
 	[ "$(field nightly failures)" = 3 ]
 	mails_for "nightly2 -- "
 	[ "$N" -eq 0 ]

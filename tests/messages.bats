@@ -108,3 +108,13 @@ nothing_written() {
 	done
 	[ "$(jobreg-get -d "$reg" old)" = DONE ]
 }
+
+@test "--chronic's last line of a retried run says which attempt it was" {
+	run --separate-stderr jobreg-dispatch -q --chronic --retries 2 --retry-delay 0 job \
+		sh -c 'echo "attempt $JOBREG_ATTEMPT"; exit 3'
+	[ "$status" -eq 3 ]
+	[ "$stderr" = $'attempt 3\njobreg-dispatch: job: run 3 failed: exit 3, attempt 3 of 3' ]
+	# without --retries there are no attempts to count
+	run --separate-stderr jobreg-dispatch -q --chronic job false
+	[ "$stderr" = "jobreg-dispatch: job: run 4 failed: exit 1" ]
+}
