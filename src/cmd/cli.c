@@ -203,9 +203,12 @@ static size_t edit_distance(const char *a, size_t len, const char *b)
  * for the nearest known one, a slip of a letter or two away. */
 static void suggest_long_option(const char *word)
 {
-	if (strncmp(word, "--", 2) != 0 || !word[2])
+	if (strncmp(word, "--", 2) != 0)
 		return;
 	size_t len = strcspn(word + 2, "="), best = len < 6 ? 2 : 3;
+	/* (no option is longer: a huge word costs no quadratic time) */
+	if (!len || len > 64)
+		return;
 	const struct option *nearest = NULL;
 	for (const struct option *o = long_options; o && o->name; o++) {
 		size_t d = edit_distance(word + 2, len, o->name);
