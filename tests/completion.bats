@@ -25,7 +25,8 @@ at_end_skip_without_bash_completion() {
 # bash-completion loaded first when MODE is bash-completion; the function
 # is the one `complete -p` names for the command.  The candidates, sorted,
 # one a line, in $output.  Words are as bash splits them: --is=RUN is the
-# three words --is, =, RUN.
+# three words --is, =, RUN.  What the function printed on stderr (bash's own
+# errors in it) is in $stderr.
 bcomp() {
 	run --separate-stderr bash --norc --noprofile -c '
 		mode=$1 file=$2; shift 2
@@ -39,7 +40,7 @@ bcomp() {
 			COMP_LINE+=$w prev=$w
 		done
 		COMP_POINT=${#COMP_LINE}
-		"$func" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" 2>/dev/null
+		"$func" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 		printf "%s\n" "${COMPREPLY[@]}" | LC_ALL=C sort -u' bcomp "$1" "$COMPDIR/jobreg.bash" "${@:2}"
 	[ "$status" -eq 0 ] || { echo "bash exited $status: $stderr"; return 1; }
 }
@@ -148,6 +149,32 @@ two_registries() {
 		# slot groups after --slots, each once
 		bcomp "$mode" "$T/other/jobreg-get" -d "$T/a" --slots ""
 		is db gpu
+	done
+	at_end_skip_without_bash_completion
+}
+
+@test "bash completion offers the slot groups after get --slots without an error, and after dispatch --slots as NAME:N" {
+	jobreg-dispatch -d "$T/a" --slots db:2 one true
+	jobreg-dispatch -d "$T/a" --slots gpu:1 --slots heavy:3 two true
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get -d "$T/a" --slots ""
+		is db gpu heavy
+		[ -z "$stderr" ] || flunk "bash said: $stderr"
+		bcomp "$mode" jobreg-get -d "$T/a" --slots db ""
+		is db gpu heavy
+		[ -z "$stderr" ] || flunk "bash said: $stderr"
+		# each group with its N, as every dispatcher of it must give
+		bcomp "$mode" jobreg-dispatch -d "$T/a" --slots ""
+		is db:2 gpu:1 heavy:3
+		[ -z "$stderr" ] || flunk "bash said: $stderr"
+		bcomp "$mode" jobreg-dispatch -d "$T/a" --once --slots h
+		is heavy:3
+		bcomp "$mode" jobreg-dispatch -d "$T/a" --slots = g
+		is gpu:1
+		# a registry with no group offers none, and says nothing
+		bcomp "$mode" jobreg-dispatch -d "$T/none" --slots ""
+		is ""
+		[ -z "$stderr" ] || flunk "bash said: $stderr"
 	done
 	at_end_skip_without_bash_completion
 }
@@ -393,6 +420,18 @@ two_registries() {
 	is DONE PENDING RUNNING
 	zcomp "$T/other/jobreg-get -d $T/a --slots "
 	is db gpu
+}
+
+@test "zsh completion offers the slot groups after dispatch --slots as NAME:N, and after get --slots by name" {
+	need_zsh
+	jobreg-dispatch -d "$T/a" --slots db:2 one true
+	jobreg-dispatch -d "$T/a" --slots gpu:1 --slots heavy:3 two true
+	zcomp "jobreg-dispatch -d $T/a --slots "
+	is db:2 gpu:1 heavy:3
+	zcomp "jobreg-dispatch -d $T/a --once --slots=h"
+	is heavy:3
+	zcomp "jobreg-get -d $T/a --slots "
+	is db gpu heavy
 }
 
 @test "zsh completion offers the job ids of the registry named by -d, else \$JOBREG_DIR, else the default" {

@@ -23,7 +23,7 @@ expected_mails() {
 		fl "jobreg-dispatch: fl: run 1 failed: exit 1" \
 		kl "jobreg-dispatch: kl: run 1 killed by SIGKILL" \
 		sync "jobreg-dispatch: sync: run 1 timed out after 2s (TERM, then KILL)" \
-		nightly "jobreg-dispatch: nightly: run 3 failed: exit 1"
+		nightly "jobreg-dispatch: nightly: run 3 failed: exit 1, attempt 3 of 3"
 	[ -n "$CRON_STRACE" ] && printf '%s\t%s\n' ll "jobreg-dispatch: ll: run 1 lost its run lock"
 	return 0
 }
@@ -73,8 +73,8 @@ start_cron() {
 	cat > "\$f"
 	mv "\$f" "$d/mail/mail.\${f##*.}"
 	EOF
-	# the README's sync-mirror, one that outlives TERM
-	cat > "$d/bin/sync-mirror" <<-'EOF'
+	# the README's mirror, one that outlives TERM
+	cat > "$d/bin/mirror" <<-'EOF'
 	#!/bin/sh
 	trap '' TERM
 	echo "mirror says: syncing"
@@ -91,6 +91,9 @@ start_cron() {
 	[ "$JOBREG_ATTEMPT" -ge 2 ] || { echo "flaky says: not yet"; exit 1; }
 	EOF
 	chmod 755 "$d/sendmail" "$d/bin"/*
+	# README: the nightly jobs' --late-after, given once before their first run
+	JOBREG_DIR=$d/reg jobreg-set --late-after 25h nightly PENDING
+	JOBREG_DIR=$d/reg jobreg-set --late-after 25h nightly2 PENDING
 	# a DONE record a month old, for the housekeeping line to forget
 	old=$(date -u -d '-30 days' +%Y-%m-%dT%H:%M:%SZ)
 	printf '%s\n' version=1 status=DONE "since=$old" "started=$old" "ended=$old" exit=0 > "$d/reg/old"
@@ -124,12 +127,12 @@ start_cron() {
 			echo "$when ASAN_OPTIONS=detect_leaks=0 strace -o /dev/null -e trace=flock -e inject=flock:error=EBADFD:when=3 jobreg-dispatch -q --chronic ll -- sh -c 'echo ll says; exec sleep 30'"
 		# README: cron without overlap, with a time limit (4m and 30s made 2s and 1s);
 		# jobreg-dispatch(1): the same without a limit
-		echo "$when jobreg-dispatch -q --timeout 2s --kill-after 1s sync -- sync-mirror"
-		echo "$when jobreg-dispatch -q --timeout 4m --kill-after 30s busy -- sync-mirror"
-		echo "$when jobreg-dispatch -q busy -- sync-mirror"
+		echo "$when jobreg-dispatch -q --timeout 2s --kill-after 1s sync -- mirror"
+		echo "$when jobreg-dispatch -q --timeout 4m --kill-after 30s busy -- mirror"
+		echo "$when jobreg-dispatch -q busy -- mirror"
 		# README, jobreg-dispatch(1), jobreg(7): cron that mails only when it matters
-		echo "$when jobreg-dispatch -q --chronic --retries 2 --late-after 25h nightly -- nightly.sh"
-		echo "$when jobreg-dispatch -q --chronic --retries 2 --late-after 25h nightly2 -- flaky.sh"
+		echo "$when jobreg-dispatch -q --chronic --retries 2 nightly -- nightly.sh"
+		echo "$when jobreg-dispatch -q --chronic --retries 2 nightly2 -- flaky.sh"
 		# README, jobreg-clear(1), jobreg(7): housekeeping; README: the metrics
 		echo "$when jobreg-clear -q -a --if DONE --older-than 7d"
 		echo "$when jobreg-get -q -d $d/metrics -a -P -o $d/jobreg.prom"
@@ -287,8 +290,9 @@ last_line_is() {
 
 @test "cron: the README's line that mails only when it matters: the last attempt's log and how it ended; a run OK on retry mails nothing" {
 	mail_of nightly
-	[ "$BODY" = $'nightly says: attempt 3 failed\njobreg-dispatch: nightly: run 3 failed: exit 1' ]
+	[ "$BODY" = $'nightly says: attempt 3 failed\njobreg-dispatch: nightly: run 3 failed: exit 1, attempt 3 of 3' ]
 	[ "$(field nightly failures)" = 3 ]
+	[ "$(field nightly late_after)" = 90000 ]
 	mails_for "nightly2 -- "
 	[ "$N" -eq 0 ]
 	[ "$(jobreg-get nightly2)" = DONE ]

@@ -416,9 +416,9 @@ TMP='\.job1\.tmp'
 	untraced faults set <<-EOF
 	pre :: $OPENAT :: "@REG@" :: 1 :: open registry :: nojob
 	pre+rw :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
-	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: create .*/\.job1\.lock
+	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: cannot write to registry
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
-	pre :: $OPENAT :: $TMP :: 1 :: (create|open) .*/$TMP
+	pre :: $OPENAT :: $TMP :: 1 :: (cannot write to registry|open .*/$TMP)
 	pre :: ^write$ :: "version=1 :: 1 :: write .*/$TMP
 	pre :: ^fsync$ :: . :: 1 :: fsync .*/$TMP
 	pre :: ^close$ :: ^rename :: <1 :: close .*/$TMP
@@ -465,7 +465,7 @@ TMP='\.job1\.tmp'
 	untraced faults clear <<-EOF
 	pre :: $OPENAT :: "@REG@" :: 1 :: open registry :: nojob
 	pre+rw :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
-	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: create .*/\.job1\.lock
+	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: cannot write to registry
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
 	pre :: $UNLINK :: "job1" :: 1 :: (remove|unlink) .*/job1:
 	dirsync :: ^fsync$ :: . :: 1 :: fsync .*(removed|in place).*may not be durable
@@ -500,11 +500,11 @@ TMP='\.job1\.tmp'
 	# claim: steps 1-4
 	pre :: $OPENAT :: "@REG@" :: 1 :: open registry :: nojob
 	pre+rw :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
-	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: create .*/\.job1\.lock
+	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: cannot write to registry
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
 	pre+rw :: $OPENAT :: "\.job1\.run" :: 1 :: open .*/\.job1\.run
-	pre :: $OPENAT :: "\.job1\.run" :: 2 :: create .*/\.job1\.run
-	pre :: $OPENAT :: $TMP :: 1 :: (create|open) .*/$TMP
+	pre :: $OPENAT :: "\.job1\.run" :: 2 :: cannot write to registry
+	pre :: $OPENAT :: $TMP :: 1 :: (cannot write to registry|open .*/$TMP)
 	pre :: ^write$ :: "version=1 :: 1 :: write .*/$TMP
 	pre :: ^fsync$ :: . :: 1 :: fsync .*/$TMP
 	pre :: ^close$ :: ^rename :: <1 :: close .*/$TMP
@@ -512,7 +512,7 @@ TMP='\.job1\.tmp'
 	# end of the run: step 6
 	fin+rw :: $OPENAT :: "\.job1\.lock" :: 3 :: open .*/\.job1\.lock
 	fin :: $OPENAT :: "job1", O_RDONLY :: 2 :: (open|read) .*/job1
-	fin :: $OPENAT :: $TMP :: 2 :: (create|open) .*/$TMP
+	fin :: $OPENAT :: $TMP :: 2 :: (cannot write to registry|open .*/$TMP)
 	fin :: ^write$ :: "version=1 :: 2 :: write .*/$TMP
 	fin :: ^fsync$ :: . :: 3 :: fsync .*/$TMP
 	fin :: ^close$ :: ^rename :: <2 :: close .*/$TMP
@@ -520,7 +520,7 @@ TMP='\.job1\.tmp'
 	dirsync :: ^fsync$ :: . :: 4 :: fsync .*new record is in place.*may not be durable
 	# the run's line in the history, after its DONE record
 	post :: $OPENAT :: "\.job1\.history" :: 2 :: (open|read) .*/\.job1\.history
-	post :: $OPENAT :: $TMP :: 3 :: (create|open) .*/$TMP
+	post :: $OPENAT :: $TMP :: 3 :: (cannot write to registry|open .*/$TMP)
 	post :: ^write$ :: "run= :: 1 :: write .*/$TMP
 	post :: ^fsync$ :: . :: 5 :: fsync .*/$TMP
 	post :: $RENAME :: $TMP :: 3 :: rename .*/$TMP

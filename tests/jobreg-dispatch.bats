@@ -962,7 +962,7 @@ done_fault() {
 	# with --clear too, and after the retries ran out: the last attempt's
 	run --separate-stderr jobreg-dispatch -q --chronic --clear --retries 1 --retry-delay 0 j sh -c 'exit 4'
 	[ "$status" -eq 4 ]
-	[ "$stderr" = "jobreg-dispatch: j: run 5 failed: exit 4" ]
+	[ "$stderr" = "jobreg-dispatch: j: run 5 failed: exit 4, attempt 2 of 2" ]
 	# an OK run prints nothing, even after an attempt that the limit ended
 	run --separate-stderr jobreg-dispatch -q --chronic --timeout 0.5 --retries 1 --retry-delay 0 j \
 		sh -c '[ "$JOBREG_ATTEMPT" = 2 ] || exec sleep 30'

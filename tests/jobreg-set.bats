@@ -924,7 +924,7 @@ set_refuses_corrupt() {
 	run --separate-stderr jobreg-set -d "$T/ro" done1 PENDING
 	[ "$status" -eq 74 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
-	[ "$stderr" = "jobreg-set: done1: create $T/ro/.done1.tmp: Read-only file system" ]
+	[ "$stderr" = "jobreg-set: done1: cannot write to registry $T/ro: Read-only file system" ]
 	cmp "$T/ro/done1" "$T/before"
 }
 

@@ -104,10 +104,10 @@ small_fs() {
 	[ "$(jobreg-get --log job)" = third ]
 	run jobreg-get --log none
 	[ "$status" -eq 1 ]
-	[ "$output" = "jobreg-get: none: no log" ]
+	[ "$output" = "jobreg-get: none: no log (only a run dispatched with --log or --chronic keeps one)" ]
 	run jobreg-get --faillog none
 	[ "$status" -eq 1 ]
-	[ "$output" = "jobreg-get: none: no log of a failed run" ]
+	[ "$output" = "jobreg-get: none: no log of a failed run (only a run dispatched with --log or --chronic keeps one)" ]
 }
 
 @test "the logs are always the latest run's and the last failure's: a run without --log leaves neither behind" {
@@ -116,10 +116,10 @@ small_fs() {
 	run jobreg-dispatch job sh -c 'exit 3'
 	run jobreg-get --log job
 	[ "$status" -eq 1 ]
-	[ "$output" = "jobreg-get: job: no log" ]
+	[ "$output" = "jobreg-get: job: no log (only a run dispatched with --log or --chronic keeps one)" ]
 	run jobreg-get --faillog job
 	[ "$status" -eq 1 ]
-	[ "$output" = "jobreg-get: job: no log of a failed run" ]
+	[ "$output" = "jobreg-get: job: no log of a failed run (only a run dispatched with --log or --chronic keeps one)" ]
 	jobreg-dispatch --log job sh -c 'echo ok3' >/dev/null
 	run jobreg-get --faillog job
 	[ "$status" -eq 1 ]
@@ -142,7 +142,7 @@ small_fs() {
 	jobreg-dispatch -q --retries 1 --retry-delay 0.1 job sh -c '[ "$JOBREG_ATTEMPT" = 2 ]'
 	run jobreg-get --faillog job
 	[ "$status" -eq 1 ]
-	[ "$output" = "jobreg-get: job: no log of a failed run" ]
+	[ "$output" = "jobreg-get: job: no log of a failed run (only a run dispatched with --log or --chronic keeps one)" ]
 }
 
 @test "a lost run's log is the fail log, also after the record was reset to PENDING" {

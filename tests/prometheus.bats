@@ -199,14 +199,42 @@ family jobreg_registry_up gauge" ]
 	[ "$(jobreg-get -a -P | tail -c 1 | od -An -c | tr -d ' ')" = '\n' ]
 }
 
-@test "get -P passes promtool check metrics" {
-	command -v promtool >/dev/null 2>&1 || skip "promtool is not installed (Debian package prometheus)"
+@test "get -P of a registry holding every kind of series, slot groups included, passes promtool check metrics" {
+	command -v promtool >/dev/null 2>&1 ||
+		skip "promtool is not installed (Debian package prometheus; .ci/run unpacks it)"
 	plant_jobs
 	write_record corrupt version=1 garbage
+	write_record late version=1 status=DONE since=2020-01-01T00:00:00Z exit=0 late_after=3600 \
+		last_success=2020-01-01T00:00:00Z
+	write_record busy version=1 status=DONE since=2026-01-01T00:00:00Z exit=143 cancelled=1 \
+		cancelled_by=ops@ops01 cancelled_runs=3 skipped=4 coalesced=2 wait_next=8 wait_head=7 \
+		paused_until=inf
+	hold_place busy 7
+	# a group with a slot held by a live run, and one with every slot free
+	bg_dispatch held --slots heavy:3
+	jobreg-dispatch --slots db:2 free true
 	run --separate-stderr jobreg-get -a -P
 	[ "$status" -eq 0 ]
-	run promtool check metrics <<<"$output"
-	[ "$status" -eq 0 ]
+	local metrics=$output family
+	# every family of SPEC §5 -P is there (a corrupt record is counted in one)
+	for family in jobreg_job_status jobreg_job_exit_code jobreg_job_start_time_seconds \
+		jobreg_job_end_time_seconds jobreg_job_last_success_time_seconds jobreg_job_runs_total \
+		jobreg_job_failures_total jobreg_job_lost_runs_total jobreg_job_consecutive_failures \
+		jobreg_job_duration_seconds jobreg_job_late jobreg_job_late_after_seconds \
+		jobreg_job_cancelled_runs_total jobreg_job_skipped_total jobreg_job_coalesced_total \
+		jobreg_job_waiting jobreg_job_paused jobreg_corrupt_records jobreg_registry_up \
+		jobreg_slots_in_use jobreg_slots_capacity; do
+		grep -q "^$family{.*} [0-9]" <<<"$metrics" || flunk "no sample of $family: $metrics"
+	done
+	grep -qx '# TYPE jobreg_slots_capacity gauge' <<<"$metrics"
+	grep -qxF "jobreg_slots_capacity{registry=\"$REG\",group=\"heavy\"} 3" <<<"$metrics"
+	grep -qxF "jobreg_slots_in_use{registry=\"$REG\",group=\"heavy\"} 1" <<<"$metrics"
+	grep -qxF "jobreg_slots_in_use{registry=\"$REG\",group=\"db\"} 0" <<<"$metrics"
+	grep -qxF "jobreg_job_waiting{name=\"busy\",registry=\"$REG\"} 1" <<<"$metrics"
+	grep -qxF "jobreg_job_late{name=\"late\",registry=\"$REG\"} 1" <<<"$metrics"
+	# no gauge ends in _total, nor any other complaint
+	run promtool check metrics <<<"$metrics"
+	[ "$status" -eq 0 ] || flunk "promtool: $output"
 	[ -z "$output" ]
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const char *usage_text = "", *help_text = "";
@@ -167,6 +168,60 @@ static const char *valued_flag(int opt)
 	return NULL;
 }
 
+/* The edit distance of A (LEN bytes) and B: insertions, deletions,
+ * substitutions and swaps of neighbours ("timout", "tiemout" -> "timeout"). */
+static size_t edit_distance(const char *a, size_t len, const char *b)
+{
+	size_t blen = strlen(b), *row = xmalloc(3 * (blen + 1) * sizeof *row);
+	size_t *two_back = row, *back = row + blen + 1, *cur = row + 2 * (blen + 1);
+	for (size_t j = 0; j <= blen; j++)
+		back[j] = j;
+	for (size_t i = 1; i <= len; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= blen; j++) {
+			size_t d = back[j - 1] + (a[i - 1] != b[j - 1]);
+			if (back[j] + 1 < d)
+				d = back[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    two_back[j - 2] + 1 < d)
+				d = two_back[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = two_back;
+		two_back = back;
+		back = cur;
+		cur = t;
+	}
+	size_t d = back[blen];
+	free(row);
+	return d;
+}
+
+/* An unknown long option WORD ("--timout=5"): "did you mean --timeout?"
+ * for the nearest known one, a slip of a letter or two away. */
+static void suggest_long_option(const char *word)
+{
+	if (strncmp(word, "--", 2) != 0)
+		return;
+	size_t len = strcspn(word + 2, "="), best = len < 6 ? 2 : 3;
+	/* (no option is longer: a huge word costs no quadratic time) */
+	if (!len || len > 64)
+		return;
+	const struct option *nearest = NULL;
+	for (const struct option *o = long_options; o && o->name; o++) {
+		size_t d = edit_distance(word + 2, len, o->name);
+		if (d < best) {
+			best = d;
+			nearest = o;
+		}
+	}
+	if (nearest)
+		usage_error("unknown option '%.*s': did you mean --%s?", (int)len + 2, word,
+			    nearest->name);
+}
+
 /* Print TEXT on standard output and exit: 0, or 74 if it cannot. */
 static _Noreturn void print_and_exit(const char *text)
 {
@@ -201,6 +256,7 @@ void common_option(int opt, const char *arg, struct common *c)
 			usage_error("option '--%s' takes no value", flag);
 		if (optopt)
 			usage_error("unknown option '-%c'", optopt);
+		suggest_long_option(args[optind - 1]);
 		usage_error("unknown option '%s'", args[optind - 1]);
 	}
 }
@@ -275,11 +331,56 @@ static int parse_duration(const char *s, double *seconds)
 	return 0;
 }
 
+/* A time unit written as a word of its own, any case: the unit letter
+ * it means, and how many of that a unit is (weeks are said in days). */
+static const struct unit_word {
+	const char *word;
+	char letter;
+	int times;
+} unit_words[] = {
+	{ "s", 's', 1 }, { "sec", 's', 1 }, { "secs", 's', 1 }, { "second", 's', 1 },
+	{ "seconds", 's', 1 }, { "m", 'm', 1 }, { "min", 'm', 1 }, { "mins", 'm', 1 },
+	{ "minute", 'm', 1 }, { "minutes", 'm', 1 }, { "h", 'h', 1 }, { "hr", 'h', 1 },
+	{ "hour", 'h', 1 }, { "hours", 'h', 1 }, { "d", 'd', 1 }, { "day", 'd', 1 },
+	{ "days", 'd', 1 }, { "w", 'd', 7 }, { "week", 'd', 7 }, { "weeks", 'd', 7 },
+};
+
+/* ARG, the value of the option getopt just returned, is a bare number: if
+ * the next word is a unit ("--for 2 hours"), the user meant "--for 2h",
+ * and that word would be taken for a job id (or a job's command) --
+ * a usage error naming the fix. */
+static void refuse_unit_word(const char *arg)
+{
+	size_t len = strlen(arg);
+	if (!args || !len || arg[len - 1] < '0' || arg[len - 1] > '9' || !args[optind])
+		return;
+	const char *next = args[optind], *word = args[optind - 1];
+	for (size_t i = 0; i < sizeof unit_words / sizeof unit_words[0]; i++) {
+		const struct unit_word *u = &unit_words[i];
+		if (strcasecmp(next, u->word) != 0)
+			continue;
+		/* The option as given: its own word before ARG ("--for 2"),
+		 * or the part of one word before it ("--for=2", "-w2"). */
+		struct buf opt = {0}, number = {0};
+		if (arg == word)
+			buf_addf(&opt, "%s ", args[optind - 2]);
+		else
+			buf_add(&opt, word, (size_t)(arg - word));
+		if (u->times == 1)
+			buf_adds(&number, arg);
+		else
+			buf_addf(&number, "%.15g", strtod(arg, NULL) * u->times);
+		usage_error("'%s%s %s': the unit goes with the number: did you mean %s%s%c?",
+			    opt.data, arg, next, opt.data, number.data, u->letter);
+	}
+}
+
 double duration_or_err(const char *arg, const char *what)
 {
 	double seconds;
 	if (parse_duration(arg, &seconds) < 0)
 		bad_value(what, arg, "e.g. 30s, 15m, 12h, 7d");
+	refuse_unit_word(arg);
 	return seconds;
 }
 
@@ -290,6 +391,7 @@ double limit_or_err(const char *arg, const char *what)
 		return -1;
 	if (parse_duration(arg, &seconds) < 0)
 		bad_value(what, arg, "a duration, or inf");
+	refuse_unit_word(arg);
 	return seconds;
 }
 

@@ -48,7 +48,8 @@ int cli_next_option(int argc, char **argv, const char *shortopts);
  * with '-' is an operand, not a misplaced option. */
 int cli_after_dashdash(void);
 /* An option every command takes (-d, -w, -q), or getopt's error; exits
- * after -h, -V (0) or an error (64). */
+ * after -h, -V (0) or an error (64).  An unknown long option a letter or
+ * two from a known one asks "did you mean --timeout?". */
 void common_option(int opt, const char *arg, struct common *c);
 
 /* A usage error: "PROG: text. Try 'PROG --help'." and exit 64. */
@@ -64,7 +65,9 @@ void check_job_ids(char **ids, int count);
 
 /* The value helpers: ARG's value, or a usage error "bad WHAT 'ARG' (...)".
  * A duration is a non-negative decimal number with an optional unit s, m,
- * h or d; a limit is a duration or "inf" (-1: no limit). */
+ * h or d; a limit is a duration or "inf" (-1: no limit).  Called for the
+ * option getopt just returned: a bare number followed by a unit as a word
+ * of its own ("--for 2 hours") is a usage error naming the fix. */
 double duration_or_err(const char *arg, const char *what);
 double limit_or_err(const char *arg, const char *what);
 /* A decimal integer in MIN..MAX. */

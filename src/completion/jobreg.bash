@@ -68,6 +68,8 @@ _jobreg_value() {
 	limit) COMPREPLY=($(compgen -W inf -- "$cur")) ;;
 	size) COMPREPLY=($(compgen -W '64k 1M 16M' -- "$cur")) ;;
 	pid) declare -F _pids >/dev/null && _pids ;;
+	slots) # the known groups as NAME:N (_jobreg's $get and $dir)
+		_jobreg_groups "$get" "$(_jobreg_dir "$dir")" sized ;;
 	esac
 }
 
@@ -78,14 +80,33 @@ _jobreg_jobs() {
 	COMPREPLY=($(compgen -W "${ids[*]}" -- "$cur"))
 }
 
-# _jobreg_groups GET [DIR]: the slot groups, as jobreg-get --slots lists them.
+# _jobreg_groups GET [DIR [SIZED]]: the slot groups, as jobreg-get --slots
+# lists them; with SIZED as NAME:N, N its slots (dispatch --slots, where
+# every dispatcher of a group gives the same N).
 _jobreg_groups() {
-	local line ids=()
-	# (a group's slots come one after another)
-	while IFS=$'\t' read -r line _; do
-		[[ ${ids[-1]:-} == "$line" ]] || ids+=("$line")
+	local group state last='' ids=() n=0
+	# (a group's slots come one after another, then its waiters)
+	while IFS=$'\t' read -r group _ state _; do
+		[[ $state == held || $state == free ]] || continue
+		if [[ $group != "$last" ]]; then
+			[[ -z $last ]] || ids+=("$last${3:+:$n}")
+			last=$group n=0
+		fi
+		((n++))
 	done < <("$1" ${2:+-d "$2"} --slots 2>/dev/null)
+	[[ -z $last ]] || ids+=("$last${3:+:$n}")
 	COMPREPLY=($(compgen -W "${ids[*]}" -- "$cur"))
+}
+
+# _jobreg_dir WORD: the -d word as typed, its quoting and ~/ undone.
+_jobreg_dir() {
+	local d=$1
+	case $d in
+	\'*\' | \"*\") d=${d:1:${#d}-2} ;;
+	*) d=${d//\\/} ;;
+	esac
+	[[ $d == \~/* ]] && d=$HOME/${d#\~/}
+	printf '%s' "$d"
 }
 
 _jobreg() {
@@ -127,12 +148,7 @@ _jobreg() {
 		[[ -n ${_jobreg_operands["$cmd $word"]:-} ]] && operands="$cmd $word"
 		((i++))
 	done
-	# The word as typed: undo its quoting, and ~/.
-	case $dir in
-	\'*\' | \"*\") dir=${dir:1:${#dir}-2} ;;
-	*) dir=${dir//\\/} ;;
-	esac
-	[[ $dir == \~/* ]] && dir=$HOME/${dir#\~/}
+	dir=$(_jobreg_dir "$dir")
 	# The operands: N is the one being completed.
 	local n=$((cw - first)) ops
 	read -ra ops <<<"${_jobreg_operands[$operands]}"

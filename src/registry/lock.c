@@ -141,7 +141,7 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 		if (rc == ENTRY_NOT_REGULAR)
 			return reg_not_regular(reg, job, name);
 		if (errno != EEXIST)
-			return fail_errno(errno, job, "create %s", reg_path(reg, name));
+			return reg_cannot_write(reg, job, errno);
 	}
 	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
 }

@@ -185,6 +185,11 @@ int reg_not_regular(const struct registry *reg, const char *job, const char *nam
 	return fail(EXIT_PERM, job, "not a regular file: %s", reg_path(reg, name));
 }
 
+int reg_cannot_write(const struct registry *reg, const char *job, int err)
+{
+	return fail_errno(err, job, "cannot write to registry %s", reg->path);
+}
+
 /* entry_open() that reports: 0 with *fd, or -1 in *fd when there is none;
  * else the exit status after the message. */
 static int open_entry(const struct registry *reg, const char *job, const char *name,
@@ -284,7 +289,7 @@ static int create_temp(const struct registry *reg, const char *job, const char *
 		if (rc == 0)
 			return 0;
 		if (errno != EEXIST)
-			return fail_errno(errno, job, "create %s", reg_path(reg, tmp));
+			return reg_cannot_write(reg, job, errno);
 		if (unlinkat(reg->fd, tmp, 0) < 0 && errno != ENOENT)
 			return errno == EISDIR ? reg_not_regular(reg, job, tmp)
 					       : fail_errno(errno, job, "remove leftover %s", reg_path(reg, tmp));

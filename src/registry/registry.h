@@ -51,6 +51,11 @@ char *reg_lock_name(const char *job, enum lock_kind kind);
 
 /* "not a regular file: DIR/NAME" for JOB; returns 77. */
 int reg_not_regular(const struct registry *reg, const char *job, const char *name);
+/* "cannot write to registry DIR: strerror(ERR)" for JOB, when a file of
+ * its own (a lock, a temp file) could not be made there: what the user
+ * can mend is the registry (its permissions, its filesystem), not a file
+ * it never named.  Returns ERR's exit status. */
+int reg_cannot_write(const struct registry *reg, const char *job, int err);
 
 /* "DIR/NAME" for messages (static storage, valid until the next call). */
 const char *reg_path(const struct registry *reg, const char *name);

@@ -72,6 +72,8 @@ const char *slots_add(struct slot_set *set, const char *arg)
 	unsigned long long n;
 	if (!colon)
 		return "not NAME:N";
+	if (strchr(colon, ','))
+		return "one group per --slots; give one --slots NAME:N for each group";
 	char *name = xstrndup(arg, (size_t)(colon - arg));
 	if (!valid_job_id(name)) {
 		free(name);

@@ -67,9 +67,9 @@ static const char up_help[] =
 static const char slots_used_name[] = "jobreg_slots_in_use";
 static const char slots_used_help[] =
 	"Slots of the group (dispatch --slots) held by a live run.";
-static const char slots_total_name[] = "jobreg_slots_total";
-static const char slots_total_help[] =
-	"Slots of the group (dispatch --slots): its files DIR/.NAME.slot.K.";
+static const char slots_capacity_name[] = "jobreg_slots_capacity";
+static const char slots_capacity_help[] =
+	"Slots of the group (dispatch --slots N): its files DIR/.NAME.slot.K.";
 
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(struct buf *out, const char *s)
@@ -179,13 +179,13 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 	end_value(v);
 }
 
-void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long total)
+void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long capacity)
 {
 	struct buf label = {0};
 	label_value(&label, group);
 	p->slots = xrealloc(p->slots, (p->nslots + 1) * sizeof *p->slots);
 	p->slots[p->nslots++] = (struct prom_slots){ label.data ? label.data : xstrdup(""),
-						     in_use, total };
+						     in_use, capacity };
 }
 
 /* ---- prom_more: the text, family after family ---------------------- */
@@ -248,12 +248,13 @@ int prom_more(struct prom *p, int registry_up, struct buf *out)
 	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
 	header(out, up_name, "gauge", up_help);
 	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
-	for (int total = 0; total < 2 && p->nslots; total++) {
-		const char *name = total ? slots_total_name : slots_used_name;
-		header(out, name, "gauge", total ? slots_total_help : slots_used_help);
+	/* (A gauge: a name ending in _total is a counter's.) */
+	for (int capacity = 0; capacity < 2 && p->nslots; capacity++) {
+		const char *name = capacity ? slots_capacity_name : slots_used_name;
+		header(out, name, "gauge", capacity ? slots_capacity_help : slots_used_help);
 		for (size_t i = 0; i < p->nslots; i++)
 			buf_addf(out, "%s{registry=\"%s\",group=\"%s\"} %lu\n", name, p->registry,
-				 p->slots[i].group, total ? p->slots[i].total : p->slots[i].in_use);
+				 p->slots[i].group, capacity ? p->slots[i].capacity : p->slots[i].in_use);
 	}
 	prom_free(p);
 	return 0;

@@ -33,7 +33,7 @@ struct prom {
 	char *registry;                      /* escaped label value */
 	struct prom_slots {                  /* the slot groups seen */
 		char *group;                 /* escaped label value */
-		unsigned long in_use, total;
+		unsigned long in_use, capacity;
 	} *slots;
 	size_t nslots;
 	int family;                          /* where prom_more() goes on */
@@ -48,10 +48,10 @@ void prom_init(struct prom *p, const char *registry);
  * taken. */
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
 	      const struct job_flags *x);
-/* Slot group GROUP (SPEC §5b): IN_USE of its TOTAL slots held.  Its
- * series jobreg_slots_in_use and jobreg_slots_total come last, labelled
- * registry and group. */
-void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long total);
+/* Slot group GROUP (SPEC §5b): IN_USE of its CAPACITY slots held.  Its
+ * series jobreg_slots_in_use and jobreg_slots_capacity come last,
+ * labelled registry and group. */
+void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long capacity);
 /* Append the next piece of the text to OUT: 1 while more follows; 0 with
  * the last piece, P then freed.  REGISTRY_UP: 1 when DIR exists and could
  * be listed (for named jobs: opened), else 0 (no job series then, unless

@@ -116,6 +116,9 @@ static void say_failure(const struct run_request *req, const struct run *run,
 	char name[SIGNAME_MAX];
 	run_describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
 			     ended->killed, lost);
+	/* With --retries, which attempt it was: the last, or one retried. */
+	if (run->attempt)
+		buf_addf(&how, ", attempt %lu of %ld", run->attempt, (long)req->retries + 1);
 	if (loud)
 		warn(req->job, "run %s %s", run->number, how.data);
 	else

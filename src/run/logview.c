@@ -36,7 +36,8 @@ static int open_log(const struct registry *reg, const char *job, const char *suf
 		rc = reg_not_regular(reg, job, name);
 	else if (got < 0 && errno == ENOENT)
 		rc = quiet_missing ? EXIT_FALSE
-				   : fail(EXIT_FALSE, job, "no %s", failed_run ? "log of a failed run" : "log");
+				   : fail(EXIT_FALSE, job, "no %s (only a run dispatched with --log or --chronic keeps one)",
+					  failed_run ? "log of a failed run" : "log");
 	else if (got < 0)
 		rc = fail_errno(errno, job, "open %s", reg_path(reg, name));
 	free(name);

@@ -127,17 +127,17 @@ crowd_rounds() {
 }
 
 @test "dispatch --wait on mount 2 waits for mount 1's run to end and then runs, as run 2" {
-	jobreg-dispatch -d "$R1" w sh -c 'echo "$JOBREG_RUN" >> "$1"; sleep 2' sh "$T/runs" &
+	jobreg-dispatch -d "$R1" waited sh -c 'echo "$JOBREG_RUN" >> "$1"; sleep 2' sh "$T/runs" &
 	PIDS+=($!)
-	poll_until 5 status_is "$R2" w RUNNING
+	poll_until 5 status_is "$R2" waited RUNNING
 	local t0 t1
 	t0=$(ms)
-	jobreg-dispatch -d "$R2" --wait 20 w sh -c 'echo "$JOBREG_RUN" >> "$1"' sh "$T/runs"
+	jobreg-dispatch -d "$R2" --wait 20 waited sh -c 'echo "$JOBREG_RUN" >> "$1"' sh "$T/runs"
 	t1=$(ms)
 	echo "# $FS: --wait across mounts: waited $((t1 - t0)) ms" >&3
 	[ "$(cat "$T/runs")" = $'1\n2' ]
-	[ "$(sed -n 's/^runs=//p' "$R1/w")" = 2 ]
-	status_is "$R1" w DONE
+	[ "$(sed -n 's/^runs=//p' "$R1/waited")" = 2 ]
+	status_is "$R1" waited DONE
 }
 
 # note200 WORD: WORD 200 times (without a process of its own).
