@@ -18,15 +18,17 @@ void format_plain(struct buf *out, const char *job, enum status status, int with
 	buf_addc(out, '\n');
 }
 
-/* One -l column: "-" when empty; a tab of a hand-written record would
- * shift the columns, so it is shown as a space. */
+/* One column of -l, --history, --line or --slots: "-" when empty; a tab
+ * of a hand-written record would shift the columns, so it is shown as a
+ * space, and the other controls escaped (a shared registry's writer must
+ * not drive the reader's terminal). */
 static void add_column(struct buf *out, const char *value, char end)
 {
 	if (!value || !*value)
 		value = "-";
 	for (;;) {
 		size_t n = strcspn(value, "\t");
-		buf_add(out, value, n);
+		text_escape(out, value, n, ESCAPE_TEXT);
 		value += n;
 		if (!*value++)
 			break;
@@ -62,44 +64,8 @@ void format_long(struct buf *out, const char *job, const struct record *r,
 
 void json_string_n(struct buf *out, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const char *end = s + len;
 	buf_addc(out, '"');
-	while (s < end) {
-		/* The plain bytes up to the next one to escape, at once. */
-		size_t plain = 0;
-		while (s + plain < end && (unsigned char)s[plain] >= 0x20 &&
-		       (unsigned char)s[plain] < 0x7f && s[plain] != '"' && s[plain] != '\\')
-			plain++;
-		buf_add(out, s, plain);
-		s += plain;
-		if (s == end)
-			break;
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x80) {
-			/* A valid sequence as it is; a byte that begins none
-			 * (a damaged or hand-edited file) as U+FFFD. */
-			size_t n = utf8_seq(s, (size_t)(end - s));
-			if (n)
-				buf_add(out, s, n);
-			else
-				buf_adds(out, "\\ufffd");
-			s += n ? n : 1;
-			continue;
-		}
-		switch (c) {
-		case '"': buf_adds(out, "\\\""); break;
-		case '\\': buf_adds(out, "\\\\"); break;
-		case '\n': buf_adds(out, "\\n"); break;
-		case '\t': buf_adds(out, "\\t"); break;
-		case '\r': buf_adds(out, "\\r"); break;
-		default: {   /* the other control bytes, NUL and DEL included */
-			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-			buf_add(out, esc, sizeof esc);
-		}
-		}
-		s++;
-	}
+	text_escape(out, s, len, ESCAPE_JSON);
 	buf_addc(out, '"');
 }
 

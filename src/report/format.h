@@ -33,7 +33,8 @@ struct job_flags {
 };
 void format_json(struct buf *out, const char *job, const struct record *r,
 		 enum status status, const struct job_flags *x);
-/* A JSON string literal of S (UTF-8 passed through, controls escaped). */
+/* A JSON string literal of S (UTF-8 passed through; C0, DEL and C1
+ * controls escaped, text_escape()). */
 void json_string(struct buf *out, const char *s);
 /* The same of LEN bytes, NUL bytes escaped too, and each byte that begins
  * no valid UTF-8 sequence written as U+FFFD: always valid JSON. */

@@ -133,7 +133,7 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 }
 
 /* "paused until T by U@H (NOTE)": T unless the pause has no end, the
- * note when short and plain. */
+ * note when short. */
 static void why_paused(struct buf *why, const struct record *r)
 {
 	const char *until = record_get(r, "paused_until"), *by = record_get(r, "paused_by");
@@ -143,29 +143,24 @@ static void why_paused(struct buf *why, const struct record *r)
 		buf_addf(why, " until %s", until);
 	if (by)
 		buf_addf(why, " by %s", by);
-	if (note && *note && strlen(note) <= NOTE_SHOWN && !note_problem(note))
+	if (note && *note && strlen(note) <= NOTE_SHOWN)
 		buf_addf(why, " (%s)", note);
 }
 
-/* The log line as a terminal may show it: control bytes and, in a line
- * that is not UTF-8, bytes past ASCII as '?', at most LOG_SHOWN bytes cut
- * on a character boundary. */
+/* The log line as a terminal may show it: at most LOG_SHOWN bytes, cut
+ * on a character boundary, escaped (text_escape()). */
 static char *shown_line(const char *line)
 {
 	size_t len = strlen(line);
-	int utf8 = utf8_valid(line, len);
+	struct buf s = {0};
 	if (len > LOG_SHOWN) {
+		int utf8 = utf8_valid(line, len);
 		len = LOG_SHOWN;
 		while (utf8 && len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
 			len--;
 	}
-	char *s = xstrndup(line, len);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
-			s[i] = '?';
-	}
-	return s;
+	text_escape(&s, line, len, ESCAPE_TEXT);
+	return s.data ? s.data : xstrdup("");
 }
 
 void report_add(struct report *rp, const char *job, const struct job_state *st,
@@ -225,12 +220,15 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 		rp->cap = rp->cap ? 2 * rp->cap : 32;
 		rp->lines = xrealloc(rp->lines, rp->cap * sizeof *rp->lines);
 	}
+	/* The record's text in it (a host, a note, a user@host) escaped. */
+	buf_reset(&part);
+	text_escape(&part, why.data, why.len, ESCAPE_TEXT);
+	buf_free(&why);
 	rp->lines[rp->n++] = (struct report_line){
 		.job = xstrdup(job), .status = xstrdup(status_word(st->status)),
-		.why = why.data, .success = success.data, .took = took.data,
+		.why = part.data, .success = success.data, .took = took.data,
 		.log = facts->log_line ? shown_line(facts->log_line) : NULL, .kind = kind,
 	};
-	buf_free(&part);
 }
 
 static int by_severity(const void *a, const void *b)
