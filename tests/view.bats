@@ -104,3 +104,191 @@ slot_waiter() {
 	raw_free "$stderr"
 	[[ $stderr == *"'a\\x1b[2Jb'"* ]]
 }
+
+# ---- jobreg-get --line --------------------------------------------------------
+
+@test "get --line lists the live places of a job's line in order: job place kind host pid since" {
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=7 wait_head=2 \
+		replaced_below=3
+	place_file j 2 $'kind=wait pid=12 host=h2 since=2026-01-01T00:00:02Z\n'      # superseded
+	place_file j 3 $'kind=once pid=13 host=h3 since=2026-01-01T00:00:03Z\n'
+	printf 'kind=wait pid=14 host=h4 since=2026-01-01T00:00:04Z\n' > "$REG/.j.wait.4"   # dead
+	place_file j 6 $'kind=replace pid=16 host=h6 since=2026-01-01T00:00:06Z\n'
+	place_file j 5 $'kind=coalesce pid=15 host=h5 since=2026-01-01T00:00:05Z\n'
+	run --separate-stderr jobreg-get --line j
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = $'j\t3\tonce\th3\t13\t2026-01-01T00:00:03Z\nj\t5\tcoalesce\th5\t15\t2026-01-01T00:00:05Z\nj\t6\treplace\th6\t16\t2026-01-01T00:00:06Z' ] ||
+		flunk "$output"
+	run --separate-stderr jobreg-get -j --line j
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"job": "j", "place": 3, "kind": "once", "host": "h3", "pid": 13, "since": "2026-01-01T00:00:03Z"}' ]
+	[ "${#lines[@]}" -eq 3 ]
+	python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]' <<< "$output"
+}
+
+@test "get --line lists a place whose line is missing or torn with - fields" {
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=4 wait_head=1
+	place_file j 1 ''                                    # made, its line not yet written
+	place_file j 2 'kind=once pid=13 host=h'             # torn: no newline
+	place_file j 3 $'kind=wait pid=14\n'                 # whole, but short
+	run --separate-stderr jobreg-get --line j
+	[ "$status" -eq 0 ]
+	[ "$output" = $'j\t1\t-\t-\t-\t-\nj\t2\t-\t-\t-\t-\nj\t3\twait\t-\t14\t-' ] || flunk "$output"
+	run --separate-stderr jobreg-get -j --line j
+	[ "$output" = $'{"job": "j", "place": 1}\n{"job": "j", "place": 2}\n{"job": "j", "place": 3, "kind": "wait", "pid": 14}' ] ||
+		flunk "$output"
+}
+
+@test "get --line reads no directory: a place outside wait_head..wait_next is not listed" {
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=3 wait_head=2
+	place_file j 1 $'kind=wait pid=11 host=h since=2026-01-01T00:00:01Z\n'
+	place_file j 2 $'kind=wait pid=12 host=h since=2026-01-01T00:00:02Z\n'
+	place_file j 3 $'kind=wait pid=13 host=h since=2026-01-01T00:00:03Z\n'
+	run --separate-stderr jobreg-get --line j
+	[ "$output" = $'j\t2\twait\th\t12\t2026-01-01T00:00:02Z' ] || flunk "$output"
+	command -v strace >/dev/null || skip "strace is not installed"
+	traced -f -qq -e trace=getdents64,getdents -o "$T/trace" jobreg-get --line j >/dev/null
+	if [ -s "$T/trace" ]; then flunk "a directory read: $(cat "$T/trace")"; fi
+}
+
+@test "get --line of a job with no record or no waiter prints nothing; a corrupt record is 65" {
+	write_record idle version=1 status=DONE since=2026-01-01T00:00:00Z exit=0
+	run --separate-stderr jobreg-get --line idle none
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	write_record bad version=1 status=WHAT
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=2 wait_head=1
+	place_file j 1 $'kind=wait pid=11 host=h since=2026-01-01T00:00:01Z\n'
+	run --separate-stderr jobreg-get --line bad j
+	[ "$status" -eq 65 ]
+	[[ $stderr == "jobreg-get: bad: corrupt record $REG/bad"* ]]
+	[ "$output" = $'j\t1\twait\th\t11\t2026-01-01T00:00:01Z' ]
+}
+
+@test "get --line reports a place it cannot probe (74) and never leaves it out silently" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=3 wait_head=1
+	place_file j 1 $'kind=wait pid=11 host=h since=2026-01-01T00:00:01Z\n'
+	place_file j 2 $'kind=wait pid=12 host=h since=2026-01-01T00:00:02Z\n'
+	run --separate-stderr traced -qq -o /dev/null -e inject=flock:error=ENOLCK:when=1 \
+		jobreg-get --line j
+	[ "$status" -eq 74 ]
+	[[ $stderr == "jobreg-get: j: cannot look at place 1: $REG/.j.wait.1: "* ]] || flunk "$stderr"
+	[ "$output" = $'j\t2\twait\th\t12\t2026-01-01T00:00:02Z' ]
+}
+
+@test "get --line with -l, -P, --report, -a, -s, -o or no JOB is a usage error" {
+	local args
+	run jobreg-get --line j
+	[ "$status" -eq 0 ]
+	for args in "--line -l j" "--line -P j" "--line --report j" "--line -a" "--line -s OK j" \
+		"--line -o $T/f j" "--line" "--line --history j" "--line --slots"; do
+		# shellcheck disable=SC2086  # the words of ARGS, split on purpose
+		run --separate-stderr jobreg-get $args
+		[ "$status" -eq 64 ] || flunk "jobreg-get $args: exit $status"
+		one_line
+		[[ $stderr == *--line* || $stderr == *"no JOB"* ]] || flunk "jobreg-get $args: $stderr"
+	done
+}
+
+@test "get --line lists a dispatcher waiting in the job's line while a run goes on" {
+	bg_dispatch j
+	jobreg-dispatch --wait 30 j true 3>&- >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
+	poll_until place_held "$REG/.j.wait.1"
+	run --separate-stderr jobreg-get --line j
+	[ "$status" -eq 0 ]
+	[[ $output == $'j\t1\t'* ]] || flunk "$output"
+	[ "${#lines[@]}" -eq 1 ]
+	: > "$T/release"
+	wait_bg "$BG_PID"
+	poll_until test ! -e "$REG/.j.wait.1"
+	run jobreg-get --line j
+	[ -z "$output" ]
+}
+
+# ---- jobreg-get --slots: the waiters ----------------------------------------------
+
+@test "get --slots lists the calls waiting in a group's line, in order, under its slots" {
+	mkdir -p "$REG"
+	: > "$REG/.heavy.slot.1"
+	: > "$REG/.light.slot.1"
+	printf 'next=5\nhead=1\n' > "$REG/.heavy.slotline"
+	slot_waiter heavy 3 $'job=b pid=23 host=h since=2026-01-01T00:00:03Z\n'
+	slot_waiter heavy 2 $'job=a pid=22 host=h since=2026-01-01T00:00:02Z\n'
+	printf 'job=x pid=24 host=h since=2026-01-01T00:00:04Z\n' > "$REG/.heavy.slotwait.4"  # dead
+	run --separate-stderr jobreg-get --slots
+	[ "$status" -eq 0 ]
+	[ "$output" = $'heavy\t1\tfree\t-\t-\t-\t-\nheavy\t2\twaiting\ta\t-\th\t22\t2026-01-01T00:00:02Z\nheavy\t3\twaiting\tb\t-\th\t23\t2026-01-01T00:00:03Z\nlight\t1\tfree\t-\t-\t-\t-' ] ||
+		flunk "$output"
+	run --separate-stderr jobreg-get -j --slots heavy
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = '{"group": "heavy", "place": 2, "state": "waiting", "job": "a", "host": "h", "pid": 22, "since": "2026-01-01T00:00:02Z"}' ] ||
+		flunk "$output"
+	[ "${#lines[@]}" -eq 3 ]
+	python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]' <<< "$output"
+}
+
+# ---- jobreg-get --report ----------------------------------------------------------
+
+@test "get --report says a job waits for a slot: waiting for slot heavy, 2nd in line" {
+	write_record a version=1 status=PENDING since=2026-01-01T00:00:00Z
+	write_record b version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
+		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:00Z
+	: > "$REG/.heavy.slot.1"
+	printf 'next=4\nhead=1\n' > "$REG/.heavy.slotline"
+	slot_waiter heavy 1 $'job=a pid=21 host=h since=2026-01-01T00:00:01Z\n'
+	slot_waiter heavy 2 ''                                           # not yet written
+	slot_waiter heavy 3 $'job=b pid=23 host=h since=2026-01-01T00:00:03Z\n'
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} =~ ^a\ +PENDING\ +waiting\ for\ slot\ heavy,\ 1st\ in\ line\  ]] || flunk "$output"
+	[[ ${lines[1]} =~ ^b\ +DONE\ +OK,\ waiting\ for\ slot\ heavy,\ 3rd\ in\ line\  ]] || flunk "$output"
+	run --separate-stderr jobreg-get --report b
+	[[ ${lines[0]} == *"OK, waiting for slot heavy, 3rd in line "* ]] || flunk "$output"
+}
+
+@test "get --report says how many calls wait in a job's line: 3 waiting" {
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=4 wait_head=1
+	place_file j 1 $'kind=wait pid=11 host=h since=2026-01-01T00:00:01Z\n'
+	place_file j 2 $'kind=once pid=12 host=h since=2026-01-01T00:00:02Z\n'
+	place_file j 3 ''
+	run --separate-stderr jobreg-get --report j
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} =~ ^j\ +PENDING\ +3\ waiting\  ]] || flunk "$output"
+}
+
+@test "get --report and -j say when a job run with --every is next due; never ok: due now" {
+	write_record daily version=1 status=DONE since=2026-01-02T00:30:00Z exit=0 \
+		started=2026-01-02T00:00:00Z ended=2026-01-02T00:30:00Z last_success=2026-01-02T00:30:00Z \
+		last_success_started=2026-01-02T00:00:00Z every=86400
+	write_record fresh version=1 status=DONE since=2026-01-02T00:30:00Z exit=1 every=3600 \
+		failures=1 consecutive_failures=1
+	write_record plain version=1 status=DONE since=2026-01-02T00:30:00Z exit=0 \
+		last_success_started=2026-01-02T00:00:00Z
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[[ $output == *"OK, next due 2026-01-03T00:00:00Z "* ]] || flunk "$output"
+	[[ $output == *"FAILED exit 1, due now "* ]] || flunk "$output"
+	[[ $output != *"plain "*"due"* ]] || flunk "$output"
+	run --separate-stderr jobreg-get -j daily fresh plain
+	[[ ${lines[0]} == *'"every": 86400, "duration": 1800, "next_due": "2026-01-03T00:00:00Z"}' ]] || flunk "$output"
+	[[ ${lines[1]} != *next_due* && ${lines[2]} != *next_due* ]]
+}
+
+@test "get --report shows a skip since the last transition and its reason: skipped 5m ago: no-slot" {
+	local m5 h1 h2
+	m5=$(now_rfc3339 -300) h1=$(now_rfc3339 -3600) h2=$(now_rfc3339 -7200)
+	write_record refused version=1 status=DONE "since=$h1" exit=0 skipped=3 "last_skipped=$m5" \
+		skip_reason=no-slot
+	write_record old version=1 status=DONE "since=$h1" exit=0 skipped=1 "last_skipped=$h2" \
+		skip_reason=running
+	write_record bare version=1 status=PENDING "since=$h1" skipped=1 "last_skipped=$m5"
+	run --separate-stderr jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[[ $output =~ refused\ +DONE\ +OK,\ skipped\ 5m[0-9]*s?\ ago:\ no-slot\  ]] || flunk "$output"
+	[[ $output =~ bare\ +PENDING\ +skipped\ 5m[0-9]*s?\ ago\  ]] || flunk "$output"
+	[[ $output != *"running"* ]] || flunk "$output"
+}

@@ -1,5 +1,6 @@
 #include "report/format.h"
 #include "liveness/slotview.h"
+#include "report/lineview.h"
 #include "registry/history.h"
 #include "util/signame.h"
 #include "util/utf8.h"
@@ -90,7 +91,7 @@ static int json_reserved(const char *key)
 {
 	static const char *const reserved[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
-		"waiting",
+		"waiting", "next_due",
 	};
 	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
@@ -103,7 +104,7 @@ static int json_number_key(const char *key)
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
-		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below",
+		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
 }
@@ -112,6 +113,15 @@ static int json_number_key(const char *key)
 static int json_flag_key(const char *key)
 {
 	return strcmp(key, "timed_out") == 0 || strcmp(key, "cancelled") == 0;
+}
+
+/* Is V a decimal, a fraction allowed ("90", "0.5")?  What the parser
+ * does not check yet (every, written by newer dispatchers) is a string
+ * when it is not. */
+static int decimal(const char *v)
+{
+	size_t n = strspn(v, "0123456789");
+	return n && (!v[n] || (v[n] == '.' && v[n + 1] && !v[n + 1 + strspn(v + n + 1, "0123456789")]));
 }
 
 void json_number(struct buf *out, const char *v)
@@ -167,7 +177,7 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ": ");
 		if (strcmp(f->key, "status") == 0)
 			json_string(out, status_word(status));
-		else if (json_number_key(f->key))
+		else if (json_number_key(f->key) && decimal(f->value))
 			json_number(out, f->value);
 		else if (json_flag_key(f->key))
 			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
@@ -186,6 +196,12 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ", \"paused\": true");
 	if (x->waiting)
 		buf_addf(out, ", \"waiting\": %llu", x->waiting);
+	time_t due;
+	if (format_next_due(r, &due) == 1) {
+		char text[21];
+		time_format(due, text);
+		buf_addf(out, ", \"next_due\": \"%s\"", text);
+	}
 	buf_adds(out, "}\n");
 }
 
@@ -386,4 +402,87 @@ void format_slot(struct buf *out, const struct slot_view *v, int json)
 	slot_field(out, v->job ? run : NULL, 0);
 	slot_field(out, v->host, 0);
 	slot_field(out, v->pid, 1);
+}
+
+/* A waiter's pid: a JSON number when it is one, else a string. */
+static void json_pid(struct buf *out, const char *pid)
+{
+	buf_adds(out, ", \"pid\": ");
+	if (pid[strspn(pid, "0123456789")] == '\0' && strlen(pid) <= 20)
+		json_number(out, pid);
+	else
+		json_string(out, pid);
+}
+
+/* The JSON members of a waiter's line, those it has. */
+static void json_waiter(struct buf *out, const struct waiter *w)
+{
+	const char *keys[] = { "kind", "job", "host", "since" };
+	const char *values[] = { w->kind, w->job, w->host, w->since };
+	for (size_t i = 0; i < 4; i++) {
+		if (i == 3 && w->pid)
+			json_pid(out, w->pid);
+		if (!values[i])
+			continue;
+		buf_addf(out, ", \"%s\": ", keys[i]);
+		json_string(out, values[i]);
+	}
+	buf_adds(out, "}\n");
+}
+
+void format_place(struct buf *out, const char *job, const struct waiter *w, int json)
+{
+	char place[24];
+	snprintf(place, sizeof place, "%llu", w->place);
+	if (json) {
+		buf_adds(out, "{\"job\": ");
+		json_string(out, job);
+		buf_addf(out, ", \"place\": %s", place);
+		json_waiter(out, w);
+		return;
+	}
+	add_column(out, job, '\t');
+	add_column(out, place, '\t');
+	add_column(out, w->kind, '\t');
+	add_column(out, w->host, '\t');
+	add_column(out, w->pid, '\t');
+	add_column(out, w->since, '\n');
+}
+
+void format_slot_waiter(struct buf *out, const char *group, const struct waiter *w, int json)
+{
+	char place[24];
+	snprintf(place, sizeof place, "%llu", w->place);
+	if (json) {
+		buf_adds(out, "{\"group\": ");
+		json_string(out, group);
+		buf_addf(out, ", \"place\": %s, \"state\": \"waiting\"", place);
+		json_waiter(out, w);
+		return;
+	}
+	add_column(out, group, '\t');
+	add_column(out, place, '\t');
+	add_column(out, "waiting", '\t');
+	add_column(out, w->job, '\t');
+	add_column(out, NULL, '\t');
+	add_column(out, w->host, '\t');
+	add_column(out, w->pid, '\t');
+	add_column(out, w->since, '\n');
+}
+
+int format_next_due(const struct record *r, time_t *due)
+{
+	const char *every = r ? record_get(r, "every") : NULL;
+	const char *from = r ? record_get(r, "last_success_started") : NULL;
+	char *end;
+	time_t t;
+	if (!every || !*every)
+		return -1;
+	double period = strtod(every, &end);
+	if (*end || !(period > 0) || period > 1e12)
+		return -1;
+	if (!from || time_parse(from, &t) < 0)
+		return 0;
+	*due = t + (time_t)period + (period > (double)(time_t)period);
+	return 1;
 }
