@@ -105,6 +105,25 @@ slot_waiter() {
 	[[ $stderr == *"'a\\x1b[2Jb'"* ]]
 }
 
+@test "get --line and --slots show control characters of a waiter's line escaped, -j as JSON" {
+	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=2 wait_head=1
+	place_file j 1 "kind=wait pid=1 host=h${ESC}]0;x${BEL} since=t${CSI}2J"$'\n'
+	: > "$REG/.g.slot.1"
+	printf 'next=2\nhead=1\n' > "$REG/.g.slotline"
+	slot_waiter g 1 "job=j pid=2 host=h${ESC}[2J since=t${CSI}1m"$'\n'
+	run --separate-stderr jobreg-get --line j
+	[ "$status" -eq 0 ]
+	raw_free "$output"
+	[ "$output" = $'j\t1\twait\th\\x1b]0;x\\x07\t1\tt\\u009b2J' ] || flunk "$output"
+	run --separate-stderr jobreg-get -j --line j
+	raw_free "$output"
+	[[ $output == *'"host": "h\u001b]0;x\u0007", "pid": 1, "since": "t\u009b2J"'* ]] || flunk "$output"
+	run --separate-stderr jobreg-get --slots g
+	[ "$status" -eq 0 ]
+	raw_free "$output"
+	[ "${lines[1]}" = $'g\t1\twaiting\tj\t-\th\\x1b[2J\t2\tt\\u009b1m' ] || flunk "$output"
+}
+
 # ---- jobreg-get --line --------------------------------------------------------
 
 @test "get --line lists the live places of a job's line in order: job place kind host pid since" {

@@ -363,12 +363,6 @@ void format_history(struct buf *out, int json, const char *job, const char *line
 	buf_free(&v);
 }
 
-static void slot_field(struct buf *out, const char *value, int last)
-{
-	buf_adds(out, value && *value ? value : "-");
-	buf_addc(out, last ? '\n' : '\t');
-}
-
 void format_slot(struct buf *out, const struct slot_view *v, int json)
 {
 	const char *state = v->job ? "held" : "free";
@@ -395,13 +389,13 @@ void format_slot(struct buf *out, const struct slot_view *v, int json)
 	char slot[24], run[24];
 	snprintf(slot, sizeof slot, "%lu", v->slot);
 	snprintf(run, sizeof run, "%llu", v->run);
-	slot_field(out, v->group, 0);
-	slot_field(out, slot, 0);
-	slot_field(out, state, 0);
-	slot_field(out, v->job, 0);
-	slot_field(out, v->job ? run : NULL, 0);
-	slot_field(out, v->host, 0);
-	slot_field(out, v->pid, 1);
+	add_column(out, v->group, '\t');
+	add_column(out, slot, '\t');
+	add_column(out, state, '\t');
+	add_column(out, v->job, '\t');
+	add_column(out, v->job ? run : NULL, '\t');
+	add_column(out, v->host, '\t');
+	add_column(out, v->pid, '\n');
 }
 
 /* A waiter's pid: a JSON number when it is one, else a string. */
