@@ -14,7 +14,10 @@
  *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
  *         Unknown keys named like a member the writer adds are left out,
  *         so a record cannot pass for another job.
- *         "late": true for a late job.
+ *         "late": true for a late job; "next_due" for a record that keeps
+ *         every= and a success (format_next_due()).
+ * Every column for people escapes control characters, JSON strings as
+ * JSON does (util/utf8.h text_escape()).
  * The Prometheus format is prom.h's. */
 #ifndef JOBREG_FORMAT_H
 #define JOBREG_FORMAT_H
