@@ -17,6 +17,11 @@ raw_free() {
 	[[ $1 != *"$ESC"* && $1 != *"$BEL"* && $1 != *"$CSI"* ]] || flunk "raw control bytes in: $(printf '%q' "$1")"
 }
 
+# in_line JOB: jobreg-get --line lists a place of JOB's.
+in_line() {
+	[ -n "$(jobreg-get --line "$1")" ]
+}
+
 # place_file JOB N LINE: a waiter's place N in JOB's line whose file holds LINE
 # (as given: no newline added), locked by a background process as a waiting
 # dispatcher holds it (SPEC §5a Who waits).
@@ -216,7 +221,8 @@ slot_waiter() {
 	bg_dispatch j
 	jobreg-dispatch --wait 30 j true 3>&- >/dev/null 2>&1 &
 	BG_PIDS+=("$!")
-	poll_until place_held "$REG/.j.wait.1"
+	# (its place is locked before its record says wait_next=2)
+	poll_until in_line j
 	run --separate-stderr jobreg-get --line j
 	[ "$status" -eq 0 ]
 	[[ $output == $'j\t1\t'* ]] || flunk "$output"
