@@ -93,9 +93,7 @@ static int probe_place(const struct registry *reg, const char *name, struct wait
 		rc = flock(fd, LOCK_SH | LOCK_NB);
 	while (rc < 0 && errno == EINTR);
 	int live = rc < 0 && errno == EWOULDBLOCK;
-	if (rc < 0 && !live)
-		got = -2;
-	else if (live && read_place(fd, w) < 0)
+	if ((rc < 0 && !live) || (live && read_place(fd, w) < 0))
 		got = -2;
 	int err = errno;
 	close_fd(fd);
