@@ -85,6 +85,7 @@ slot_waiter() {
 		"$ESC" "$BEL" "$CSI" > "$REG/.job.history"
 	local opt
 	for opt in "" -l; do
+		# shellcheck disable=SC2086  # no word for plain, on purpose
 		run --separate-stderr jobreg-get $opt --history job
 		[ "$status" -eq 0 ]
 		raw_free "$output"
