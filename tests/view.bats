@@ -156,7 +156,7 @@ slot_waiter() {
 	write_record j version=1 status=PENDING since=2026-01-01T00:00:00Z wait_next=4 wait_head=1
 	place_file j 1 ''                                    # made, its line not yet written
 	place_file j 2 'kind=once pid=13 host=h'             # torn: no newline
-	place_file j 3 $'kind=wait pid=14\n'                 # whole, but short
+	place_file j 3 $'kind=wait pid=14 job=other\n'       # whole, but short
 	run --separate-stderr jobreg-get --line j
 	[ "$status" -eq 0 ]
 	[ "$output" = $'j\t1\t-\t-\t-\t-\nj\t2\t-\t-\t-\t-\nj\t3\twait\t-\t14\t-' ] || flunk "$output"

@@ -408,11 +408,14 @@ static void json_pid(struct buf *out, const char *pid)
 		json_string(out, pid);
 }
 
-/* The JSON members of a waiter's line, those it has. */
-static void json_waiter(struct buf *out, const struct waiter *w)
+/* The JSON members of a waiter's line, those it has: a place in a job's
+ * line says its KIND, one in a slot group's its JOB (never both, so that
+ * a planted key cannot name another job). */
+static void json_waiter(struct buf *out, const struct waiter *w, int slot_line)
 {
 	const char *keys[] = { "kind", "job", "host", "since" };
-	const char *values[] = { w->kind, w->job, w->host, w->since };
+	const char *values[] = { slot_line ? NULL : w->kind, slot_line ? w->job : NULL, w->host,
+				 w->since };
 	for (size_t i = 0; i < 4; i++) {
 		if (i == 3 && w->pid)
 			json_pid(out, w->pid);
@@ -432,7 +435,7 @@ void format_place(struct buf *out, const char *job, const struct waiter *w, int 
 		buf_adds(out, "{\"job\": ");
 		json_string(out, job);
 		buf_addf(out, ", \"place\": %s", place);
-		json_waiter(out, w);
+		json_waiter(out, w, 0);
 		return;
 	}
 	add_column(out, job, '\t');
@@ -451,7 +454,7 @@ void format_slot_waiter(struct buf *out, const char *group, const struct waiter 
 		buf_adds(out, "{\"group\": ");
 		json_string(out, group);
 		buf_addf(out, ", \"place\": %s, \"state\": \"waiting\"", place);
-		json_waiter(out, w);
+		json_waiter(out, w, 1);
 		return;
 	}
 	add_column(out, group, '\t');
