@@ -529,3 +529,20 @@ two_registries() {
 	[ "$status" -eq 0 ]
 	[ -z "$(find "$T/dest" ! -type d)" ]
 }
+
+@test "bash and zsh completion offer jobreg-get --line, and job ids after it" {
+	two_registries
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-get --li
+		is --line
+		bcomp "$mode" jobreg-get -d "$T/a" --line ""
+		is alpha beta
+	done
+	if command -v zsh >/dev/null; then
+		zcomp "jobreg-get --li"
+		is --line
+		zcomp "jobreg-get -d $T/a -j --line "
+		is alpha beta
+	fi
+	at_end_skip_without_bash_completion
+}

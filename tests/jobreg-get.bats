@@ -1384,7 +1384,7 @@ plant_report() {
 		"stale failed killed lost timed late running pending ok 9" ]
 	local line
 	for line in "stale +STALE +STALE since 2020-01-01T00:00:00Z on build01 +never ok +-$" \
-		"failed +DONE +FAILED exit 3 +never ok +took 0s +oops: \?\[31mdisk full$" \
+		"failed +DONE +FAILED exit 3 +never ok +took 0s +oops: \\\\x1b\[31mdisk full$" \
 		"killed +DONE +killed by SIGKILL " \
 		"lost +PENDING +lost " \
 		"timed +DONE +timed out after 1h +never ok +took 2h5m$" \
@@ -1498,7 +1498,7 @@ plant_report() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"${esc}1;31mFAILED exit 3${esc}0m"* ]]
 	[[ "$output" == *"${esc}32mOK${esc}0m"* ]]
-	[[ "$output" == *'oops: ?[31mdisk full'* ]]
+	[[ "$output" == *'oops: \x1b[31mdisk full'* ]]
 	# NO_COLOR, even empty, and -o: none
 	# shellcheck disable=SC1007  # an empty NO_COLOR, on purpose
 	NO_COLOR= run script -qec "jobreg-get --report -a" /dev/null

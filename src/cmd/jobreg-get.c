@@ -8,6 +8,7 @@
 #include "report/format.h"
 #include "report/prom.h"
 #include "report/report.h"
+#include "report/lineview.h"
 #include "liveness/slotview.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
@@ -23,7 +24,7 @@ static const char usage[] =
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
 	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB"
-	" | jobreg-get [-d DIR] [-j] --slots [NAME...]";
+	" | jobreg-get [-d DIR] [-j] --slots [NAME...] | jobreg-get [-d DIR] [-j] --line JOB...";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -43,7 +44,10 @@ static const char help[] =
 	"      --follow      with --log: and what it prints next, until the run ends\n"
 	"      --faillog     the output of the job's last run that failed or was lost\n"
 	"      --slots       each slot of groups NAME (all without NAME) of dispatch\n"
-	"                    --slots: group slot state job run host pid (or -j)\n"
+	"                    --slots: group slot state job run host pid, then the\n"
+	"                    calls waiting: group place waiting job - host pid since\n"
+	"      --line        the calls waiting in each JOB's line, in order:\n"
+	"                    job place kind host pid since (or -j)\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
@@ -53,7 +57,7 @@ static const char help[] =
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
-enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS };
+enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS, LINE };
 
 struct request {
 	enum format format;
@@ -83,7 +87,7 @@ static void set_format(struct request *req, enum format f)
 static void set_mode(struct request *req, enum mode m)
 {
 	if (req->mode != STATUS && req->mode != m)
-		usage_error("--history, --log, --faillog and --slots exclude each other");
+		usage_error("--history, --log, --faillog, --slots and --line exclude each other");
 	req->mode = m;
 }
 
@@ -105,6 +109,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "faillog", no_argument, 0, 'X' },
 		{ "report", no_argument, 0, 'R' },
 		{ "slots", no_argument, 0, 'S' },
+		{ "line", no_argument, 0, 'N' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -129,6 +134,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'G': set_mode(req, LOG); break;
 		case 'X': set_mode(req, FAILLOG); break;
 		case 'S': set_mode(req, SLOTS); break;
+		case 'N': set_mode(req, LINE); break;
 		case 'F': req->follow = 1; break;
 		default: common_option(opt, optarg, common);
 		}
@@ -156,9 +162,11 @@ static void check_request(const struct request *req)
 		usage_error("-o needs a file name");
 	if (req->follow && req->mode != LOG)
 		usage_error("--follow needs --log");
+	if (req->mode == LINE && req->format != PLAIN && req->format != JSON)
+		usage_error("--line takes JOB ids, and no -l, -P or --report");
 	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
 				    req->format == PROMETHEUS || req->format == REPORT))
-		usage_error("--history, --log and --faillog take JOB ids and no -a, --is, -s, -o, -P or --report");
+		usage_error("--history, --log, --faillog and --line take JOB ids and no -a, --is, -s, -o, -P or --report");
 	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
 		usage_error("--log and --faillog take one JOB, and no -l or -j");
 }
@@ -291,6 +299,20 @@ static void prom_slot_groups(const struct registry *reg, const struct listing *l
 	slotview_free(&views);
 }
 
+/* --report: the calls waiting for a slot, from the slot groups of -a's
+ * listing, or of one read for the JOBs asked. */
+static int report_waits(const struct registry *reg, const struct request *req,
+			struct report *rp)
+{
+	struct listing own = {0};
+	const struct listing *l = req->listing;
+	int rc = l ? 0 : reg_list(reg, LIST_JOBS, &own);
+	if (!rc)
+		rc = report_slot_waits(reg, rp, l ? l : &own);
+	listing_free(&own);
+	return rc;
+}
+
 /* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
  * UP: REG exists and could be listed (-P's jobreg_registry_up). */
 static int report(const struct registry *reg, const char *path, const struct request *req,
@@ -318,7 +340,9 @@ static int report(const struct registry *reg, const char *path, const struct req
 		buf_free(&text);
 		return status;
 	}
-	status = read_jobs(reg, req, &text, &all, to);
+	if (req->format == REPORT)
+		status = report_waits(reg, req, &all.report);
+	keep_first(&status, read_jobs(reg, req, &text, &all, to));
 	/* -P: the families, grouped, once every job is read; the report,
 	 * sorted */
 	if (req->format == PROMETHEUS && req->listing)
@@ -357,22 +381,56 @@ static int print_history(const struct registry *reg, const struct request *req)
 	return out_flush() ? EXIT_IO : status;
 }
 
-/* --slots [NAME...]: every slot of the groups asked (all: of every group). */
+/* --slots [NAME...]: every slot of the groups asked (all: of every
+ * group), each group's followed by the calls waiting in its line. */
 static int print_slots(const struct registry *reg, const struct request *req)
 {
 	struct listing l;
 	struct slot_views views = {0};
 	struct buf text = {0};
+	int json = req->format == JSON;
 	int rc = reg_list(reg, LIST_JOBS, &l);
 	if (!rc)
 		rc = slotview_list(reg, &l, req->jobs, req->njobs, &views);
-	for (size_t i = 0; i < views.count; i++)
-		format_slot(&text, &views.v[i], req->format == JSON);
-	out_add(text.data ? text.data : "", text.len);
+	for (size_t i = 0; i < views.count; i++) {
+		format_slot(&text, &views.v[i], json);
+		if (i + 1 < views.count && strcmp(views.v[i].group, views.v[i + 1].group) == 0)
+			continue;
+		struct waiters line;
+		keep_first(&rc, lineview_read(reg, views.v[i].group, NULL, 1, &line));
+		for (size_t k = 0; k < line.count; k++)
+			format_slot_waiter(&text, views.v[i].group, &line.v[k], json);
+		lineview_free(&line);
+		out_add(text.data ? text.data : "", text.len);
+		buf_reset(&text);
+	}
 	slotview_free(&views);
 	listing_free(&l);
 	buf_free(&text);
 	return out_flush() ? EXIT_IO : rc;
+}
+
+/* --line JOB...: the calls waiting in each job's line, in order. */
+static int print_line(const struct registry *reg, const struct request *req)
+{
+	struct buf text = {0};
+	int status = 0;
+	for (size_t i = 0; i < req->njobs; i++) {
+		struct job_state st;
+		struct waiters line = {0};
+		int rc = jobstate_read(reg, req->jobs[i], &st);
+		keep_first(&status, rc);
+		if (!rc && st.found)
+			keep_first(&status, lineview_read(reg, req->jobs[i], &st.rec, 0, &line));
+		for (size_t k = 0; k < line.count; k++)
+			format_place(&text, req->jobs[i], &line.v[k], req->format == JSON);
+		lineview_free(&line);
+		jobstate_free(&st);
+		out_add(text.data ? text.data : "", text.len);
+		buf_reset(&text);
+	}
+	buf_free(&text);
+	return out_flush() ? EXIT_IO : status;
 }
 
 /* --log [--follow], --faillog. */
@@ -399,6 +457,8 @@ int main(int argc, char **argv)
 	int rc = reg_open(&reg, path, 0);
 	if (!rc && req.mode == SLOTS)
 		rc = print_slots(&reg, &req);
+	else if (!rc && req.mode == LINE)
+		rc = print_line(&reg, &req);
 	else if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
 	else if (!rc && req.mode != STATUS)

@@ -1,5 +1,6 @@
 #include "report/format.h"
 #include "liveness/slotview.h"
+#include "report/lineview.h"
 #include "registry/history.h"
 #include "util/signame.h"
 #include "util/utf8.h"
@@ -18,15 +19,17 @@ void format_plain(struct buf *out, const char *job, enum status status, int with
 	buf_addc(out, '\n');
 }
 
-/* One -l column: "-" when empty; a tab of a hand-written record would
- * shift the columns, so it is shown as a space. */
+/* One column of -l, --history, --line or --slots: "-" when empty; a tab
+ * of a hand-written record would shift the columns, so it is shown as a
+ * space, and the other controls escaped (a shared registry's writer must
+ * not drive the reader's terminal). */
 static void add_column(struct buf *out, const char *value, char end)
 {
 	if (!value || !*value)
 		value = "-";
 	for (;;) {
 		size_t n = strcspn(value, "\t");
-		buf_add(out, value, n);
+		text_escape(out, value, n, ESCAPE_TEXT);
 		value += n;
 		if (!*value++)
 			break;
@@ -62,44 +65,8 @@ void format_long(struct buf *out, const char *job, const struct record *r,
 
 void json_string_n(struct buf *out, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const char *end = s + len;
 	buf_addc(out, '"');
-	while (s < end) {
-		/* The plain bytes up to the next one to escape, at once. */
-		size_t plain = 0;
-		while (s + plain < end && (unsigned char)s[plain] >= 0x20 &&
-		       (unsigned char)s[plain] < 0x7f && s[plain] != '"' && s[plain] != '\\')
-			plain++;
-		buf_add(out, s, plain);
-		s += plain;
-		if (s == end)
-			break;
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x80) {
-			/* A valid sequence as it is; a byte that begins none
-			 * (a damaged or hand-edited file) as U+FFFD. */
-			size_t n = utf8_seq(s, (size_t)(end - s));
-			if (n)
-				buf_add(out, s, n);
-			else
-				buf_adds(out, "\\ufffd");
-			s += n ? n : 1;
-			continue;
-		}
-		switch (c) {
-		case '"': buf_adds(out, "\\\""); break;
-		case '\\': buf_adds(out, "\\\\"); break;
-		case '\n': buf_adds(out, "\\n"); break;
-		case '\t': buf_adds(out, "\\t"); break;
-		case '\r': buf_adds(out, "\\r"); break;
-		default: {   /* the other control bytes, NUL and DEL included */
-			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-			buf_add(out, esc, sizeof esc);
-		}
-		}
-		s++;
-	}
+	text_escape(out, s, len, ESCAPE_JSON);
 	buf_addc(out, '"');
 }
 
@@ -124,7 +91,7 @@ static int json_reserved(const char *key)
 {
 	static const char *const reserved[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
-		"waiting",
+		"waiting", "next_due",
 	};
 	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
 }
@@ -137,7 +104,7 @@ static int json_number_key(const char *key)
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
-		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below",
+		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every",
 	};
 	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
 }
@@ -146,6 +113,15 @@ static int json_number_key(const char *key)
 static int json_flag_key(const char *key)
 {
 	return strcmp(key, "timed_out") == 0 || strcmp(key, "cancelled") == 0;
+}
+
+/* Is V a decimal, a fraction allowed ("90", "0.5")?  What the parser
+ * does not check yet (every, written by newer dispatchers) is a string
+ * when it is not. */
+static int decimal(const char *v)
+{
+	size_t n = strspn(v, "0123456789");
+	return n && (!v[n] || (v[n] == '.' && v[n + 1] && !v[n + 1 + strspn(v + n + 1, "0123456789")]));
 }
 
 void json_number(struct buf *out, const char *v)
@@ -201,7 +177,7 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ": ");
 		if (strcmp(f->key, "status") == 0)
 			json_string(out, status_word(status));
-		else if (json_number_key(f->key))
+		else if (json_number_key(f->key) && decimal(f->value))
 			json_number(out, f->value);
 		else if (json_flag_key(f->key))
 			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
@@ -220,6 +196,12 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ", \"paused\": true");
 	if (x->waiting)
 		buf_addf(out, ", \"waiting\": %llu", x->waiting);
+	time_t due;
+	if (format_next_due(r, &due) == 1) {
+		char text[21];
+		time_format(due, text);
+		buf_addf(out, ", \"next_due\": \"%s\"", text);
+	}
 	buf_adds(out, "}\n");
 }
 
@@ -381,12 +363,6 @@ void format_history(struct buf *out, int json, const char *job, const char *line
 	buf_free(&v);
 }
 
-static void slot_field(struct buf *out, const char *value, int last)
-{
-	buf_adds(out, value && *value ? value : "-");
-	buf_addc(out, last ? '\n' : '\t');
-}
-
 void format_slot(struct buf *out, const struct slot_view *v, int json)
 {
 	const char *state = v->job ? "held" : "free";
@@ -413,11 +389,97 @@ void format_slot(struct buf *out, const struct slot_view *v, int json)
 	char slot[24], run[24];
 	snprintf(slot, sizeof slot, "%lu", v->slot);
 	snprintf(run, sizeof run, "%llu", v->run);
-	slot_field(out, v->group, 0);
-	slot_field(out, slot, 0);
-	slot_field(out, state, 0);
-	slot_field(out, v->job, 0);
-	slot_field(out, v->job ? run : NULL, 0);
-	slot_field(out, v->host, 0);
-	slot_field(out, v->pid, 1);
+	add_column(out, v->group, '\t');
+	add_column(out, slot, '\t');
+	add_column(out, state, '\t');
+	add_column(out, v->job, '\t');
+	add_column(out, v->job ? run : NULL, '\t');
+	add_column(out, v->host, '\t');
+	add_column(out, v->pid, '\n');
+}
+
+/* A waiter's pid: a JSON number when it is one, else a string. */
+static void json_pid(struct buf *out, const char *pid)
+{
+	buf_adds(out, ", \"pid\": ");
+	if (pid[strspn(pid, "0123456789")] == '\0' && strlen(pid) <= 20)
+		json_number(out, pid);
+	else
+		json_string(out, pid);
+}
+
+/* The JSON members of a waiter's line, those it has: a place in a job's
+ * line says its KIND, one in a slot group's its JOB (never both, so that
+ * a planted key cannot name another job). */
+static void json_waiter(struct buf *out, const struct waiter *w, int slot_line)
+{
+	const char *keys[] = { "kind", "job", "host", "since" };
+	const char *values[] = { slot_line ? NULL : w->kind, slot_line ? w->job : NULL, w->host,
+				 w->since };
+	for (size_t i = 0; i < 4; i++) {
+		if (i == 3 && w->pid)
+			json_pid(out, w->pid);
+		if (!values[i])
+			continue;
+		buf_addf(out, ", \"%s\": ", keys[i]);
+		json_string(out, values[i]);
+	}
+	buf_adds(out, "}\n");
+}
+
+void format_place(struct buf *out, const char *job, const struct waiter *w, int json)
+{
+	char place[24];
+	snprintf(place, sizeof place, "%llu", w->place);
+	if (json) {
+		buf_adds(out, "{\"job\": ");
+		json_string(out, job);
+		buf_addf(out, ", \"place\": %s", place);
+		json_waiter(out, w, 0);
+		return;
+	}
+	add_column(out, job, '\t');
+	add_column(out, place, '\t');
+	add_column(out, w->kind, '\t');
+	add_column(out, w->host, '\t');
+	add_column(out, w->pid, '\t');
+	add_column(out, w->since, '\n');
+}
+
+void format_slot_waiter(struct buf *out, const char *group, const struct waiter *w, int json)
+{
+	char place[24];
+	snprintf(place, sizeof place, "%llu", w->place);
+	if (json) {
+		buf_adds(out, "{\"group\": ");
+		json_string(out, group);
+		buf_addf(out, ", \"place\": %s, \"state\": \"waiting\"", place);
+		json_waiter(out, w, 1);
+		return;
+	}
+	add_column(out, group, '\t');
+	add_column(out, place, '\t');
+	add_column(out, "waiting", '\t');
+	add_column(out, w->job, '\t');
+	add_column(out, NULL, '\t');
+	add_column(out, w->host, '\t');
+	add_column(out, w->pid, '\t');
+	add_column(out, w->since, '\n');
+}
+
+int format_next_due(const struct record *r, time_t *due)
+{
+	const char *every = r ? record_get(r, "every") : NULL;
+	const char *from = r ? record_get(r, "last_success_started") : NULL;
+	char *end;
+	time_t t;
+	if (!every || !*every)
+		return -1;
+	double period = strtod(every, &end);
+	if (*end || !(period > 0) || period > 1e12)
+		return -1;
+	if (!from || time_parse(from, &t) < 0)
+		return 0;
+	*due = t + (time_t)period + (period > (double)(time_t)period);
+	return 1;
 }

@@ -14,7 +14,10 @@
  *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
  *         Unknown keys named like a member the writer adds are left out,
  *         so a record cannot pass for another job.
- *         "late": true for a late job.
+ *         "late": true for a late job; "next_due" for a record that keeps
+ *         every= and a success (format_next_due()).
+ * Every column for people escapes control characters, JSON strings as
+ * JSON does (util/utf8.h text_escape()).
  * The Prometheus format is prom.h's. */
 #ifndef JOBREG_FORMAT_H
 #define JOBREG_FORMAT_H
@@ -33,7 +36,8 @@ struct job_flags {
 };
 void format_json(struct buf *out, const char *job, const struct record *r,
 		 enum status status, const struct job_flags *x);
-/* A JSON string literal of S (UTF-8 passed through, controls escaped). */
+/* A JSON string literal of S (UTF-8 passed through; C0, DEL and C1
+ * controls escaped, text_escape()). */
 void json_string(struct buf *out, const char *s);
 /* The same of LEN bytes, NUL bytes escaped too, and each byte that begins
  * no valid UTF-8 sequence written as U+FFFD: always valid JSON. */
@@ -55,5 +59,21 @@ struct slot_view;
 /* One slot: "group slot state job run host pid", tab-separated, "-" for
  * an empty field, state held or free; with JSON an object of those. */
 void format_slot(struct buf *out, const struct slot_view *v, int json);
+
+struct waiter;
+/* get --line: one live place of JOB's line (lineview.h), "job place kind
+ * host pid since", tab-separated, "-" for what its line lacks; with JSON
+ * an object of those, the absent left out. */
+void format_place(struct buf *out, const char *job, const struct waiter *w, int json);
+/* get --slots: a call waiting in GROUP's line, after its slots: "group
+ * place waiting job - host pid since"; with JSON an object of group,
+ * place, "state": "waiting", job, host, pid and since. */
+void format_slot_waiter(struct buf *out, const char *group, const struct waiter *w, int json);
+
+/* When a job whose record keeps every= (dispatch --every) is next due:
+ * the started of its last success plus every (SPEC §5b), into *DUE.
+ * 1 with *DUE; 0 when it is due now (no success on record); -1 when the
+ * record keeps no period. */
+int format_next_due(const struct record *r, time_t *due);
 
 #endif

@@ -3,7 +3,12 @@
 #include "record/transition.h"
 #include "registry/history.h"
 #include "registry/line.h"
+#include "registry/listing.h"
 #include "registry/openat.h"
+#include "registry/slots.h"
+#include "report/format.h"
+#include "report/lineview.h"
+#include "util/msg.h"
 #include "util/utf8.h"
 
 #include <errno.h>
@@ -133,7 +138,7 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 }
 
 /* "paused until T by U@H (NOTE)": T unless the pause has no end, the
- * note when short and plain. */
+ * note when short. */
 static void why_paused(struct buf *why, const struct record *r)
 {
 	const char *until = record_get(r, "paused_until"), *by = record_get(r, "paused_by");
@@ -143,29 +148,75 @@ static void why_paused(struct buf *why, const struct record *r)
 		buf_addf(why, " until %s", until);
 	if (by)
 		buf_addf(why, " by %s", by);
-	if (note && *note && strlen(note) <= NOTE_SHOWN && !note_problem(note))
+	if (note && *note && strlen(note) <= NOTE_SHOWN)
 		buf_addf(why, " (%s)", note);
 }
 
-/* The log line as a terminal may show it: control bytes and, in a line
- * that is not UTF-8, bytes past ASCII as '?', at most LOG_SHOWN bytes cut
- * on a character boundary. */
+/* The log line as a terminal may show it: at most LOG_SHOWN bytes, cut
+ * on a character boundary, escaped (text_escape()). */
 static char *shown_line(const char *line)
 {
 	size_t len = strlen(line);
-	int utf8 = utf8_valid(line, len);
+	struct buf s = {0};
 	if (len > LOG_SHOWN) {
+		int utf8 = utf8_valid(line, len);
 		len = LOG_SHOWN;
 		while (utf8 && len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
 			len--;
 	}
-	char *s = xstrndup(line, len);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
-			s[i] = '?';
+	text_escape(&s, line, len, ESCAPE_TEXT);
+	return s.data ? s.data : xstrdup("");
+}
+
+/* N as "1st", "2nd", "3rd", "4th", "11th", "21st". */
+static void ordinal(struct buf *out, size_t n)
+{
+	static const char *const ends[] = { "th", "st", "nd", "rd" };
+	size_t last = n % 10;
+	buf_addf(out, "%zu%s", n, n % 100 / 10 == 1 || last > 3 ? "th" : ends[last]);
+}
+
+/* Who waits, the last skip, the next due time: ", 3 waiting", ", waiting
+ * for slot heavy, 2nd in line", ", skipped 5m ago: no-slot", ", next due
+ * T".  Of a pending job they say more than "pending": they replace it. */
+static void why_waits(struct buf *why, const struct record *r, const struct report_facts *f,
+		      enum report_kind kind, enum status status, double now)
+{
+	struct buf more = {0};
+	double skipped, since;
+	time_t due;
+	if (f->waiting)
+		buf_addf(&more, ", %llu waiting", f->waiting);
+	if (f->slot_wait) {
+		buf_addf(&more, ", waiting for slot %s, ", f->slot_wait->group);
+		ordinal(&more, f->slot_wait->position);
+		buf_adds(&more, " in line");
 	}
-	return s;
+	/* A call refused since the job's last transition. */
+	if (age_of(r, "last_skipped", now, &skipped) == 0 &&
+	    (age_of(r, "since", now, &since) < 0 || skipped <= since)) {
+		const char *reason = record_get(r, "skip_reason");
+		buf_adds(&more, ", skipped ");
+		report_duration(&more, skipped);
+		buf_adds(&more, " ago");
+		if (reason && *reason)
+			buf_addf(&more, ": %s", reason);
+	}
+	int due_known = format_next_due(r, &due);
+	if (due_known == 1) {
+		char text[21];
+		time_format(due, text);
+		buf_addf(&more, ", next due %s", text);
+	} else if (due_known == 0 && status != ST_RUNNING) {
+		buf_adds(&more, ", due now");
+	}
+	if (more.len && kind == RK_PENDING && strcmp(why->data, "pending") == 0) {
+		buf_reset(why);
+		buf_adds(why, more.data + 2);
+	} else if (more.len) {
+		buf_adds(why, more.data);
+	}
+	buf_free(&more);
 }
 
 void report_add(struct report *rp, const char *job, const struct job_state *st,
@@ -202,8 +253,7 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 		if (kind > RK_PAUSED)
 			kind = RK_PAUSED;
 	}
-	if (facts->waiting)
-		buf_addf(&why, ", %llu waiting", facts->waiting);
+	why_waits(&why, r, facts, kind, st->status, rp->now);
 	if (age_of(r, "last_success", rp->now, &age) == 0) {
 		buf_adds(&success, "last ok ");
 		report_duration(&success, age);
@@ -225,12 +275,15 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 		rp->cap = rp->cap ? 2 * rp->cap : 32;
 		rp->lines = xrealloc(rp->lines, rp->cap * sizeof *rp->lines);
 	}
+	/* The record's text in it (a host, a note, a user@host) escaped. */
+	buf_reset(&part);
+	text_escape(&part, why.data, why.len, ESCAPE_TEXT);
+	buf_free(&why);
 	rp->lines[rp->n++] = (struct report_line){
 		.job = xstrdup(job), .status = xstrdup(status_word(st->status)),
-		.why = why.data, .success = success.data, .took = took.data,
+		.why = part.data, .success = success.data, .took = took.data,
 		.log = facts->log_line ? shown_line(facts->log_line) : NULL, .kind = kind,
 	};
-	buf_free(&part);
 }
 
 static int by_severity(const void *a, const void *b)
@@ -314,6 +367,11 @@ void report_free(struct report *rp)
 		free(l->log);
 	}
 	free(rp->lines);
+	for (size_t i = 0; i < rp->nwaits; i++) {
+		free(rp->waits[i].job);
+		free(rp->waits[i].group);
+	}
+	free(rp->waits);
 	*rp = (struct report){0};
 }
 
@@ -375,10 +433,71 @@ static int last_run_lost(const struct registry *reg, const char *job, int *lost)
 	return rc;
 }
 
+static int by_job(const void *a, const void *b)
+{
+	return strcmp(((const struct slot_wait *)a)->job, ((const struct slot_wait *)b)->job);
+}
+
+/* By job, then in the order found. */
+static int by_job_found(const void *a, const void *b)
+{
+	const struct slot_wait *x = a, *y = b;
+	int c = by_job(a, b);
+	return c ? c : (x->found > y->found) - (x->found < y->found);
+}
+
+int report_slot_waits(const struct registry *reg, struct report *rp, const struct listing *l)
+{
+	int status = 0;
+	char *last = NULL;
+	/* (the listing is sorted: a group's slot files come together) */
+	for (size_t i = 0; i < l->nslots; i++) {
+		char *group;
+		if (!slot_file_parse(l->slots[i], &group, NULL))
+			continue;
+		if (last && strcmp(last, group) == 0) {
+			free(group);
+			continue;
+		}
+		free(last);
+		last = group;
+		struct waiters line;
+		keep_first(&status, lineview_read(reg, group, NULL, 1, &line));
+		for (size_t k = 0; k < line.count; k++) {
+			if (!line.v[k].job)
+				continue;
+			size_t at = rp->nwaits++;
+			rp->waits = xrealloc(rp->waits, rp->nwaits * sizeof *rp->waits);
+			rp->waits[at] = (struct slot_wait){
+				.job = xstrdup(line.v[k].job), .group = xstrdup(group),
+				.position = k + 1, .found = at,
+			};
+		}
+		lineview_free(&line);
+	}
+	free(last);
+	/* By job, each job's first wait kept, for bsearch(). */
+	if (rp->nwaits > 1)
+		qsort(rp->waits, rp->nwaits, sizeof *rp->waits, by_job_found);
+	size_t kept = 0;
+	for (size_t i = 0; i < rp->nwaits; i++) {
+		if (kept && by_job(&rp->waits[kept - 1], &rp->waits[i]) == 0) {
+			free(rp->waits[i].job);
+			free(rp->waits[i].group);
+		} else {
+			rp->waits[kept++] = rp->waits[i];
+		}
+	}
+	rp->nwaits = kept;
+	return status;
+}
+
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 	       const struct job_state *st)
 {
 	struct report_facts f = {0};
+	struct slot_wait key = { .job = (char *)job };
+	f.slot_wait = rp->nwaits ? bsearch(&key, rp->waits, rp->nwaits, sizeof key, by_job) : NULL;
 	char *line = NULL;
 	int rc = 0;
 	if (st->found) {

@@ -1,5 +1,6 @@
 #include "util/msg.h"
 #include "util/sys.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -76,10 +77,12 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 		buf_adds(&line, ": ");
 		buf_adds(&line, strerror(err));
 	}
-	/* One message is one line, whatever a path or note contains. */
-	for (size_t i = 0; i < line.len; i++)
-		if (line.data[i] == '\n' || line.data[i] == '\r')
-			line.data[i] = '?';
+	/* One message is one line, and drives no terminal, whatever a path,
+	 * a note or a pause's user@host contains: escaped (\x0a, \u009b). */
+	struct buf shown = {0};
+	text_escape(&shown, line.data, line.len, ESCAPE_TEXT);
+	buf_free(&line);
+	line = shown;
 	buf_addc(&line, '\n');
 	if (hold) {
 		buf_add(hold, line.data, line.len);

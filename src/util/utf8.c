@@ -1,4 +1,5 @@
 #include "util/utf8.h"
+#include "util/sys.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -63,8 +64,55 @@ const char *note_problem(const char *s)
 	if (!utf8_valid(s, len))
 		return "invalid UTF-8";
 	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f ||
+		    ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] < 0xa0))
 			return "a newline or other control character";
 	return NULL;
+}
+
+void text_escape(struct buf *out, const char *s, size_t len, enum escape how)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *end = s + len;
+	int json = how == ESCAPE_JSON;
+	while (s < end) {
+		/* The plain bytes up to the next one to look at, at once. */
+		size_t plain = 0;
+		while (s + plain < end && (unsigned char)s[plain] >= 0x20 &&
+		       (unsigned char)s[plain] < 0x7f &&
+		       (!json || (s[plain] != '"' && s[plain] != '\\')))
+			plain++;
+		buf_add(out, s, plain);
+		s += plain;
+		if (s == end)
+			break;
+		unsigned char c = (unsigned char)*s;
+		size_t n = utf8_seq(s, (size_t)(end - s));
+		/* U+0080-U+009F, the C1 controls, are C2 80 to C2 9F. */
+		int c1 = n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0;
+		if (c >= 0x80 && n && !c1) {
+			buf_add(out, s, n);   /* a character past ASCII */
+			s += n;
+			continue;
+		}
+		if (c1)
+			c = (unsigned char)s[1];
+		s += c1 ? 2 : 1;
+		if (json && c >= 0x80 && !c1) {
+			buf_adds(out, "\\ufffd");
+		} else if (json && (c == '"' || c == '\\')) {
+			buf_addc(out, '\\');
+			buf_addc(out, (char)c);
+		} else if (json && (c == '\n' || c == '\t' || c == '\r')) {
+			buf_addc(out, '\\');
+			buf_adds(out, c == '\n' ? "n" : c == '\t' ? "t" : "r");
+		} else if (json || c1) {
+			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			buf_add(out, u, sizeof u);
+		} else {
+			char x[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+			buf_add(out, x, sizeof x);
+		}
+	}
 }
 
