@@ -1061,3 +1061,12 @@ done_fault() {
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -ge 30 ]
 }
+
+@test "a dispatch with --every writes every=SECONDS with RUNNING, for readers, and a call without --every keeps it" {
+	jobreg-dispatch --every 1d j sh -c 'grep -x "every=86400" "$JOBREG_DIR/j"'
+	[ "$(field j every)" = 86400 ]
+	jobreg-dispatch j true
+	[ "$(field j every)" = 86400 ]
+	jobreg-dispatch --every 90m k true
+	[ "$(field k every)" = 5400 ]
+}
