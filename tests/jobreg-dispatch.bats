@@ -217,7 +217,7 @@ forwarded() {
 	[ ! -e "$T/ran" ]
 }
 
-@test "dispatch --once replays a failed run: its exit status and a message saying how to allow a new run" {
+@test "dispatch --once replays a failed run: its exit status and a message naming --retry-failed, which runs it again" {
 	run --separate-stderr jobreg-dispatch --once j sh -c 'exit 3'
 	[ "$status" -eq 3 ]
 	ended=$(field j ended)

@@ -392,6 +392,13 @@ int record_resume(struct record *r)
 	return had;
 }
 
+void record_pause_copy(struct record *r, const struct record *src)
+{
+	for (const char *const *k = pause_keys; *k; k++)
+		if (record_get(src, *k))
+			record_put(r, *k, record_get(src, *k));
+}
+
 int record_paused(const struct record *r, double now)
 {
 	return record_paused_until(r) > now;

@@ -126,6 +126,8 @@ void record_ask_cancel(struct record *r, const char *signal, double kill_after, 
  * were any. */
 void record_pause(struct record *r, double until, const char *by, const char *note);
 int record_resume(struct record *r);
+/* SRC's pause, if any, into R (dispatch --clear keeps a pause in force). */
+void record_pause_copy(struct record *r, const struct record *src);
 /* When the pause ends: paused_until as a time, INFINITY for inf, -1 when
  * it has none. */
 double record_paused_until(const struct record *r);

@@ -160,11 +160,11 @@ static void say_paused(const char *job, const struct job_state *st, const struct
  * finish), a leftover process of an old run (EARLIER: the DONE run's
  * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
  * lock, blocked in an exclusive flock (a shared holder must not let us
- * through and spin), until DEADLINE (< 0: none), and start over; also once DIR names
- * another directory (removed, replaced: SPEC §5, every wait follows it),
- * which a wait a second at a time notices.  The lock is let go at once,
- * so neither a missing file is made nor the name re-checked here: the
- * start over does both. */
+ * through and spin), until DEADLINE (< 0: none), and start over; also once
+ * DIR names another directory (removed, replaced: SPEC §5, every wait
+ * follows it) or a signal stops the call (turn.h), which a wait a second
+ * at a time notices.  The lock is let go at once, so neither a missing
+ * file is made nor the name re-checked here: the start over does both. */
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {
@@ -174,7 +174,7 @@ static int wait_run_lock(const struct registry *reg, const char *job, double dea
 		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
 				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
 		reg_unlock(&fd);
-		if (rc != EXIT_BUSY || !reg_same(reg))
+		if (rc != EXIT_BUSY || !reg_same(reg) || turn_stopped())
 			return rc == EXIT_BUSY ? 0 : rc;
 		if (deadline >= 0 && now_mono() >= deadline)
 			return run_lock_busy(reg, job, earlier);

@@ -78,7 +78,7 @@ int turn_skip(const struct registry *reg, const struct run_request *req, struct 
 /* TERM, INT or HUP while the call waits: caught, so that it leaves its
  * line counted (turn_skip), then dies of it as it would have. */
 static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
-static struct sigaction stop_was[3];
+static struct sigaction stop_was[sizeof stop_signals / sizeof stop_signals[0]];
 static volatile sig_atomic_t stopped_by;
 
 static void on_stop(int sig)
