@@ -262,6 +262,7 @@ runs_in_order() {
 	[ "$(field j coalesced)" = 1 ]
 	# a follower killed before it runs leaves the line; the next call starts afresh
 	kill -KILL "$follower"
+	wait_bg "$follower"   # (gone, so its lock is free: else the call might fold into it)
 	run --separate-stderr jobreg-dispatch --coalesce --wait 0.2 j true
 	[ "$status" -eq 75 ]
 	[[ $stderr == *"still running after --wait 0.2"* ]]

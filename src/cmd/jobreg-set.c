@@ -355,6 +355,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		job_operands(req, argc, argv);
 		return;
 	}
+	/* Without --if, -a would write every record alike. */
 	if (req->all && !req->if_mask)
 		usage_error("-a needs --if, --pause or --resume");
 	if (req->all && argc - optind != 1)
@@ -378,9 +379,6 @@ static void check_request(const struct set_request *req)
 {
 	if (req->mode != MODE_SET)
 		return;
-	/* Without --if, -a would write every record alike. */
-	if (req->all && !req->if_mask)
-		usage_error("-a needs --if, --pause or --resume");
 	if (req->owner_pid && req->status != ST_RUNNING)
 		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
 	if (req->ttl > 0 && req->status != ST_RUNNING)

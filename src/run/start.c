@@ -309,6 +309,12 @@ struct call {
 	long earlier;    /* the run lock was busy: the DONE run's dispatcher (0: none) */
 };
 
+/* The skip_reason of each step that refuses a start (SPEC §5a Skips). */
+static const char *const skip_reasons[] = {
+	[STEP_SUPERSEDED] = "superseded", [STEP_REFUSE_RUNNING] = "running",
+	[STEP_REFUSE_WAITING] = "waiting", [STEP_PAUSED] = "paused", [STEP_RUN] = NULL,
+};
+
 /* Under the job lock, the facts of step 2 and the decision, then what the
  * step does there: an answer's write, a place in line, RUNNING.  Returns
  * an exit status, and in *NEXT what the call does next. */
@@ -339,55 +345,38 @@ static int decide_locked(struct call *c, enum next *next)
 		f.ahead = line_ahead(c->reg, job, &f.nums, t->place.fd >= 0 ? t->place.n : f.nums.next);
 	f.slots_held = !req->slots->count || slots_held(req->slots);
 	enum step step = decide(req, &f);
-	/* A call that will not run after all gives its slots back. */
-	if (step != STEP_RUN && step != STEP_TAKE_SLOTS)
-		slots_release(req->slots);
-	/* A follower that leaves without running says what it leaves. */
-	if (step != STEP_RUN && step != STEP_TAKE_SLOTS && step != STEP_WAIT)
-		turn_let_go_coalesced(c->reg, job, t);
-	switch (step) {
-	case STEP_TAKE_SLOTS:
+	if (step == STEP_TAKE_SLOTS) {
 		*next = NEXT_TAKE_SLOTS;
-		break;
-	case STEP_RUN:
+	} else if (step == STEP_RUN) {
 		rc = run_now(c->reg, req, c->run, &st, t, c->run_lock, c->hold, &c->earlier);
 		*next = rc == EXIT_BUSY ? NEXT_RUN_LOCK : rc ? NEXT_END : NEXT_RUN;
-		break;
-	case STEP_REFUSE_RUNNING:
-		say_run(job, "already running", &st);
-		rc = turn_answer(c->reg, job, &st, t, "running", 0);
-		break;
-	case STEP_REFUSE_WAITING:
-		info(job, "%llu waiting", line_waiting(c->reg, job, &st.rec));
-		rc = turn_answer(c->reg, job, &st, t, "waiting", 0);
-		break;
-	case STEP_PAUSED:
-		say_paused(job, &st, &pause);
-		rc = turn_answer(c->reg, job, &st, t, "paused", 0);
-		break;
-	case STEP_SUPERSEDED:
-		info(job, "superseded by a newer --replace");
-		rc = turn_answer(c->reg, job, &st, t, "superseded", 0);
-		break;
-	case STEP_NOT_DUE:
-		say_not_due(job, due_at(req, &st, f.now));
-		rc = turn_answer(c->reg, job, &st, t, NULL, 0);
-		break;
-	case STEP_REPLAY:
-		rc = turn_answer(c->reg, job, &st, t, NULL, 0);
-		rc = rc ? rc : replay(c->reg, req, &st.rec);
-		break;
-	case STEP_WAIT:
+	} else if (step == STEP_WAIT) {
+		slots_release(req->slots);   /* (none taken: one waits without) */
 		rc = turn_join(c->reg, req, &st, t, &folded);
 		if (!rc && folded)
 			info(job, "coalesced into the waiting run");
 		*next = rc || folded ? NEXT_END : NEXT_WAIT;
-		break;
+	} else {
+		/* An answer: said, and written with the end of the call's turn
+		 * (a refusal counted); a follower says what it leaves. */
+		if (step == STEP_REFUSE_RUNNING)
+			say_run(job, "already running", &st);
+		else if (step == STEP_REFUSE_WAITING)
+			info(job, "%llu waiting", line_waiting(c->reg, job, &st.rec));
+		else if (step == STEP_PAUSED)
+			say_paused(job, &st, &pause);
+		else if (step == STEP_SUPERSEDED)
+			info(job, "superseded by a newer --replace");
+		else if (step == STEP_NOT_DUE)
+			say_not_due(job, due_at(req, &st, f.now));
+		slots_release(req->slots);
+		turn_let_go_coalesced(c->reg, job, t);
+		rc = turn_answer(c->reg, job, &st, t, skip_reasons[step], 0);
+		if (!rc && step == STEP_REPLAY)
+			rc = replay(c->reg, req, &st.rec);
+		else if (!rc && skip_reasons[step])
+			rc = req->conflict_code;
 	}
-	/* A refusal: 75 (or -E), once its write is made. */
-	if (!rc && (step == STEP_REFUSE_RUNNING || step == STEP_REFUSE_WAITING ||
-		    step == STEP_PAUSED || step == STEP_SUPERSEDED))
-		rc = req->conflict_code;
 	record_free(&pause);
 	jobstate_free(&st);
 	reg_unlock(&job_lock);
