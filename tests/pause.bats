@@ -250,3 +250,17 @@ OLD=2020-01-01T00:00:00Z
 	[ "$status" -eq 0 ] || flunk "$stderr"
 	[ "$(field job runs)" = 1 ]
 }
+
+@test "a --replace while the registry is paused stops no run: refused as paused (75, skipped), the run going on left alone" {
+	bg_dispatch j
+	jobreg-set --pause -a -m drain
+	run --separate-stderr jobreg-dispatch --replace j true
+	[ "$status" -eq 75 ]
+	[[ $stderr == *"paused until resumed"*"drain); jobreg-set --resume -a ends it" ]]
+	[ -z "$(field j cancel_run)" ]
+	[ "$(field j skip_reason)" = paused ]
+	[ "$(field j status)" = RUNNING ]
+	: >"$T/release"
+	wait_bg "$BG_PID"
+	[ "$BG_RC" -eq 0 ]
+}

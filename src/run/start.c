@@ -332,12 +332,9 @@ static int decide_locked(struct call *c, enum next *next)
 	int rc = reg_lock(c->reg, job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
 	if (rc)
 		return rc;
-	if ((rc = jobstate_read(c->reg, job, &st)) != 0 ||
-	    (rc = registry_pause_read(c->reg, f.now, &pause, &f.registry_paused)) != 0) {
-		jobstate_free(&st);
-		reg_unlock(&job_lock);
-		return rc;
-	}
+	record_init(&pause);
+	if ((rc = jobstate_read(c->reg, job, &st)) != 0)
+		goto out;
 	turn_report_unanswered(c->reg, req, &st, t);
 	line_numbers(jobstate_record(&st), &f.nums);
 	/* The nearest live place ahead: below ours, or anywhere in line. */
@@ -345,6 +342,14 @@ static int decide_locked(struct call *c, enum next *next)
 		f.ahead = line_ahead(c->reg, job, &f.nums, t->place.fd >= 0 ? t->place.n : f.nums.next);
 	f.slots_held = !req->slots->count || slots_held(req->slots);
 	enum step step = decide(req, &f);
+	/* The registry's pause can only turn a start (or a --replace's wait)
+	 * into a refusal: read only then, so a refusal costs no more. */
+	if (!st.paused && (step == STEP_RUN || step == STEP_TAKE_SLOTS ||
+			   (step == STEP_WAIT && req->replace))) {
+		if ((rc = registry_pause_read(c->reg, f.now, &pause, &f.registry_paused)) != 0)
+			goto out;
+		step = decide(req, &f);
+	}
 	if (step == STEP_TAKE_SLOTS) {
 		*next = NEXT_TAKE_SLOTS;
 	} else if (step == STEP_RUN) {
@@ -377,6 +382,7 @@ static int decide_locked(struct call *c, enum next *next)
 		else if (!rc && skip_reasons[step])
 			rc = req->conflict_code;
 	}
+out:
 	record_free(&pause);
 	jobstate_free(&st);
 	reg_unlock(&job_lock);
