@@ -24,7 +24,7 @@ LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/ut
 	 src/record/status.c src/record/record.c src/record/transition.c \
 	 src/registry/openat.c src/registry/atomic.c src/registry/registry.c src/registry/lock.c \
 	 src/registry/listing.c src/registry/history.c src/registry/write.c src/registry/sweep.c \
-	 src/registry/line.c src/registry/slots.c \
+	 src/registry/line.c src/registry/slots.c src/registry/pause.c \
 	 src/liveness/proc.c src/liveness/facts.c src/liveness/liveness.c src/liveness/jobstate.c \
 	 src/liveness/wait.c src/liveness/slotview.c \
 	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c src/run/attempts.c \

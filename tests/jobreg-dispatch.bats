@@ -168,9 +168,10 @@ forwarded() {
 	[ ! -e "$T/second" ]
 	# The record is the run's, with the skip counted (SPEC §5a Skips).
 	[ "$(field j skipped)" = 1 ]
+	[ "$(field j skip_reason)" = running ]
 	skipped_at=$(date -u -d "$(field j last_skipped)" +%s)
 	(( skipped_at >= t0 && skipped_at <= t0 + 2 ))
-	diff "$T/before" <(grep -v -e '^skipped=' -e '^last_skipped=' "$REG/j")
+	diff "$T/before" <(grep -v -e '^skipped=' -e '^last_skipped=' -e '^skip_reason=' "$REG/j")
 	run jobreg-dispatch j true
 	[ "$status" -eq 75 ]
 	[ "$(field j skipped)" = 2 ]
@@ -216,14 +217,14 @@ forwarded() {
 	[ ! -e "$T/ran" ]
 }
 
-@test "dispatch --once replays a failed run: its exit status and a message saying how to allow a new run" {
+@test "dispatch --once replays a failed run: its exit status and a message naming --retry-failed, which runs it again" {
 	run --separate-stderr jobreg-dispatch --once j sh -c 'exit 3'
 	[ "$status" -eq 3 ]
 	ended=$(field j ended)
 	cp "$REG/j" "$T/before"
 	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "jobreg-dispatch: j: already done: failed (exit 3, ended $ended); clear it to allow a new run" ]
+	[ "$stderr" = "jobreg-dispatch: j: already done: failed (exit 3, ended $ended); --retry-failed runs it again" ]
 	[ ! -e "$T/ran" ]
 	cmp "$T/before" "$REG/j"
 	run --separate-stderr jobreg-dispatch --once -q j touch "$T/ran"
@@ -240,11 +241,11 @@ forwarded() {
 	write_record j version=1 status=DONE "since=$t" "started=$t" "ended=$t" signal=TERM
 	run --separate-stderr jobreg-dispatch --once j touch "$T/ran"
 	[ "$status" -eq 143 ]
-	[ "$stderr" = "jobreg-dispatch: j: already done: failed (signal TERM, ended $t); clear it to allow a new run" ]
+	[ "$stderr" = "jobreg-dispatch: j: already done: failed (signal TERM, ended $t); --retry-failed runs it again" ]
 	write_record k version=1 status=DONE "since=$t" "started=$t" timeout=5 "ended=$t" signal=KILL timed_out=1
 	run --separate-stderr jobreg-dispatch --once k touch "$T/ran"
 	[ "$status" -eq 124 ]
-	[ "$stderr" = "jobreg-dispatch: k: already done: failed (timed out, ended $t); clear it to allow a new run" ]
+	[ "$stderr" = "jobreg-dispatch: k: already done: failed (timed out, ended $t); --retry-failed runs it again" ]
 	write_record m version=1 status=DONE "since=$t" "ended=$t" signal=RTMIN+3
 	run --separate-stderr jobreg-dispatch --once m touch "$T/ran"
 	[ "$status" -eq $((128 + $(kill -l RTMIN+3))) ]
@@ -1043,4 +1044,29 @@ done_fault() {
 		[[ $stderr == "jobreg-dispatch: bad log size '$size' (at least 1k; units k, M, G). Try"* ]] ||
 			{ echo "$stderr"; false; }
 	done
+}
+
+@test "the decision of step 2 reads every row of its truth table as the page says" {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/unit/decide_table.c"
+	local lib=()
+	# The library: every .c under src/ but the commands' mains.
+	mapfile -t lib < <(find "$JOBREG_ROOT/src" -name '*.c' ! -name 'jobreg-*.c' | sort)
+	[ "${#lib[@]}" -gt 0 ]
+	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/decide_table" \
+		"$JOBREG_ROOT/tests/unit/decide_table.c" "${lib[@]}"
+	run "$T/decide_table"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 30 ]
+}
+
+@test "a dispatch with --every writes every=SECONDS with RUNNING, for readers, and a call without --every keeps it" {
+	jobreg-dispatch --every 1d j sh -c 'grep -x "every=86400" "$JOBREG_DIR/j"'
+	[ "$(field j every)" = 86400 ]
+	jobreg-dispatch j true
+	[ "$(field j every)" = 86400 ]
+	jobreg-dispatch --every 90m k true
+	[ "$(field k every)" = 5400 ]
 }

@@ -380,14 +380,14 @@ set_refuses_id() {
 	[ -z "$(field fine failures)" ]
 	run jobreg-get --is FAILED failed killed
 	[ "$status" -eq 0 ]
-	run jobreg-dispatch --once failed -- echo again
+	run jobreg-dispatch --once failed -- echo command-ran
 	[ "$status" -eq 3 ]
-	[[ $output != *again* ]]
-	run jobreg-dispatch --once killed -- echo again
+	[[ $output != *command-ran* ]]
+	run jobreg-dispatch --once killed -- echo command-ran
 	[ "$status" -eq 143 ]
-	run jobreg-dispatch --once fine -- echo again
+	run jobreg-dispatch --once fine -- echo command-ran
 	[ "$status" -eq 0 ]
-	[[ $output != *again* ]]
+	[[ $output != *command-ran* ]]
 	# --exit still gives the run another result
 	jobreg-set --exit 0 failed DONE
 	run jobreg-get --is OK failed

@@ -262,6 +262,7 @@ runs_in_order() {
 	[ "$(field j coalesced)" = 1 ]
 	# a follower killed before it runs leaves the line; the next call starts afresh
 	kill -KILL "$follower"
+	wait_bg "$follower"   # (gone, so its lock is free: else the call might fold into it)
 	run --separate-stderr jobreg-dispatch --coalesce --wait 0.2 j true
 	[ "$status" -eq 75 ]
 	[[ $stderr == *"still running after --wait 0.2"* ]]
@@ -503,16 +504,17 @@ ask_cancel() {
 		paused_by=ops@h "paused_note=kernel upgrade"
 	run --separate-stderr jobreg-dispatch j touch "$T/ran"
 	[ "$status" -eq 75 ]
-	[ "$stderr" = "jobreg-dispatch: j: paused until $until (by ops@h: kernel upgrade)" ]
+	[ "$stderr" = "jobreg-dispatch: j: paused until $until (by ops@h: kernel upgrade); jobreg-set --resume j ends it" ]
 	[ ! -e "$T/ran" ]
 	[ "$(field j skipped)" = 1 ]
+	[ "$(field j skip_reason)" = paused ]
 	run jobreg-dispatch --once j touch "$T/ran"
 	[ "$status" -eq 0 ]
 	[ ! -e "$T/ran" ]
 	sed -i 's/^paused_until=.*/paused_until=inf/' "$REG/j"
 	run --separate-stderr jobreg-dispatch -E 3 j touch "$T/ran"
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "jobreg-dispatch: j: paused until resumed (by ops@h: kernel upgrade)" ]
+	[ "$stderr" = "jobreg-dispatch: j: paused until resumed (by ops@h: kernel upgrade); jobreg-set --resume j ends it" ]
 	sed -i "s/^paused_until=.*/paused_until=$(now_rfc3339 -1)/" "$REG/j"
 	jobreg-dispatch j touch "$T/ran"
 	[ -e "$T/ran" ]

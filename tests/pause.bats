@@ -92,32 +92,101 @@ OLD=2020-01-01T00:00:00Z
 	[ "$(grep -c '^paused_until=' "$REG/job")" -eq 1 ]
 }
 
-@test "pause -a pauses every job with a record, each with -m as paused_note, their notes kept; it makes no record" {
+@test "pause -a pauses the registry: it writes only DIR/.-pause, and every job, with a record or not, reads PAUSED" {
 	write_record a version=1 status=PENDING "since=$OLD" note=alpha
 	write_record b version=1 status=DONE "since=$OLD" exit=1 runs=1
+	save a
+	save b
 	run --separate-stderr jobreg-set --pause -a -m 'freeze'
 	[ "$status" -eq 0 ] || flunk "$stderr"
-	local job
-	for job in a b; do
-		[ "$(field "$job" paused_until)" = inf ]
-		[ "$(field "$job" paused_note)" = freeze ]
-	done
-	[ "$(field a note)" = alpha ]
-	[ -z "$(field b note)" ]
-	[ "$(jobreg-get -a -s PAUSED)" = $'a PENDING\nb DONE' ]
+	unchanged a
+	unchanged b
+	[ "$(cut -d= -f1 "$REG/.-pause" | paste -sd' ' -)" = \
+		"version paused_until paused_by paused_note" ]
+	grep -qx 'paused_until=inf' "$REG/.-pause"
+	grep -qx "paused_by=$(me)" "$REG/.-pause"
+	grep -qx 'paused_note=freeze' "$REG/.-pause"
 	[ "$(ls "$REG")" = $'a\nb' ]
 }
 
-@test "pause -a reports a corrupt record with 65 and pauses the others" {
-	write_record a version=1 status=PENDING "since=$OLD"
-	write_record bad version=1 status=BOGUS
+@test "pause -a of a registry that does not exist yet makes it, holding only the pause" {
+	run --separate-stderr jobreg-set -d "$T/new" --pause -a --for 1h
+	[ "$status" -eq 0 ] || flunk "$stderr"
+	[ -z "$(ls "$T/new")" ]
+	grep -q '^paused_until=20' "$T/new/.-pause"
+}
+
+@test "a job with no record, dispatched while the registry is paused, is refused (75) and gets a PENDING record counting the skip" {
+	jobreg-set --pause -a -m 'kernel upgrade'
+	run --separate-stderr jobreg-dispatch new touch "$T/ran"
+	[ "$status" -eq 75 ]
+	[ ! -e "$T/ran" ]
+	[ "$stderr" = "jobreg-dispatch: new: paused until resumed (by $(me): kernel upgrade); jobreg-set --resume -a ends it" ]
+	[ "$(field new status)" = PENDING ]
+	[ "$(field new skipped)" = 1 ]
+	[ "$(field new skip_reason)" = paused ]
+	[ -z "$(field new paused_until)" ]
+	jobreg-set --resume -a
+	jobreg-dispatch new touch "$T/ran"
+	[ -e "$T/ran" ]
+}
+
+@test "resume -a removes only .-pause: a job paused on its own stays paused, and the others run again" {
+	jobreg-set --pause -m own a
 	write_record c version=1 status=PENDING "since=$OLD"
-	save bad
-	run --separate-stderr jobreg-set --pause -a
+	save a
+	save c
+	jobreg-set --pause -a
+	run --separate-stderr jobreg-set --resume -a
+	[ "$status" -eq 0 ] || flunk "$stderr"
+	[ ! -e "$REG/.-pause" ]
+	unchanged a
+	unchanged c
+	run jobreg-dispatch a true
+	[ "$status" -eq 75 ]
+	jobreg-dispatch c true
+}
+
+@test "resume JOB while the registry is paused says its pause remains, and is 1 when the job had no pause of its own" {
+	jobreg-set --pause a
+	write_record b version=1 status=PENDING "since=$OLD"
+	jobreg-set --pause -a --for 1h
+	run --separate-stderr jobreg-set --resume a
+	[ "$status" -eq 0 ] || flunk "$stderr"
+	[[ $stderr == "jobreg-set: a: the registry's pause remains, until 20"*"; jobreg-set --resume -a ends it" ]]
+	[ -z "$(field a paused_until)" ]
+	run --separate-stderr jobreg-set --resume b
+	[ "$status" -eq 1 ]
+	one_line
+	[ -e "$REG/.-pause" ]
+}
+
+@test "a paused refusal names jobreg-set --resume JOB, the job's own pause first" {
+	jobreg-set --pause --for 1h -m disk job
+	jobreg-set --pause -a
+	run --separate-stderr jobreg-dispatch job true
+	[ "$status" -eq 75 ]
+	[[ $stderr == "jobreg-dispatch: job: paused until 20"*" (by $(me): disk); jobreg-set --resume job ends it" ]]
+}
+
+@test "--once replays a DONE result while the registry is paused" {
+	write_record job version=1 status=DONE "since=$OLD" exit=0 runs=1
+	jobreg-set --pause -a
+	run --separate-stderr jobreg-dispatch --once job false
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "jobreg-dispatch: job: already done" ]
+}
+
+@test "a corrupt .-pause makes a dispatch exit 65 and run nothing" {
+	mkdir -p "$REG"
+	printf 'paused_until=inf\n' > "$REG/.-pause"
+	run --separate-stderr jobreg-dispatch job touch "$T/ran"
 	[ "$status" -eq 65 ]
-	unchanged bad
-	[ "$(field a paused_until)" = inf ]
-	[ "$(field c paused_until)" = inf ]
+	[ ! -e "$T/ran" ]
+	[[ $stderr == *"corrupt registry pause $REG/.-pause: "* ]]
+	# resume -a removes it all the same
+	jobreg-set --resume -a
+	jobreg-dispatch job touch "$T/ran"
 }
 
 @test "resume removes the three keys and nothing else" {
@@ -143,17 +212,6 @@ OLD=2020-01-01T00:00:00Z
 	run --separate-stderr jobreg-set -d "$T/nothing" --resume job
 	[ "$status" -eq 0 ]
 	[ ! -e "$T/nothing" ]
-}
-
-@test "resume -a resumes every paused job" {
-	jobreg-set --pause a b
-	write_record c version=1 status=PENDING "since=$OLD"
-	save c
-	run --separate-stderr jobreg-set --resume -a
-	[ "$status" -eq 0 ] || flunk "$stderr"
-	[ -z "$(jobreg-get -a -s PAUSED)" ]
-	! grep -q '^paused_' "$REG/a" "$REG/b"
-	unchanged c
 }
 
 @test "pause and resume usage errors exit 64 and write nothing" {
@@ -191,4 +249,18 @@ OLD=2020-01-01T00:00:00Z
 	run --separate-stderr jobreg-dispatch job true
 	[ "$status" -eq 0 ] || flunk "$stderr"
 	[ "$(field job runs)" = 1 ]
+}
+
+@test "a --replace while the registry is paused stops no run: refused as paused (75, skipped), the run going on left alone" {
+	bg_dispatch j
+	jobreg-set --pause -a -m drain
+	run --separate-stderr jobreg-dispatch --replace j true
+	[ "$status" -eq 75 ]
+	[[ $stderr == *"paused until resumed"*"drain); jobreg-set --resume -a ends it" ]]
+	[ -z "$(field j cancel_run)" ]
+	[ "$(field j skip_reason)" = paused ]
+	[ "$(field j status)" = RUNNING ]
+	: >"$T/release"
+	wait_bg "$BG_PID"
+	[ "$BG_RC" -eq 0 ]
 }

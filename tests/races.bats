@@ -252,7 +252,7 @@ check_replays() {
 		if [ "$1" -eq 0 ]; then
 			[ "${lines[0]}" = "jobreg-dispatch: migrate: already done" ] || { echo "dispatcher $i: ${lines[0]}"; return 1; }
 		else
-			[[ "${lines[0]}" == "jobreg-dispatch: migrate: already done: failed (exit $1, ended "*"); clear it to allow a new run" ]] ||
+			[[ "${lines[0]}" == "jobreg-dispatch: migrate: already done: failed (exit $1, ended "*"); --retry-failed runs it again" ]] ||
 				{ echo "dispatcher $i: ${lines[0]}"; return 1; }
 		fi
 	done

@@ -1,10 +1,12 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)).  Past 450 lines
  * since it has four modes (STATUS, --cancel, --pause, --resume), each
- * with its options and its -a; the cancel itself is run/cancel.c's, and
- * the pause's write could move beside it. */
+ * with its options and its -a (a table, modes[]); the cancel itself is
+ * run/cancel.c's, a pause's keys transition.h's, the registry's pause
+ * pause.h's. */
 #include "cmd/cli.h"
 #include "registry/history.h"
 #include "registry/listing.h"
+#include "registry/pause.h"
 #include "registry/write.h"
 #include "liveness/liveness.h"
 #include "run/cancel.h"
@@ -20,6 +22,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +52,8 @@ static const char help[] =
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"      --force       replace a corrupt record\n"
 	"  -a, --all         with --if: every job with a record (a sweep: records that\n"
-	"                    do not match are left alone); with --pause, --resume: every\n"
-	"                    job with a record\n"
+	"                    do not match are left alone); with --pause, --resume: the\n"
+	"                    registry itself, every job (the jobs' own pauses stay)\n"
 	"      --cancel      ask each JOB's dispatched run to stop\n"
 	"      --signal SIG  --cancel: the signal the run gets first (default TERM)\n"
 	"      --kill-after D  --cancel: then KILL after D (default 10s)\n"
@@ -184,20 +187,16 @@ out:
 	return rc;
 }
 
-/* The keys of a pause (SPEC §2 Paused jobs). */
-static const char *const pause_keys[] = { "paused_until", "paused_by", "paused_note", NULL };
-
-static int has_pause(const struct record *r)
+/* When a --pause ends: now + --for, or INFINITY. */
+static double pause_end(const struct set_request *req)
 {
-	for (const char *const *k = pause_keys; *k; k++)
-		if (record_get(r, *k))
-			return 1;
-	return 0;
+	return req->pause_for >= 0 ? now_real() + req->pause_for : INFINITY;
 }
 
 /* --pause or --resume of REQ's job, under its lock: the pause's keys
- * written or removed, the rest of the record as it was. */
-static int pause_locked(const struct registry *reg, const struct set_request *req)
+ * written or removed, the rest of the record as it was; *HAD 1 when it
+ * had a pause. */
+static int pause_locked(const struct registry *reg, const struct set_request *req, int *had)
 {
 	struct job_state st;
 	struct record rec;
@@ -206,33 +205,21 @@ static int pause_locked(const struct registry *reg, const struct set_request *re
 	record_init(&rec);
 	if (rc == EXIT_CORRUPT)
 		rc = jobstate_corrupt(reg, req->job, &st);
-	/* (-a: a record gone since the listing is not made again) */
-	if (rc || (req->all && !st.found))
-		goto out;
-	/* Not paused: nothing to resume, nothing written. */
-	if (req->mode == MODE_RESUME && !(st.found && has_pause(&st.rec)))
+	if (rc)
 		goto out;
 	if (st.found)
 		record_copy(&rec, &st.rec);
 	else
 		record_to_pending(&rec, now_seconds(), NULL);
-	for (const char *const *k = pause_keys; *k; k++)
-		record_drop(&rec, *k);
+	*had = record_resume(&rec);
+	/* Not paused: nothing to resume, nothing written. */
+	if (req->mode == MODE_RESUME && !*had)
+		goto out;
 	if (req->mode == MODE_PAUSE) {
-		char until[21] = "inf";
-		if (req->pause_for >= 0) {
-			/* Rounded up, so the pause never ends early. */
-			double end = now_real() + req->pause_for;
-			time_t t = (time_t)end;
-			time_format((double)t < end ? t + 1 : t, until);
-		}
 		struct buf by = {0};
 		user_at_host(&by);
-		record_put(&rec, "paused_until", until);
-		record_put(&rec, "paused_by", by.data);
+		record_pause(&rec, pause_end(req), by.data, req->note);
 		buf_free(&by);
-		if (req->note)
-			record_put(&rec, "paused_note", req->note);
 	}
 	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, NULL);
 out:
@@ -250,13 +237,33 @@ static void choose_mode(struct set_request *req, enum set_mode mode)
 	req->mode = mode;
 }
 
-static const char *const mode_names[] = { "", "--cancel", "--pause", "--resume" };
+/* The modes, each with the long options that are for it alone. */
+static const struct {
+	const char *name;           /* the option that chooses it ("" for a STATUS) */
+	const char *only[8];        /* NULL-ended */
+} modes[] = {
+	[MODE_SET] = { "", { "if", "owner", "ttl", "exit", "force", "late-after", "keep-runs" } },
+	[MODE_CANCEL] = { "--cancel", { "signal", "kill-after", "wait" } },
+	[MODE_PAUSE] = { "--pause", { "for" } },
+	[MODE_RESUME] = { "--resume", { NULL } },
+};
+#define MODES (sizeof modes / sizeof modes[0])
+
+/* The mode option NAME is for alone, or -1 when it is for several. */
+static int option_mode(const char *name)
+{
+	for (size_t m = 0; m < MODES; m++)
+		for (const char *const *o = modes[m].only; *o; o++)
+			if (strcmp(*o, name) == 0)
+				return (int)m;
+	return -1;
+}
 
 /* The JOB operands of --cancel, --pause, --resume (or -a); a usage error
  * exits 64. */
 static void job_operands(struct set_request *req, int argc, char **argv)
 {
-	const char *mode = mode_names[req->mode];
+	const char *mode = modes[req->mode].name;
 	int n = argc - optind;
 	if (req->all && req->mode == MODE_CANCEL)
 		usage_error("-a is not for --cancel: name the jobs");
@@ -296,21 +303,18 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	/* The first option given of those for writing a STATUS only, and of
-	 * those for --cancel only: each mode refuses the other's. */
-	const char *status_opt = NULL, *cancel_opt = NULL;
-	int opt, given_for = 0;
+	/* The first option given of those for each mode alone: the other
+	 * modes refuse it. */
+	const char *given[MODES] = {0};
+	int opt;
 
 	cli_init("jobreg-set", argv, usage, help, longopts, common);
 	while ((opt = cli_next_option(argc, argv, "+:am:" COMMON_SHORTOPTS)) != -1) {
-		const char *name = NULL;
-		for (const struct option *o = longopts; o->name; o++)
-			if (o->val == opt)
-				name = o->name;
-		if (strchr("IOTXFLK", opt) && !status_opt)
-			status_opt = name;
-		if (strchr("SkW", opt) && !cancel_opt)
-			cancel_opt = name;
+		for (const struct option *o = longopts; o->name; o++) {
+			int m = o->val == opt ? option_mode(o->name) : -1;
+			if (m >= 0 && !given[m])
+				given[m] = o->name;
+		}
 		switch (opt) {
 		case 'I': req->if_mask = status_list_or_err(optarg); break;
 		case 'O': req->owner_pid = number_or_err(optarg, 1, INT_MAX, "pid"); break;
@@ -330,7 +334,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'W': req->wait = limit_or_err(optarg, "wait"); break;
 		case 'P': choose_mode(req, MODE_PAUSE); break;
 		case 'f':
-			given_for = 1;
 			if ((req->pause_for = limit_or_err(optarg, "for")) == 0)
 				bad_value("for", optarg, "more than 0, or inf");
 			break;
@@ -341,18 +344,20 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			misplaced_option(argv[i]);
-	if (req->mode != MODE_SET && status_opt)
-		usage_error("--%s is not for %s", status_opt, mode_names[req->mode]);
-	if (req->mode != MODE_CANCEL && cancel_opt)
-		usage_error("--%s is for --cancel only", cancel_opt);
-	if (req->mode != MODE_PAUSE && given_for)
-		usage_error("--for is for --pause only");
+	for (size_t m = 0; m < MODES; m++) {
+		if (m == req->mode || !given[m])
+			continue;
+		if (m == MODE_SET)
+			usage_error("--%s is not for %s", given[m], modes[req->mode].name);
+		usage_error("--%s is for %s only", given[m], modes[m].name);
+	}
 	if (req->mode == MODE_RESUME && req->note)
 		usage_error("-m is not for --resume");
 	if (req->mode != MODE_SET) {
 		job_operands(req, argc, argv);
 		return;
 	}
+	/* Without --if, -a would write every record alike. */
 	if (req->all && !req->if_mask)
 		usage_error("-a needs --if, --pause or --resume");
 	if (req->all && argc - optind != 1)
@@ -376,9 +381,6 @@ static void check_request(const struct set_request *req)
 {
 	if (req->mode != MODE_SET)
 		return;
-	/* Without --if, -a would write every record alike. */
-	if (req->all && !req->if_mask)
-		usage_error("-a needs --if, --pause or --resume");
 	if (req->owner_pid && req->status != ST_RUNNING)
 		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
 	if (req->ttl > 0 && req->status != ST_RUNNING)
@@ -414,16 +416,51 @@ static int has_entry(const struct registry *reg, const char *job)
 	return reg->fd >= 0 && (fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
 }
 
+/* --resume JOB while the registry is paused: say that its pause remains;
+ * 1 when the job had no pause of its own (HAD) to end. */
+static int registry_pause_remains(const struct registry *reg, const char *job, int had)
+{
+	struct record pause;
+	struct buf why = {0};
+	int paused;
+	int rc = registry_pause_read(reg, now_real(), &pause, &paused);
+	if (!rc && paused) {
+		record_pause_describe(&pause, &why);
+		info(job, "the registry's pause remains, %s; jobreg-set --resume -a ends it", why.data);
+		rc = had ? 0 : EXIT_FALSE;
+	}
+	buf_free(&why);
+	record_free(&pause);
+	return rc;
+}
+
 /* REQ's job under its lock; an exit status. */
 static int set_one(const struct registry *reg, const struct set_request *req, double lock_wait)
 {
-	int lock = -1;
-	if (req->mode == MODE_RESUME && !has_entry(reg, req->job))
-		return 0;
-	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
-	if (!rc)
-		rc = req->mode == MODE_SET ? set_locked(reg, req) : pause_locked(reg, req);
-	reg_unlock(&lock);
+	int lock = -1, had = 0, rc = 0;
+	if (req->mode != MODE_RESUME || has_entry(reg, req->job)) {
+		rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
+		if (!rc)
+			rc = req->mode == MODE_SET ? set_locked(reg, req) : pause_locked(reg, req, &had);
+		reg_unlock(&lock);
+	}
+	if (!rc && req->mode == MODE_RESUME)
+		rc = registry_pause_remains(reg, req->job, had);
+	return rc;
+}
+
+/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause; the
+ * pauses of single jobs stay as they are. */
+static int pause_registry(const struct registry *reg, const struct set_request *req,
+			  double lock_wait)
+{
+	struct buf by = {0};
+	int had, rc;
+	if (req->mode == MODE_RESUME)
+		return registry_resume(reg, lock_wait, &had);
+	user_at_host(&by);
+	rc = registry_pause(reg, pause_end(req), by.data, req->note, lock_wait);
+	buf_free(&by);
 	return rc;
 }
 
@@ -448,7 +485,7 @@ static int cancel_one(struct registry *reg, const struct set_request *req, doubl
 	return rc ? rc : cancel_wait(reg, req->job, run, req->wait);
 }
 
-/* -a: every job with a record, each under its own lock, in sorted order;
+/* -a STATUS: every job with a record, each under its own lock, in sorted order;
  * the first failure's exit status (SPEC §7). */
 static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
 {
@@ -480,9 +517,9 @@ int main(int argc, char **argv)
 	char *path = registry_path(common.dir);
 	if (!path)
 		return EXIT_USAGE;
-	/* -a acts on records there are, --cancel and --resume only on those
-	 * that are: they create no registry. */
-	int create = !req.all && req.mode != MODE_CANCEL && req.mode != MODE_RESUME;
+	/* -a STATUS acts on records there are, --cancel and --resume only on
+	 * those that are: they create no registry. */
+	int create = req.mode == MODE_PAUSE || (req.mode == MODE_SET && !req.all);
 	rc = reg_open(&reg, path, create);
 	free(path);
 	if (rc || (reg.fd < 0 && req.mode != MODE_CANCEL)) {
@@ -499,6 +536,8 @@ int main(int argc, char **argv)
 			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
 		}
 		buf_free(&by);
+	} else if (req.all && req.mode != MODE_SET) {
+		rc = pause_registry(&reg, &req, common.lock_wait);
 	} else if (req.all) {
 		rc = set_all(&reg, &req, common.lock_wait);
 	} else if (req.mode != MODE_SET) {

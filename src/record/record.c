@@ -16,9 +16,10 @@ enum known_key {
 	K_CANCEL_RUN, K_CANCEL_SIGNAL, K_CANCEL_KILL_AFTER, K_CANCEL_BY, K_CANCEL_AT,
 	K_CANCEL_SEEN, K_CANCELLED, K_CANCELLED_BY, K_SLOTS, K_CMD,
 	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
-	K_LAST_SUCCESS_STARTED, K_CANCELLED_RUNS, K_SKIPPED, K_LAST_SKIPPED, K_COALESCED,
+	K_LAST_SUCCESS_STARTED, K_CANCELLED_RUNS, K_SKIPPED, K_LAST_SKIPPED, K_SKIP_REASON,
+	K_COALESCED,
 	K_WAIT_NEXT, K_WAIT_HEAD, K_REPLACED_BELOW, K_PAUSED_UNTIL, K_PAUSED_BY,
-	K_PAUSED_NOTE, K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
+	K_PAUSED_NOTE, K_EVERY, K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
 };
 static const char *const known_keys[KNOWN_COUNT] = {
 	"version", "status", "since", "owner", "host", "pid", "pid_start",
@@ -27,9 +28,10 @@ static const char *const known_keys[KNOWN_COUNT] = {
 	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
 	"cancel_seen", "cancelled", "cancelled_by", "slots", "cmd",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "coalesced",
+	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "skip_reason",
+	"coalesced",
 	"wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
-	"paused_note", "late_after", "late_from", "keep_runs", "note",
+	"paused_note", "every", "late_after", "late_from", "keep_runs", "note",
 };
 
 void record_init(struct record *r)
@@ -200,7 +202,7 @@ static int has_duplicate(const char **keys, size_t n)
 /* The values jobreg itself interprets must be well-formed, or liveness and
  * the JSON numbers could not be trusted.  VAL: the value of each known key,
  * by rank (NULL: absent); FIRST: the rank of the first key. */
-static const char *check_values(const char *const *val, int first)
+static const char *check_values(const char *const *val, int first, int need_status)
 {
 	const char *v;
 	time_t t;
@@ -219,9 +221,9 @@ static const char *check_values(const char *const *val, int first)
 		return "first line is not version=";
 	if (strcmp(val[K_VERSION], "1") != 0)
 		return "unknown version";
-	if (!(v = val[K_STATUS]))
+	if (!(v = val[K_STATUS]) && need_status)
 		return "no status";
-	if (status_from_word(v, strlen(v), 0) < 0)
+	if (v && status_from_word(v, strlen(v), 0) < 0)
 		return "bad status";
 	v = val[K_OWNER];
 	if (v && strcmp(v, "lock") != 0 && strcmp(v, "pid") != 0)
@@ -239,6 +241,8 @@ static const char *check_values(const char *const *val, int first)
 			return "bad number";
 	if ((v = val[K_TIMEOUT]) && !is_number(v))
 		return "bad timeout";
+	if ((v = val[K_EVERY]) && !is_number(v))
+		return "bad every";
 	if ((v = val[K_LATE_AFTER]) && !is_number(v))
 		return "bad late_after";
 	if ((v = val[K_CANCEL_KILL_AFTER]) && !is_number(v))
@@ -254,7 +258,8 @@ static const char *check_values(const char *const *val, int first)
 	return NULL;
 }
 
-int record_parse(struct record *r, const char *data, size_t len, const char **why)
+static int parse(struct record *r, const char *data, size_t len, int need_status,
+		 const char **why)
 {
 	record_init(r);
 	/* One copy of the text, split in place: keys and values point into
@@ -316,12 +321,22 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 		*why = "duplicate key";
 	free(unknown);
 	if (!*why)
-		*why = check_values(val, first);
+		*why = check_values(val, first, need_status);
 	if (*why) {
 		record_free(r);
 		return -1;
 	}
 	return 0;
+}
+
+int record_parse(struct record *r, const char *data, size_t len, const char **why)
+{
+	return parse(r, data, len, 1, why);
+}
+
+int record_parse_settings(struct record *r, const char *data, size_t len, const char **why)
+{
+	return parse(r, data, len, 0, why);
 }
 
 /* A counting sort by rank, which keeps the unknown keys in the order they

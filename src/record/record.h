@@ -34,6 +34,9 @@ void record_free(struct record *r);
 /* Parse LEN bytes.  Returns 0, or -1 with *why set to a static reason
  * (the record is then corrupt and R holds nothing). */
 int record_parse(struct record *r, const char *data, size_t len, const char **why);
+/* The same for a record of settings with no status (the registry's
+ * pause, pause.h). */
+int record_parse_settings(struct record *r, const char *data, size_t len, const char **why);
 
 const char *record_get(const struct record *r, const char *key);
 /* A copy of SRC that owns all its strings. */

@@ -343,10 +343,16 @@ unsigned long long record_count(const struct record *r, const char *key)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
-void record_count_skip(struct record *r, time_t now)
+void record_count_skip(struct record *r, time_t now, const char *reason)
 {
 	count_up(r, "skipped");
 	put_time(r, "last_skipped", now);
+	record_put(r, "skip_reason", reason);
+}
+
+void record_set_every(struct record *r, double every)
+{
+	put_seconds(r, "every", every);
 }
 
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
@@ -358,6 +364,57 @@ void record_ask_cancel(struct record *r, const char *signal, double kill_after, 
 	record_put(r, "cancel_by", by);
 	put_time(r, "cancel_at", now);
 	record_drop(r, "cancel_seen");
+}
+
+static const char *const pause_keys[] = { "paused_until", "paused_by", "paused_note", NULL };
+
+void record_pause(struct record *r, double until, const char *by, const char *note)
+{
+	drop_keys(r, pause_keys);
+	if (isinf(until)) {
+		record_put(r, "paused_until", "inf");
+	} else {
+		/* Rounded up, so the pause never ends early. */
+		time_t t = (time_t)until;
+		put_time(r, "paused_until", (double)t < until ? t + 1 : t);
+	}
+	record_put(r, "paused_by", by);
+	if (note)
+		record_put(r, "paused_note", note);
+}
+
+int record_resume(struct record *r)
+{
+	int had = 0;
+	for (const char *const *k = pause_keys; *k; k++)
+		had |= record_get(r, *k) != NULL;
+	drop_keys(r, pause_keys);
+	return had;
+}
+
+void record_pause_copy(struct record *r, const struct record *src)
+{
+	for (const char *const *k = pause_keys; *k; k++)
+		if (record_get(src, *k))
+			record_put(r, *k, record_get(src, *k));
+}
+
+int record_paused(const struct record *r, double now)
+{
+	return record_paused_until(r) > now;
+}
+
+void record_pause_describe(const struct record *r, struct buf *out)
+{
+	const char *until = record_get(r, "paused_until"), *by = record_get(r, "paused_by");
+	const char *note = record_get(r, "paused_note");
+	if (until && strcmp(until, "inf") == 0)
+		buf_adds(out, "until resumed");
+	else
+		buf_addf(out, "until %s", until ? until : "?");
+	if (by || note)
+		buf_addf(out, " (%s%s%s%s)", by ? "by " : "", by ? by : "", by && note ? ": " : "",
+			 note ? note : "");
 }
 
 double record_paused_until(const struct record *r)

@@ -106,16 +106,36 @@ unsigned long record_keep_runs(const struct record *r);
 /* KEY + 1 (a history counter: skipped, coalesced, ...); one at its
  * maximum stays. */
 void record_count_up(struct record *r, const char *key);
-/* A start refused (SPEC §5a Skips): skipped + 1, last_skipped = NOW. */
-void record_count_skip(struct record *r, time_t now);
+/* A call that ended without running (SPEC §5a Skips): skipped + 1,
+ * last_skipped = NOW, skip_reason = REASON (one word: "running",
+ * "waiting", "paused", "no-slot", "wait-expired", "superseded",
+ * "interrupted"). */
+void record_count_skip(struct record *r, time_t now, const char *reason);
+/* dispatch --every: the period, in seconds, kept as a setting for readers
+ * (SPEC §5b). */
+void record_set_every(struct record *r, double every);
 /* A cancel of R's run (SPEC §5a): cancel_run = its runs, cancel_signal
  * SIGNAL (a name), cancel_kill_after KILL_AFTER seconds, cancel_by BY,
  * cancel_at NOW; an earlier request's cancel_seen goes. */
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
 		       time_t now);
-/* When the job's pause ends (SPEC §2 Paused jobs): paused_until as a
- * time, INFINITY for inf, -1 when it has none. */
+/* A pause (SPEC §2 Paused jobs), in a job's record or the registry's
+ * .-pause: its three keys.  record_pause() writes them, until UNTIL (a
+ * realtime, rounded up to the second; INFINITY: inf), by BY, with NOTE
+ * (NULL: none); record_resume() removes them, and returns 1 if there
+ * were any. */
+void record_pause(struct record *r, double until, const char *by, const char *note);
+int record_resume(struct record *r);
+/* SRC's pause, if any, into R (dispatch --clear keeps a pause in force). */
+void record_pause_copy(struct record *r, const struct record *src);
+/* When the pause ends: paused_until as a time, INFINITY for inf, -1 when
+ * it has none. */
 double record_paused_until(const struct record *r);
+/* Is R paused at NOW (a realtime)? */
+int record_paused(const struct record *r, double now);
+/* "until T (by U@H: NOTE)", or "until resumed (...)" for a pause with no
+ * end: what a refusal and a --resume say of R's pause. */
+void record_pause_describe(const struct record *r, struct buf *out);
 /* A number of the record, as the parser checked it (runs, failures, pid,
  * ...); 0 when absent. */
 unsigned long long record_count(const struct record *r, const char *key);

@@ -248,9 +248,8 @@ void line_leave(const struct registry *reg, const char *job, struct place *p,
 int line_clear(const struct registry *reg, const char *job, const struct record *was,
 	       int keep_pause, int sync, int *kept)
 {
-	static const char *const keys[] = { "wait_next", "wait_head", "replaced_below",
-					    "paused_until", "paused_by", "paused_note" };
-	int paused = keep_pause && record_paused_until(was) > now_real();
+	static const char *const keys[] = { "wait_next", "wait_head", "replaced_below" };
+	int paused = keep_pause && record_paused(was, now_real());
 	struct line_numbers nums;
 	line_numbers(was, &nums);
 	*kept = paused || line_ahead(reg, job, &nums, nums.next) != 0;
@@ -262,9 +261,11 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 	record_to_pending(&rec, now_seconds(), NULL);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *v = record_get(was, keys[i]);
-		if (v && (i < 3 || paused))
+		if (v)
 			record_put(&rec, keys[i], v);
 	}
+	if (paused)
+		record_pause_copy(&rec, was);
 	record_format(&rec, &text);
 	int rc = reg_replace(reg, job, job, text.data, text.len);
 	buf_free(&text);

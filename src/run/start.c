@@ -1,11 +1,11 @@
 #include "run/start.h"
-#include "run/turn.h"
 #include "liveness/facts.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
 #include "registry/line.h"
 #include "registry/lock.h"
+#include "registry/pause.h"
 #include "registry/slots.h"
 #include "registry/write.h"
 #include "run/holders.h"
@@ -21,17 +21,15 @@
 #include <string.h>
 #include <sys/file.h>
 
-enum action { RUN, REFUSE, WAIT, REPLAY, NOT_DUE, PAUSED, SUPERSEDED };
-
 static int waits(const struct run_request *req)
 {
 	return req->wait || req->once || req->coalesce || req->replace;
 }
 
 /* --every (step 2a): when the job falls due (a realtime), or -1 when it
- * is due now.  The period runs from the start of the last successful
+ * is due at NOW.  The period runs from the start of the last successful
  * run, or of the live run. */
-static double due_at(const struct run_request *req, const struct job_state *st)
+static double due_at(const struct run_request *req, const struct job_state *st, double now)
 {
 	const char *from = record_get(&st->rec, st->status == ST_RUNNING ? "started"
 									 : "last_success_started");
@@ -39,7 +37,7 @@ static double due_at(const struct run_request *req, const struct job_state *st)
 	if (req->every <= 0 || !st->found || !from || time_parse(from, &t) < 0)
 		return -1;
 	double at = (double)t + req->every;
-	return now_real() < at ? at : -1;
+	return now < at ? at : -1;
 }
 
 /* "not due until T", T rounded up to the second: no run starts early. */
@@ -61,7 +59,7 @@ int start_not_due(const struct registry *reg, const struct run_request *req)
 		return 0;
 	if (reg_read(reg, req->job, req->job, RECORD_MAX, &data, &st.found) == 0 && st.found &&
 	    record_parse(&st.rec, data.data, data.len, &why) == 0) {
-		at = due_at(req, &st);   /* (from the last success: no liveness asked) */
+		at = due_at(req, &st, now_real());   /* (no liveness asked) */
 		record_free(&st.rec);
 	}
 	buf_free(&data);
@@ -71,34 +69,38 @@ int start_not_due(const struct registry *reg, const struct run_request *req)
 	return 1;
 }
 
-/* Step 2 for the state ST, the line NUMS and AHEAD, the nearest live
- * place ahead of this call (0: none). */
-static enum action decide(const struct run_request *req, const struct job_state *st,
-			  const struct line_numbers *nums, const struct turn *t,
-			  unsigned long long ahead)
+enum step decide(const struct run_request *req, const struct decide_facts *f)
 {
-	if (due_at(req, st) >= 0)
-		return NOT_DUE;
-	if (t->place.fd >= 0 && t->place.n < nums->replaced_below)
-		return SUPERSEDED;
+	const struct job_state *st = f->st;
+	const struct turn *t = f->t;
+	int placed = t->place.fd >= 0, busy = st->status == ST_RUNNING || f->ahead;
+	int paused = st->paused || f->registry_paused;
+	if (due_at(req, st, f->now) >= 0)
+		return STEP_NOT_DUE;
+	if (placed && t->place.n < f->nums.replaced_below)
+		return STEP_SUPERSEDED;
 	/* A --replace of a paused job would stop the run it drains (and
 	 * supersede the calls ahead) to start none: refused as paused, the
 	 * run and the line left alone. */
-	if (req->replace && st->paused && t->place.fd < 0 && (st->status == ST_RUNNING || ahead))
-		return PAUSED;
-	if (st->status == ST_RUNNING || ahead)
-		return waits(req) ? WAIT : REFUSE;
+	if (req->replace && paused && !placed && busy)
+		return STEP_PAUSED;
+	if (busy && waits(req))
+		return STEP_WAIT;
+	if (busy)
+		return st->status == ST_RUNNING ? STEP_REFUSE_RUNNING : STEP_REFUSE_WAITING;
 	if (st->status == ST_DONE && req->once) {
 		/* A call that waited for a run replays whatever came of it: it
 		 * was the retry --retry-failed asked for.  One that only waited
 		 * behind a waiter that left without a run has seen none. */
 		enum outcome o = record_outcome(&st->rec);
-		int waited = t->place.fd >= 0 && record_count(&st->rec, "runs") != t->runs_before;
+		int waited = placed && record_count(&st->rec, "runs") != t->runs_before;
 		if (!req->retry_failed || waited ||
 		    (o != OUTCOME_FAILED && o != OUTCOME_CANCELLED))
-			return REPLAY;
+			return STEP_REPLAY;
 	}
-	return st->paused ? PAUSED : RUN;
+	if (paused)
+		return STEP_PAUSED;
+	return f->slots_held ? STEP_RUN : STEP_TAKE_SLOTS;
 }
 
 /* Step 3: the result of the DONE run, as its message and exit status. */
@@ -116,7 +118,7 @@ static int replay(const struct registry *reg, const struct run_request *req,
 	if (end.cancelled_by)
 		buf_addf(&how, "cancelled by %s, ", end.cancelled_by);
 	run_describe_result(&how, &end);
-	info(req->job, "already done: %s (%s%s%s); clear it to allow a new run",
+	info(req->job, "already done: %s (%s%s%s); --retry-failed runs it again",
 	     end.cancelled_by ? "cancelled" : "failed", how.data, ended ? ", ended " : "",
 	     ended ? ended : "");
 	/* --chronic prints the failed run's log, as at its end, and how
@@ -142,19 +144,14 @@ static void say_run(const char *job, const char *what, const struct job_state *s
 	buf_free(&who);
 }
 
-/* Step 2e's message: "paused until T (by U@H: NOTE)". */
-static void say_paused(const char *job, const struct record *r)
+/* Step 2e's message: "paused until T (by U@H: NOTE); jobreg-set --resume
+ * JOB ends it" — the job's own pause, else the registry's (PAUSE). */
+static void say_paused(const char *job, const struct job_state *st, const struct record *pause)
 {
-	const char *until = record_get(r, "paused_until"), *by = record_get(r, "paused_by");
-	const char *note = record_get(r, "paused_note");
 	struct buf why = {0};
-	if (by || note)
-		buf_addf(&why, " (%s%s%s%s)", by ? "by " : "", by ? by : "", by && note ? ": " : "",
-			 note ? note : "");
-	if (until && strcmp(until, "inf") == 0)
-		info(job, "paused until resumed%s", why.data ? why.data : "");
-	else
-		info(job, "paused until %s%s", until ? until : "?", why.data ? why.data : "");
+	record_pause_describe(st->paused ? &st->rec : pause, &why);
+	info(job, "paused %s; jobreg-set --resume %s ends it", why.data,
+	     st->paused ? job : "-a");
 	buf_free(&why);
 }
 
@@ -163,11 +160,11 @@ static void say_paused(const char *job, const struct record *r)
  * finish), a leftover process of an old run (EARLIER: the DONE run's
  * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
  * lock, blocked in an exclusive flock (a shared holder must not let us
- * through and spin), until DEADLINE (< 0: none), and start over; also once DIR names
- * another directory (removed, replaced: SPEC §5, every wait follows it),
- * which a wait a second at a time notices.  The lock is let go at once,
- * so neither a missing file is made nor the name re-checked here: the
- * start over does both. */
+ * through and spin), until DEADLINE (< 0: none), and start over; also once
+ * DIR names another directory (removed, replaced: SPEC §5, every wait
+ * follows it) or a signal stops the call (turn.h), which a wait a second
+ * at a time notices.  The lock is let go at once, so neither a missing
+ * file is made nor the name re-checked here: the start over does both. */
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {
@@ -177,7 +174,7 @@ static int wait_run_lock(const struct registry *reg, const char *job, double dea
 		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
 				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
 		reg_unlock(&fd);
-		if (rc != EXIT_BUSY || !reg_same(reg))
+		if (rc != EXIT_BUSY || !reg_same(reg) || turn_stopped())
 			return rc == EXIT_BUSY ? 0 : rc;
 		if (deadline >= 0 && now_mono() >= deadline)
 			return run_lock_busy(reg, job, earlier);
@@ -227,7 +224,9 @@ static int run_now(const struct registry *reg, const struct run_request *req, st
 	if (rc)
 		return rc;
 	/* The RUNNING record is written from ST's: the end of our turn goes
-	 * in with it. */
+	 * in with it, and --every's period for readers (SPEC §5b). */
+	if (req->every > 0)
+		record_set_every(&st->rec, req->every);
 	if (t->place.fd >= 0 && st->found)
 		line_turn_ends(&st->rec, &t->place);
 	else if (st->found && nums.next > nums.head)
@@ -243,23 +242,8 @@ static int run_now(const struct registry *reg, const struct run_request *req, st
 	return 0;
 }
 
-/* A refusal outside the decision (no free slot): skipped + 1, and the
- * end of the call's turn, under the job lock. */
-static int count_skip(const struct registry *reg, const struct run_request *req, struct turn *t)
-{
-	struct job_state st;
-	int job_lock = -1;
-	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
-	if (rc)
-		return rc;
-	if ((rc = jobstate_read(reg, req->job, &st)) == 0)
-		rc = turn_answer(reg, req->job, &st, t, 1, 0);
-	jobstate_free(&st);
-	reg_unlock(&job_lock);
-	return rc;
-}
-
-/* A call waiting for a slot: its turn, which a newer --replace may end. */
+/* A call waiting for a slot: its turn, which a newer --replace or a
+ * signal may end. */
 struct slot_wait {
 	const struct registry *reg;
 	const char *job;
@@ -269,13 +253,13 @@ struct slot_wait {
 static int slot_wait_superseded(void *ctx)
 {
 	const struct slot_wait *w = ctx;
-	return turn_superseded(w->reg, w->job, w->t);
+	return turn_stopped() || turn_superseded(w->reg, w->job, w->t);
 }
 
 /* Step 2f, without the job lock: one free slot of each group.  None
  * free: a call that waits waits in the group's line within its --wait
- * limit, DEADLINE; any other does not run (75 or -E), counted as a skip.
- * 0: held, and the caller decides afresh. */
+ * limit, DEADLINE; either way it does not run: EXIT_BUSY, said.  0: held,
+ * and the caller decides afresh. */
 static int take_slots(const struct registry *reg, const struct run_request *req,
 		      struct turn *t, double deadline)
 {
@@ -283,7 +267,7 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 	struct slot_wait w = { reg, req->job, t };
 	int rc = slots_take(reg, req->job, req->slots, waits(req), deadline, req->lock_wait,
 			    slot_wait_superseded, &w, &full);
-	if (rc == EXIT_BUSY) {
+	if (rc == EXIT_BUSY && !turn_stopped()) {
 		const struct slot_group *g = &req->slots->groups[full];
 		struct slot_views held;
 		struct buf who = {0};
@@ -293,9 +277,6 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 		     req->wait_arg ? " after --wait " : "", req->wait_arg ? req->wait_arg : "");
 		slotview_free(&held);
 		buf_free(&who);
-		if (!waits(req) && (rc = count_skip(reg, req, t)) != 0)
-			return rc;
-		return req->conflict_code;
 	}
 	struct buf slots = {0};
 	slots_format(req->slots, &slots);
@@ -305,152 +286,176 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 	return rc;
 }
 
-/* The wait passed: say so, leave the line. */
-static int give_up(const struct registry *reg, const struct run_request *req, struct turn *t)
-{
-	info(req->job, "still running after --wait %s", req->wait_arg ? req->wait_arg : "");
-	turn_leave(reg, req, t);
-	return req->conflict_code;
-}
+/* What a call does after a decision under the job lock. */
+enum next {
+	NEXT_END,         /* the call is answered: its exit status */
+	NEXT_RUN,         /* the run lock is held: run */
+	NEXT_WAIT,        /* its turn in line */
+	NEXT_TAKE_SLOTS,  /* its slots, then decide afresh */
+	NEXT_RUN_LOCK,    /* the run lock was busy: wait for it, decide afresh */
+};
 
-/* One decision under the job lock: the exit status of an answer (*DONE),
- * or 0 to wait (*WAITING), to take the slots first (*TAKE_SLOTS), or with
- * *RUN_LOCK held to run; EXIT_BUSY with *LOCK_BUSY when the run lock was
- * busy. */
-static int decide_locked(struct registry *reg, const struct run_request *req, struct run *run,
-			 struct turn *t, int *run_lock, const sigset_t *hold, int *done,
-			 int *waiting, int *take_slots, int *lock_busy, long *earlier)
+/* A dispatch through steps 1-4: what it was asked, its run (held with
+ * the signals HOLD held once it starts, with *RUN_LOCK), its turn in
+ * line, and when its --wait ends (< 0: no limit). */
+struct call {
+	struct registry *reg;
+	const struct run_request *req;
+	struct run *run;
+	int *run_lock;
+	const sigset_t *hold;
+	struct turn t;
+	double deadline;
+	long earlier;    /* the run lock was busy: the DONE run's dispatcher (0: none) */
+};
+
+/* The skip_reason of each step that refuses a start (SPEC §5a Skips). */
+static const char *const skip_reasons[] = {
+	[STEP_SUPERSEDED] = "superseded", [STEP_REFUSE_RUNNING] = "running",
+	[STEP_REFUSE_WAITING] = "waiting", [STEP_PAUSED] = "paused", [STEP_RUN] = NULL,
+};
+
+/* Under the job lock, the facts of step 2 and the decision, then what the
+ * step does there: an answer's write, a place in line, RUNNING.  Returns
+ * an exit status, and in *NEXT what the call does next. */
+static int decide_locked(struct call *c, enum next *next)
 {
+	const struct run_request *req = c->req;
+	const char *job = req->job;
+	struct turn *t = &c->t;
 	struct job_state st;
-	struct line_numbers nums;
+	struct record pause;
 	int job_lock = -1, folded = 0;
+	struct decide_facts f = { .st = &st, .t = t, .now = now_real() };
 
-	*done = *waiting = *take_slots = *lock_busy = 0;
-	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
-	if (rc) {
-		*done = 1;
+	*next = NEXT_END;
+	int rc = reg_lock(c->reg, job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
+	if (rc)
 		return rc;
-	}
-	if ((rc = jobstate_read(reg, req->job, &st)) != 0) {
-		jobstate_free(&st);
-		reg_unlock(&job_lock);
-		*done = 1;
-		return rc;
-	}
-	turn_report_unanswered(reg, req, &st, t);
-	line_numbers(jobstate_record(&st), &nums);
+	record_init(&pause);
+	if ((rc = jobstate_read(c->reg, job, &st)) != 0)
+		goto out;
+	turn_report_unanswered(c->reg, req, &st, t);
+	line_numbers(jobstate_record(&st), &f.nums);
 	/* The nearest live place ahead: below ours, or anywhere in line. */
-	unsigned long long ahead = 0;
-	if (nums.next > nums.head || t->place.fd >= 0)
-		ahead = line_ahead(reg, req->job, &nums, t->place.fd >= 0 ? t->place.n : nums.next);
-	*done = 1;
-	enum action act = decide(req, &st, &nums, t, ahead);
-	/* Step 2f: a run takes its slots without the job lock, then decides
-	 * afresh; a call that will not run after all gives them back. */
-	if (act != RUN)
-		slots_release(req->slots);
-	switch (act) {
-	case RUN:
-		if (req->slots->count && !slots_held(req->slots)) {
-			*done = 0;
-			*take_slots = 1;
-			break;
-		}
-		rc = run_now(reg, req, run, &st, t, run_lock, hold, earlier);
-		*done = rc != EXIT_BUSY;
-		*lock_busy = rc == EXIT_BUSY;
-		break;
-	case REFUSE:
-		if (st.status == ST_RUNNING)
-			say_run(req->job, "already running", &st);
-		else
-			info(req->job, "%llu waiting", line_waiting(reg, req->job, &st.rec));
-		rc = turn_answer(reg, req->job, &st, t, 1, 0);
-		rc = rc ? rc : req->conflict_code;
-		break;
-	case PAUSED:
-		say_paused(req->job, &st.rec);
-		turn_let_go_coalesced(reg, req->job, t);
-		rc = turn_answer(reg, req->job, &st, t, 1, 0);
-		rc = rc ? rc : req->conflict_code;
-		break;
-	case NOT_DUE:
-		say_not_due(req->job, due_at(req, &st));
-		turn_let_go_coalesced(reg, req->job, t);
-		rc = turn_answer(reg, req->job, &st, t, 0, 0);
-		break;
-	case REPLAY:
-		turn_let_go_coalesced(reg, req->job, t);
-		rc = turn_answer(reg, req->job, &st, t, 0, 0);
-		rc = rc ? rc : replay(reg, req, &st.rec);
-		break;
-	case SUPERSEDED:
-		info(req->job, "superseded by a newer --replace");
-		turn_let_go_coalesced(reg, req->job, t);
-		rc = turn_answer(reg, req->job, &st, t, 0, 0);
-		rc = rc ? rc : req->conflict_code;
-		break;
-	case WAIT:
-		rc = turn_join(reg, req, &st, t, &folded);
-		if (!rc && folded)
-			info(req->job, "coalesced into the waiting run");
-		*done = rc || folded;
-		*waiting = !*done;
-		break;
+	if (f.nums.next > f.nums.head || t->place.fd >= 0)
+		f.ahead = line_ahead(c->reg, job, &f.nums, t->place.fd >= 0 ? t->place.n : f.nums.next);
+	f.slots_held = !req->slots->count || slots_held(req->slots);
+	enum step step = decide(req, &f);
+	/* The registry's pause can only turn a start (or a --replace's wait)
+	 * into a refusal: read only then, so a refusal costs no more. */
+	if (!st.paused && (step == STEP_RUN || step == STEP_TAKE_SLOTS ||
+			   (step == STEP_WAIT && req->replace))) {
+		if ((rc = registry_pause_read(c->reg, f.now, &pause, &f.registry_paused)) != 0)
+			goto out;
+		step = decide(req, &f);
 	}
+	if (step == STEP_TAKE_SLOTS) {
+		*next = NEXT_TAKE_SLOTS;
+	} else if (step == STEP_RUN) {
+		rc = run_now(c->reg, req, c->run, &st, t, c->run_lock, c->hold, &c->earlier);
+		*next = rc == EXIT_BUSY ? NEXT_RUN_LOCK : rc ? NEXT_END : NEXT_RUN;
+	} else if (step == STEP_WAIT) {
+		slots_release(req->slots);   /* (none taken: one waits without) */
+		rc = turn_join(c->reg, req, &st, t, &folded);
+		if (!rc && folded)
+			info(job, "coalesced into the waiting run");
+		*next = rc || folded ? NEXT_END : NEXT_WAIT;
+	} else {
+		/* An answer: said, and written with the end of the call's turn
+		 * (a refusal counted); a follower says what it leaves. */
+		if (step == STEP_REFUSE_RUNNING)
+			say_run(job, "already running", &st);
+		else if (step == STEP_REFUSE_WAITING)
+			info(job, "%llu waiting", line_waiting(c->reg, job, &st.rec));
+		else if (step == STEP_PAUSED)
+			say_paused(job, &st, &pause);
+		else if (step == STEP_SUPERSEDED)
+			info(job, "superseded by a newer --replace");
+		else if (step == STEP_NOT_DUE)
+			say_not_due(job, due_at(req, &st, f.now));
+		slots_release(req->slots);
+		turn_let_go_coalesced(c->reg, job, t);
+		rc = turn_answer(c->reg, job, &st, t, skip_reasons[step], 0);
+		if (!rc && step == STEP_REPLAY)
+			rc = replay(c->reg, req, &st.rec);
+		else if (!rc && skip_reasons[step])
+			rc = req->conflict_code;
+	}
+out:
+	record_free(&pause);
 	jobstate_free(&st);
 	reg_unlock(&job_lock);
 	return rc;
 }
 
+/* The wait after a decision (NEXT): 0 to decide again, or the exit
+ * status that ends the call.  A call that ends so without running is
+ * counted (no-slot, wait-expired); a signal (TERM, INT, HUP) ends a wait,
+ * and the call with it, counted as interrupted. */
+static int wait_for(struct call *c, enum next next, double *lock_deadline)
+{
+	const struct run_request *req = c->req;
+	int placed = c->t.place.fd >= 0, rc;
+	turn_catch_stops(1);
+	if (next == NEXT_TAKE_SLOTS) {
+		rc = take_slots(c->reg, req, &c->t, c->deadline);
+	} else if (next == NEXT_WAIT) {
+		rc = turn_wait(c->reg, req, &c->t, c->deadline);
+		*lock_deadline = -1;   /* a new busy spell gets its -w */
+	} else {
+		/* A waiter whose turn has come waits for it within its own
+		 * --wait (SPEC §5a), any other call within -w. */
+		if (*lock_deadline < 0 && !placed)
+			*lock_deadline = now_mono() + req->lock_wait;
+		rc = wait_run_lock(c->reg, req->job, placed ? c->deadline : *lock_deadline, c->earlier);
+	}
+	turn_catch_stops(0);
+	int sig = turn_stopped();
+	if (sig) {
+		slots_release(req->slots);
+		(void)turn_skip(c->reg, req, &c->t, "interrupted");
+		/* Ended by the signal, as without the wait. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
+	/* (a busy run lock of a call with no place: an error, not a skip) */
+	if (rc != EXIT_BUSY || (next == NEXT_RUN_LOCK && !placed))
+		return rc;
+	if (next == NEXT_WAIT)
+		info(req->job, "still running after --wait %s", req->wait_arg ? req->wait_arg : "");
+	rc = turn_skip(c->reg, req, &c->t,
+		       next == NEXT_TAKE_SLOTS && !waits(req) ? "no-slot" : "wait-expired");
+	return rc ? rc : req->conflict_code;
+}
+
 int start_run(struct registry *reg, const struct run_request *req, struct run *run,
 	      int *run_lock, const sigset_t *hold)
 {
-	double deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1;
+	struct call c = { .reg = reg, .req = req, .run = run, .run_lock = run_lock, .hold = hold,
+			  .t = { .place = PLACE_NONE, .coalesce_fd = -1 },
+			  .deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1 };
 	double lock_deadline = -1;   /* set once the run lock was found busy */
-	struct turn t = { .place = PLACE_NONE, .coalesce_fd = -1 };
 
 	for (;;) {
-		int done, waiting, take, lock_busy;
-		long earlier = 0;
-		int rc = decide_locked(reg, req, run, &t, run_lock, hold, &done, &waiting, &take,
-				       &lock_busy, &earlier);
-		if (done) {
-			if (*run_lock < 0) {
-				slots_release(req->slots);
-				turn_leave(reg, req, &t);
-			}
+		enum next next;
+		c.earlier = 0;
+		int rc = decide_locked(&c, &next);
+		if (next == NEXT_RUN)
 			return rc;
-		}
-		if (take) {
-			if ((rc = take_slots(reg, req, &t, deadline)) != 0) {
-				turn_leave(reg, req, &t);
-				return rc;
-			}
-		} else if (waiting) {
-			rc = turn_wait(reg, req, &t, deadline);
-			if (rc == EXIT_BUSY)
-				return give_up(reg, req, &t);
-			lock_deadline = -1;   /* a new busy spell gets its -w */
-		} else if (lock_busy) {
-			/* A waiter whose turn has come waits for it within its
-			 * own --wait (SPEC §5a), any other call within -w. */
-			if (lock_deadline < 0 && t.place.fd < 0)
-				lock_deadline = now_mono() + req->lock_wait;
-			rc = wait_run_lock(reg, req->job, t.place.fd >= 0 ? deadline : lock_deadline,
-					   earlier);
-			if (rc == EXIT_BUSY && t.place.fd >= 0) {
-				turn_leave(reg, req, &t);
-				return req->conflict_code;
-			}
+		if (next == NEXT_END || (rc = wait_for(&c, next, &lock_deadline)) != 0) {
+			slots_release(req->slots);
+			turn_leave(reg, req, &c.t);
+			return rc;
 		}
 		/* Start over in what DIR names now: the wait follows it (and a
 		 * busy run lock there is a new spell). */
-		if (!rc && !reg_same(reg))
+		if (!reg_same(reg))
 			lock_deadline = -1;
-		if (rc || (rc = reg_follow(reg, 1)) != 0) {
+		if ((rc = reg_follow(reg, 1)) != 0) {
 			slots_release(req->slots);
-			turn_leave(reg, req, &t);
+			turn_leave(reg, req, &c.t);
 			return rc;
 		}
 	}

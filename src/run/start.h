@@ -19,6 +19,37 @@
 #include <signal.h>
 
 #include "run/attempts.h"
+#include "run/turn.h"
+
+/* Step 2 (SPEC §5 a-f) as one step, in the order the page decides. */
+enum step {
+	STEP_NOT_DUE,         /* a: "not due until T"; 0, nothing counted */
+	STEP_SUPERSEDED,      /* b: a newer --replace; 75, skipped (superseded) */
+	STEP_WAIT,            /* c: take or keep a place in line, wait, start over */
+	STEP_REFUSE_RUNNING,  /* c: a live run; 75, skipped (running) */
+	STEP_REFUSE_WAITING,  /* c: waiters ahead; 75, skipped (waiting) */
+	STEP_REPLAY,          /* d: DONE and --once: the run's result */
+	STEP_PAUSED,          /* e: by the record or the registry; 75, skipped */
+	STEP_TAKE_SLOTS,      /* f: the slots first, without the job lock */
+	STEP_RUN,             /* f: the slots held (or none): step 4 */
+};
+
+/* What a call knows when it decides, all read under the job lock: the
+ * job (its record and the liveness judgement), the registry's pause, the
+ * line's numbers and the nearest live place ahead of the call (0: none),
+ * the call's own standing in line and its slots, and NOW (a realtime). */
+struct decide_facts {
+	const struct job_state *st;
+	int registry_paused;
+	struct line_numbers nums;
+	unsigned long long ahead;
+	const struct turn *t;
+	int slots_held;       /* a slot of every group held (1 for no group) */
+	double now;
+};
+
+/* Step 2 for REQ: no I/O, a function of F alone. */
+enum step decide(const struct run_request *req, const struct decide_facts *f);
 
 /* Steps 1-4 for REQ: *RUN_LOCK is held when the command is to run (RUN
  * begun, the signals HOLD held); otherwise the return value is

@@ -8,6 +8,7 @@
 #include "util/msg.h"
 #include "util/signame.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -54,11 +55,63 @@ void turn_leave(const struct registry *reg, const struct run_request *req, struc
 	reg_unlock(&job_lock);
 }
 
+int turn_skip(const struct registry *reg, const struct run_request *req, struct turn *t,
+	      const char *reason)
+{
+	struct job_state st;
+	int job_lock = -1;
+	/* A follower waits for the job lock with no limit, as turn_leave(). */
+	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, t->coalesce_fd >= 0 ? -1 : req->lock_wait,
+			  LOCK_CREATE, &job_lock);
+	if (!rc) {
+		if ((rc = jobstate_read(reg, req->job, &st)) == 0) {
+			turn_let_go_coalesced(reg, req->job, t);
+			rc = turn_answer(reg, req->job, &st, t, reason, 0);
+		}
+		jobstate_free(&st);
+	}
+	leave_locked(reg, req->job, t);   /* (what an error left) */
+	reg_unlock(&job_lock);
+	return rc;
+}
+
+/* TERM, INT or HUP while the call waits: caught, so that it leaves its
+ * line counted (turn_skip), then dies of it as it would have. */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+static struct sigaction stop_was[sizeof stop_signals / sizeof stop_signals[0]];
+static volatile sig_atomic_t stopped_by;
+
+static void on_stop(int sig)
+{
+	stopped_by = sig;
+}
+
+void turn_catch_stops(int on)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
+		if (!on)
+			sigaction(stop_signals[i], &stop_was[i], NULL);
+		else if (sigaction(stop_signals[i], &sa, &stop_was[i]) == 0 &&
+			 stop_was[i].sa_handler == SIG_IGN)
+			sigaction(stop_signals[i], &stop_was[i], NULL);   /* (nohup) */
+	}
+}
+
+int turn_stopped(void)
+{
+	return stopped_by;
+}
+
 /* Under the job lock, the write that answers the call: with SKIP a
- * refused start counted, with COALESCED a folded call counted; and the
- * end of the call's turn when it has a place.  Nothing to write: 0. */
+ * call that ends without running counted (its reason), with COALESCED a
+ * folded call counted; and the end of the call's turn when it has a
+ * place.  Nothing to write: 0. */
 int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
-		struct turn *t, int skip, int coalesced)
+		struct turn *t, const char *skip, int coalesced)
 {
 	if (!skip && !coalesced && t->place.fd < 0)
 		return 0;
@@ -72,7 +125,7 @@ int turn_answer(const struct registry *reg, const char *job, const struct job_st
 	}
 	line_numbers(&rec, &nums);
 	if (skip)
-		record_count_skip(&rec, now_seconds());
+		record_count_skip(&rec, now_seconds(), skip);
 	if (coalesced)
 		record_count_up(&rec, "coalesced");
 	line_turn_ends(&rec, &t->place);
@@ -99,7 +152,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 			      LOCK_CREATE | LOCK_QUIET_BUSY, &t->coalesce_fd);
 		if (rc == EXIT_BUSY) {
 			*folded = 1;
-			return turn_answer(reg, req->job, st, t, 0, 1);
+			return turn_answer(reg, req->job, st, t, NULL, 1);
 		}
 		if (rc)
 			return rc;
@@ -189,7 +242,7 @@ static int turn_may_come(void *ctx, size_t index, const struct job_state *st)
 	struct line_numbers nums;
 	(void)index;
 	line_numbers(jobstate_record(st), &nums);
-	return st->status != ST_RUNNING || t->place.n < nums.replaced_below;
+	return st->status != ST_RUNNING || t->place.n < nums.replaced_below || stopped_by;
 }
 
 /* Wait, without the job lock, until the call's turn may have come: no
@@ -224,7 +277,7 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 			return rc;
 		if (deadline >= 0 && now_mono() >= deadline)
 			return EXIT_BUSY;
-		if (t->answer_by > 0 && now_mono() >= t->answer_by)
+		if ((t->answer_by > 0 && now_mono() >= t->answer_by) || stopped_by)
 			return 0;
 		if (!reg_same(reg))
 			return 0;

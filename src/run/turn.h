@@ -47,11 +47,23 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
  * job lock, for a wait outside the line (a slot's): the decision is made
  * again under it. */
 int turn_superseded(const struct registry *reg, const char *job, const struct turn *t);
-/* Under the job lock, the write that answers the call: with SKIP a
- * refused start counted, with COALESCED a folded call; and the end of the
- * call's turn when it has a place.  Nothing to write: 0. */
+/* Under the job lock, the write that answers the call: with SKIP (a
+ * reason, SPEC §5a Skips) a call that ends without running counted, with
+ * COALESCED a folded call; and the end of the call's turn when it has a
+ * place.  Nothing to write: 0. */
 int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
-		struct turn *t, int skip, int coalesced);
+		struct turn *t, const char *skip, int coalesced);
+/* A call that ends without running outside a decision (no free slot,
+ * its --wait passed, a signal): takes the job lock, and as one write
+ * counts the skip for REASON and ends its turn; a follower of --coalesce
+ * says how many folded calls it leaves unanswered.  An exit status. */
+int turn_skip(const struct registry *reg, const struct run_request *req, struct turn *t,
+	      const char *reason);
+/* While ON, TERM, INT and HUP (unless ignored) do not end the call but
+ * are noted, and every wait of the turn ends within a second:
+ * turn_stopped() is then the signal (0: none). */
+void turn_catch_stops(int on);
+int turn_stopped(void);
 /* A --replace whose cancel went unanswered for CANCEL_ANSWER_SECONDS: say so,
  * naming who holds the run lock; the call goes on waiting. */
 void turn_report_unanswered(const struct registry *reg, const struct run_request *req,

@@ -445,6 +445,8 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 			return 0;
 	if ((l = ref_find(lines, *n, "timeout")) && !ref_seconds(l))
 		return 0;
+	if ((l = ref_find(lines, *n, "every")) && !ref_seconds(l))
+		return 0;
 	if ((l = ref_find(lines, *n, "late_after")) && !ref_seconds(l))
 		return 0;
 	if ((l = ref_find(lines, *n, "cancel_kill_after")) && !ref_seconds(l))
@@ -485,9 +487,9 @@ static const char *const spec_order[] = {
 	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
 	"cancel_seen", "cancelled", "cancelled_by", "slots", "cmd",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "coalesced",
-	"wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
-	"paused_note", "late_after", "late_from", "keep_runs", "note",
+	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "skip_reason",
+	"coalesced", "wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
+	"paused_note", "every", "late_after", "late_from", "keep_runs", "note",
 };
 #define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
 
