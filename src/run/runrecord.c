@@ -289,15 +289,14 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
 		/* After an attempt that was to be retried, its failure is
-		 * counted already (run_retry()), and it ended then. */
+		 * counted already (run_retry()), and it ended then; retries
+		 * cancelled, no signal reached it: it stands (SPEC §5a). */
 		struct run_result how = *end;
 		how.cancelled_by = run->cancelled_by;
-		if (record_get(&rec, "retry_at") && run->cancelled_by)
-			record_to_done_retries_cancelled(&rec, run->ended_at, end, run->cancelled_by);
-		else if (record_get(&rec, "retry_at"))
-			record_to_done_counted(&rec, run->ended_at, end, NULL);
-		else
+		if (!record_get(&rec, "retry_at"))
 			record_to_done(&rec, now_seconds(), &how, NULL);
+		else if (record_to_done_counted(&rec, run->ended_at, end, NULL) == 0 && run->cancelled_by)
+			record_put(&rec, "retries_cancelled_by", run->cancelled_by);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
 		/* The first try's error is held: it is said only when there
 		 * is no second try, which speaks for itself. */

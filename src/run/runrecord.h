@@ -60,7 +60,8 @@ int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, doub
  * job lock first, starts none: run->cancelled_by is set. */
 int run_next(const struct registry *reg, struct run *run, int *ours);
 /* Step 6: DONE with how the run ended (with run->cancelled_by, as a
- * cancelled run; between attempts, its retries cancelled), or with CLEAR
+ * cancelled run; between attempts, the last one's result with
+ * retries_cancelled_by), or with CLEAR
  * no record (nor history and logs).  A record that is no longer this run's is left
  * alone, with a message.  When DONE cannot be written (a full disk), a
  * run's log gives way: it is emptied and DONE tried once more.  Returns
