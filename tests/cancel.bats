@@ -322,7 +322,8 @@ dispatch_bg() {
 }
 
 @test "a cancel without --wait exits 0 once the dispatcher has taken it up, before the run has ended" {
-	dispatch_bg job job sh -c 'trap "sleep 2; exit 3" TERM; sleep 30 & wait'
+	dispatch_bg job job sh -c 'trap "sleep 2; exit 3" TERM; : >"$0"; sleep 30 & wait' "$T/trapped"
+	poll_until test -e "$T/trapped"
 	local t0=$EPOCHREALTIME
 	run --separate-stderr jobreg-set --cancel job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
@@ -434,4 +435,22 @@ dispatch_leaving_child() {
 	[ "$(field job replaced_below)" = 1 ]
 	# its SIGURG reached the stand-in dispatcher
 	[ -s "$T/urg.job" ]
+}
+
+# bats test_tags=serial
+@test "a cancel stops a shell-wrapped command within a second also without --timeout, and dispatch says which pids it signalled" {
+	dispatch_bg job job sh -c ': >"$0"; sleep 60' "$T/started"
+	poll_until test -e "$T/started"
+	local sh sleeper t0=$EPOCHREALTIME
+	read -r sh _ < "/proc/$DISPATCH_PID/task/$DISPATCH_PID/children" || [ -n "$sh" ]
+	poll_until eval 'read -r sleeper _ < "/proc/$sh/task/$sh/children" || [ -n "$sleeper" ]'
+	# the sleep holds the run lock too: it gets the TERM, not only sh
+	run --separate-stderr jobreg-set --cancel --wait 5 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 1.5 || flunk "took more than 1.5 s"
+	wait_bg "$DISPATCH_PID"
+	grep -qx "jobreg-dispatch: job: run 1 cancelled by $(me) (TERM to pids $sh, $sleeper)" "$T/out.job" ||
+		flunk "$(cat "$T/out.job")"
+	[ "$(field job cancelled)" = 1 ]
+	flock -n "$REG/.job.run" true
 }

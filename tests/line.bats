@@ -339,7 +339,7 @@ ask_cancel() {
 	local ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
 	((ms < 1500)) || flunk "took $ms ms"
 	[ "$rc" -eq 143 ]
-	[ "$(cat "$T/err")" = "jobreg-dispatch: j: run 1 cancelled by ops@elsewhere" ]
+	[[ $(cat "$T/err") == "jobreg-dispatch: j: run 1 cancelled by ops@elsewhere (TERM to pid "[0-9]*")" ]]
 	[ "$(field j status)" = DONE ]
 	[ "$(field j cancelled)" = 1 ]
 	[ "$(field j cancelled_by)" = ops@elsewhere ]
