@@ -28,7 +28,7 @@ static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_
 /* A cancel asked of one run (SPEC §5a): only that run's DONE, or a new
  * run, drops it. */
 static const char *const cancel_keys[] = { "cancel_run", "cancel_signal", "cancel_kill_after",
-					   "cancel_by", "cancel_at", "cancel_seen", NULL };
+					   "cancel_by", "cancel_at", "cancel_seen", "cancel_missed", NULL };
 
 static void put_time(struct record *r, const char *key, time_t t)
 {
@@ -344,6 +344,7 @@ void record_ask_cancel(struct record *r, const char *signal, double kill_after, 
 	record_put(r, "cancel_by", by);
 	put_time(r, "cancel_at", now);
 	record_drop(r, "cancel_seen");
+	record_drop(r, "cancel_missed");
 }
 
 double record_paused_until(const struct record *r)

@@ -103,7 +103,7 @@ void record_count_up(struct record *r, const char *key);
 void record_count_skip(struct record *r, time_t now);
 /* A cancel of R's run (SPEC §5a): cancel_run = its runs, cancel_signal
  * SIGNAL (a name), cancel_kill_after KILL_AFTER seconds, cancel_by BY,
- * cancel_at NOW; an earlier request's cancel_seen goes. */
+ * cancel_at NOW; an earlier request's cancel_seen and cancel_missed go. */
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
 		       time_t now);
 /* When the job's pause ends (SPEC §2 Paused jobs): paused_until as a

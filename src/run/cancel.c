@@ -63,7 +63,7 @@ int cancel_ask(const struct registry *reg, const char *job, const struct job_sta
 struct awaited {
 	unsigned long long run;
 	int until_end;
-	int seen, missed;  /* taken up; the run ended first, not cancelled */
+	int seen, missed;  /* taken up; the run ended before the signal reached it */
 };
 
 /* Has the run ended: the record no longer that run's RUNNING one? */
@@ -87,8 +87,10 @@ static int answered(void *ctx, size_t index, const struct job_state *st)
 			     !record_get(&st->rec, "retries_cancelled_by");
 		return 1;
 	}
-	if (record_count(&st->rec, "cancel_run") == a->run && record_get(&st->rec, "cancel_seen"))
+	if (record_count(&st->rec, "cancel_run") == a->run && record_get(&st->rec, "cancel_seen")) {
 		a->seen = 1;
+		a->missed = record_get(&st->rec, "cancel_missed") != NULL;
+	}
 	return a->seen && !a->until_end;
 }
 
@@ -130,8 +132,7 @@ int cancel_wait(struct registry *reg, const char *job, unsigned long long run, d
 	if (rc == EXIT_BUSY && (a.until_end || wait_decides))
 		rc = fail(EXIT_BUSY, job, "run %llu has not ended within --wait", run);
 	else if (rc == 0 && a.missed)
-		rc = fail(EXIT_FALSE, job, "run %llu ended before its dispatcher took the request up:"
-			  " not cancelled", run);
+		rc = fail(EXIT_FALSE, job, "run %llu ended before the cancel reached it", run);
 	jobstate_free(&st);
 	return rc;
 }
@@ -213,13 +214,18 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		const char *kill = record_get(&st.rec, "cancel_kill_after");
 		int sig = signame ? signal_number(signame) : SIGTERM;
 		double kill_after = kill ? strtod(kill, NULL) : 10;
-		if (end) {
-			signal_holders(run_lock, end, sig, kill_after, c);
-			c->kill_at = earliest(c->kill_at, sig == SIGKILL ? -1 :
-					      kill_after > 0 ? now_mono() + kill_after : -1);
+		/* Reaped first, or held still: a command that ended before
+		 * any request reached it keeps its own outcome. */
+		int missed = end && !run->cancelled_by && supervise_freeze(end);
+		if (!missed) {
+			if (end) {
+				signal_holders(run_lock, end, sig, kill_after, c);
+				c->kill_at = earliest(c->kill_at, sig == SIGKILL ? -1 :
+						      kill_after > 0 ? now_mono() + kill_after : -1);
+			}
+			free(run->cancelled_by);
+			run->cancelled_by = xstrdup(by);
 		}
-		free(run->cancelled_by);
-		run->cancelled_by = xstrdup(by);
 		/* Carried out even when it cannot be answered (a full disk):
 		 * the request is plain. */
 		struct record seen;
@@ -227,6 +233,8 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		record_copy(&seen, &st.rec);
 		time_format(now_seconds(), when);
 		record_put(&seen, "cancel_seen", when);
+		if (missed)
+			record_put(&seen, "cancel_missed", "1");
 		(void)commit_record(reg, run->job, jobstate_record(&st), st.status, &seen, NULL);
 		record_free(&seen);
 		taken = 1;

@@ -141,6 +141,7 @@ const char *run_cancel_request(const struct record *r, const struct run *run, in
 	const char *n = record_get(r, "cancel_run"), *started = record_get(r, "started");
 	const char *by = record_get(r, "cancel_by");
 	if (!n || strcmp(n, run->number) != 0 || (!answered && record_get(r, "cancel_seen")) ||
+	    record_get(r, "cancel_missed") ||
 	    !record_owned_by(r, &run->owner) || !started || strcmp(started, run->started) != 0)
 		return NULL;
 	return by ? by : "?";

@@ -51,7 +51,7 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 		    int *job_lock, struct job_state *st, int *ours);
 /* The user@host of a request in R (RUN's record) to stop run->number, the
  * attempt going or the one that waits for its retry (SPEC §5a), answered
- * or (ANSWERED 0) not yet; NULL: none. */
+ * or (ANSWERED 0) not yet, and not missed; NULL: none. */
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
 /* The next attempt begins: with run->logged its log made, then RUNNING
  * again with a new run number, then the last attempt's log set aside and

@@ -152,7 +152,8 @@ void supervise_stop(struct supervise_end *end, int sig, double kill_after)
 				kill_after > 0 && sig != SIGKILL ? now_mono() + kill_after : -1);
 }
 
-int supervise_reap(struct supervise_end *end)
+/* Has the command ended?  1, reaped, else 0. */
+static int supervise_reap(struct supervise_end *end)
 {
 	while (!end->ended) {
 		pid_t done = waitpid(end->pid, &end->wait_status, WNOHANG);
@@ -165,6 +166,27 @@ int supervise_reap(struct supervise_end *end)
 		end->ended = 1;
 	}
 	return 1;
+}
+
+int supervise_freeze(struct supervise_end *end)
+{
+	static const struct timespec tick = { 0, 10000000 };
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (supervise_reap(end))
+		return 1;
+	if (kill(end->pid, SIGSTOP) < 0)
+		return 0;   /* (not ours to signal: the cancel's signal tries) */
+	for (int i = 0; i < 20; i++) {
+		siginfo_t si = { .si_pid = 0 };
+		/* (WNOWAIT: an end is left for supervise_reap()) */
+		(void)waitid(P_PID, (id_t)end->pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT);
+		if (si.si_pid == end->pid)
+			return si.si_code == CLD_STOPPED ? 0 : supervise_reap(end);
+		(void)sigtimedwait(&chld, NULL, &tick);
+	}
+	return 0;   /* not stopped within 0.2 s (asleep in the kernel) */
 }
 
 enum supervise_event supervise_step(const struct supervise *s, const sigset_t *held,
