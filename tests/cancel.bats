@@ -148,7 +148,7 @@ me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 	BG_PIDS+=("$!")
 	run --separate-stderr jobreg-set --cancel job
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "jobreg-set: job: run 3 ended before its dispatcher took the request up: not cancelled" ]
+	[ "$stderr" = "jobreg-set: job: run 3 ended before the cancel reached it" ]
 	# one that ends cancelled, its request seen or not, was cancelled: 0
 	: >"$T/release"
 	wait_bg "$FLOCK_PID"
@@ -322,7 +322,8 @@ dispatch_bg() {
 }
 
 @test "a cancel without --wait exits 0 once the dispatcher has taken it up, before the run has ended" {
-	dispatch_bg job job sh -c 'trap "sleep 2; exit 3" TERM; sleep 30 & wait'
+	dispatch_bg job job sh -c 'trap "sleep 2; exit 3" TERM; : >"$0"; sleep 30 & wait' "$T/trapped"
+	poll_until test -e "$T/trapped"
 	local t0=$EPOCHREALTIME
 	run --separate-stderr jobreg-set --cancel job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
@@ -434,4 +435,49 @@ dispatch_leaving_child() {
 	[ "$(field job replaced_below)" = 1 ]
 	# its SIGURG reached the stand-in dispatcher
 	[ -s "$T/urg.job" ]
+}
+
+# bats test_tags=serial
+@test "a cancel stops a shell-wrapped command within a second also without --timeout, and dispatch says which pids it signalled" {
+	dispatch_bg job job sh -c ': >"$0"; sleep 60' "$T/started"
+	poll_until test -e "$T/started"
+	local sh sleeper t0=$EPOCHREALTIME
+	read -r sh _ < "/proc/$DISPATCH_PID/task/$DISPATCH_PID/children" || [ -n "$sh" ]
+	poll_until eval 'read -r sleeper _ < "/proc/$sh/task/$sh/children" || [ -n "$sleeper" ]'
+	# the sleep holds the run lock too: it gets the TERM, not only sh
+	run --separate-stderr jobreg-set --cancel --wait 5 job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	elapsed_below "$t0" 1.5 || flunk "took more than 1.5 s"
+	wait_bg "$DISPATCH_PID"
+	grep -qx "jobreg-dispatch: job: run 1 cancelled by $(me) (TERM to pids $sh, $sleeper)" "$T/out.job" ||
+		flunk "$(cat "$T/out.job")"
+	[ "$(field job cancelled)" = 1 ]
+	flock -n "$REG/.job.run" true
+}
+
+@test "a cancel racing the run's natural end never records an OK run as cancelled: the canceller is told it ended first" {
+	# the command ends as soon as it sees the request: 30 races of its end and
+	# the dispatcher's signal
+	local i rc cancelled=0 missed=0
+	for ((i = 1; i <= 30; i++)); do
+		dispatch_bg job job sh -c 'until grep -q "^cancel_run=" "$0"; do :; done' "$REG/job"
+		rc=0
+		jobreg-set --cancel --wait 5 job 2>"$T/err" || rc=$?
+		wait_bg "$DISPATCH_PID"
+		if [ "$(field job cancelled)" = 1 ]; then
+			# the signal reached it: it did not end by itself
+			[ "$(field job signal)" = TERM ] || flunk "race $i: cancelled, yet $(grep -E '^(exit|signal)=' "$REG/job")"
+			[ "$rc" -eq 0 ] || flunk "race $i: cancelled, the canceller exited $rc"
+			cancelled=$((cancelled + 1))
+		else
+			[ "$(field job exit)" = 0 ] && [ -z "$(field job cancel_missed)" ]
+			[ "$rc" -eq 1 ] || flunk "race $i: ended first, the canceller exited $rc"
+			[ "$(cat "$T/err")" = "jobreg-set: job: run $i ended before the cancel reached it" ]
+			grep -q "^run=$i outcome=OK " "$REG/.job.history"
+			missed=$((missed + 1))
+		fi
+	done
+	echo "# $cancelled cancelled, $missed ended first" >&3
+	[ "$(field job cancelled_runs)" = "${cancelled/#0/}" ]
+	[ -z "$(field job failures)" ]
 }

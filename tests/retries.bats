@@ -159,3 +159,30 @@ flaky() {
 	done
 	[ ! -e "$REG" ]
 }
+
+@test "a cancel between attempts ends the retries and takes nothing back: the failed attempt stands in the record, the history and the counters" {
+	jobreg-dispatch --retries 3 --retry-delay 30 job sh -c 'exit 3' 3>&- 2>"$T/err" &
+	d=$!
+	BG_PIDS+=("$d")
+	poll_until grep -q 'attempt 2 in' "$T/err"
+	jobreg-get -P job | grep '^jobreg_job_failures_total' >"$T/before"
+	[ "$(cut -d ' ' -f 2 "$T/before")" = 1 ]
+	run --separate-stderr jobreg-set --cancel job
+	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
+	wait_bg "$d"
+	[ "$BG_RC" = 3 ]
+	grep -qx "jobreg-dispatch: job: retries cancelled by $(id -un)@$HOST" "$T/err"
+	[ "$(field job status)" = DONE ]
+	[ "$(field job exit)" = 3 ]
+	[ "$(field job runs)" = 1 ]
+	[ "$(field job failures)" = 1 ]
+	[ "$(field job consecutive_failures)" = 1 ]
+	[ "$(field job retries_cancelled_by)" = "$(id -un)@$HOST" ]
+	[ -z "$(field job cancelled)" ]
+	[ -z "$(field job cancelled_runs)" ]
+	[ -z "$(grep '^cancel_' "$REG/job")" ]
+	[ "$(cut -d ' ' -f 1-2 "$REG/.job.history")" = "run=1 outcome=FAILED" ]
+	jobreg-get --is FAILED job
+	# no counter went down
+	jobreg-get -P job | grep '^jobreg_job_failures_total' | cmp - "$T/before"
+}

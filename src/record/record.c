@@ -14,7 +14,7 @@ enum known_key {
 	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
 	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT,
 	K_CANCEL_RUN, K_CANCEL_SIGNAL, K_CANCEL_KILL_AFTER, K_CANCEL_BY, K_CANCEL_AT,
-	K_CANCEL_SEEN, K_CANCELLED, K_CANCELLED_BY, K_SLOTS, K_CMD,
+	K_CANCEL_SEEN, K_CANCEL_MISSED, K_CANCELLED, K_CANCELLED_BY, K_RETRIES_CANCELLED_BY, K_SLOTS, K_CMD,
 	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
 	K_LAST_SUCCESS_STARTED, K_CANCELLED_RUNS, K_SKIPPED, K_LAST_SKIPPED, K_SKIP_REASON,
 	K_COALESCED,
@@ -26,7 +26,7 @@ static const char *const known_keys[KNOWN_COUNT] = {
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
 	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
-	"cancel_seen", "cancelled", "cancelled_by", "slots", "cmd",
+	"cancel_seen", "cancel_missed", "cancelled", "cancelled_by", "retries_cancelled_by", "slots", "cmd",
 	"runs", "failures", "lost", "consecutive_failures", "last_success",
 	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "skip_reason",
 	"coalesced",
@@ -213,7 +213,7 @@ static const char *check_values(const char *const *val, int first, int need_stat
 	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
 						 K_FAILURES, K_TIMED_OUT, K_ATTEMPT, K_LOST,
 						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS,
-						 K_CANCEL_RUN, K_CANCELLED, K_CANCELLED_RUNS,
+						 K_CANCEL_RUN, K_CANCEL_MISSED, K_CANCELLED, K_CANCELLED_RUNS,
 						 K_SKIPPED, K_COALESCED, K_WAIT_NEXT, K_WAIT_HEAD,
 						 K_REPLACED_BELOW };
 

@@ -20,15 +20,15 @@ static const char *const owner_keys[] = {
 static const char *const liveness_keys[] = {
 	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
 };
-static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out",
-					    "cancelled", "cancelled_by", NULL };
+static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", "cancelled",
+					    "cancelled_by", "retries_cancelled_by", NULL };
 /* What only a run has; PENDING drops them with the owner and the result. */
 static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_at", "slots",
 					 "cmd", NULL };
 /* A cancel asked of one run (SPEC §5a): only that run's DONE, or a new
  * run, drops it. */
 static const char *const cancel_keys[] = { "cancel_run", "cancel_signal", "cancel_kill_after",
-					   "cancel_by", "cancel_at", "cancel_seen", NULL };
+					   "cancel_by", "cancel_at", "cancel_seen", "cancel_missed", NULL };
 
 static void put_time(struct record *r, const char *key, time_t t)
 {
@@ -256,8 +256,6 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 	}
 	switch (record_outcome(r)) {
 	case OUTCOME_CANCELLED:
-		if (was == OUTCOME_FAILED)
-			count_down(r, "failures");
 		count_up(r, "cancelled_runs");
 		break;
 	case OUTCOME_FAILED:
@@ -290,18 +288,6 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
 {
 	static const struct before_run none;
 	record_to_done_after(r, now, end, note, &none);
-}
-
-void record_to_done_retries_cancelled(struct record *r, time_t now, const struct run_result *end,
-				      const char *by)
-{
-	struct run_result cancelled = *end;
-	cancelled.cancelled_by = by;
-	record_to_done_counted(r, now, &cancelled, NULL);
-	/* The run is cancelled, not failed: record_to_retry()'s count goes. */
-	count_down(r, "failures");
-	count_down(r, "consecutive_failures");
-	count_up(r, "cancelled_runs");
 }
 
 void record_count_lost(struct record *r)
@@ -364,6 +350,7 @@ void record_ask_cancel(struct record *r, const char *signal, double kill_after, 
 	record_put(r, "cancel_by", by);
 	put_time(r, "cancel_at", now);
 	record_drop(r, "cancel_seen");
+	record_drop(r, "cancel_missed");
 }
 
 static const char *const pause_keys[] = { "paused_until", "paused_by", "paused_note", NULL };

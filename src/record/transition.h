@@ -82,13 +82,6 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
  * the result of a DONE record (END has none), else 0. */
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note);
-/* The retries of a run were cancelled while it waited for its next
- * attempt (retry_at): DONE with the last attempt's result, marked
- * cancelled=1 by BY, cancelled_runs + 1, and the failure record_to_retry()
- * counted taken back: the run was cancelled, not failed (its history
- * line becomes CANCELLED). */
-void record_to_done_retries_cancelled(struct record *r, time_t now, const struct run_result *end,
-				      const char *by);
 /* The run of a STALE record was lost (SPEC §2): failures, lost and
  * consecutive_failures + 1. */
 void record_count_lost(struct record *r);
@@ -116,7 +109,7 @@ void record_count_skip(struct record *r, time_t now, const char *reason);
 void record_set_every(struct record *r, double every);
 /* A cancel of R's run (SPEC §5a): cancel_run = its runs, cancel_signal
  * SIGNAL (a name), cancel_kill_after KILL_AFTER seconds, cancel_by BY,
- * cancel_at NOW; an earlier request's cancel_seen goes. */
+ * cancel_at NOW; an earlier request's cancel_seen and cancel_missed go. */
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
 		       time_t now);
 /* A pause (SPEC §2 Paused jobs), in a job's record or the registry's

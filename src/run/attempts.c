@@ -1,5 +1,5 @@
 #include "run/attempts.h"
-#include "run/holders.h"
+#include "run/cancel.h"
 #include "run/logview.h"
 #include "run/supervise.h"
 #include "util/msg.h"
@@ -13,28 +13,15 @@
 
 #define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
 
-/* What supervise asks about cancels: the run's record, read in REG. */
-struct cancel_look {
-	const struct registry *reg;
-	struct run *run;
-};
-
-static int cancel_asked(void *ctx, int *sig, double *kill_after)
-{
-	struct cancel_look *look = ctx;
-	return run_cancel_asked(look->reg, look->run, sig, kill_after);
-}
-
 /* The supervision of every attempt (supervise.h). */
-static struct supervise supervision(const struct run_request *req, struct run *run,
-				    int run_lock, struct cancel_look *look)
+static struct supervise supervision(const struct run_request *req, const struct run *run,
+				    int run_lock)
 {
 	return (struct supervise){
 		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
 		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
 		.sigpipe_ignored = req->sigpipe_ignored, .out_fd = -1, .err_fd = -1,
-		.job = req->job, .run = run->number, .cancel_asked = cancel_asked,
-		.cancel_ctx = look,
+		.job = req->job, .run = run->number,
 	};
 }
 
@@ -64,10 +51,9 @@ static int ready(const struct registry *reg, const struct run_request *req,
 static int attempt(const struct registry *reg, const struct run_request *req,
 		   struct run *run, int run_lock, const sigset_t *hold,
 		   const sigset_t *old_mask, struct logrelay *relay, struct run_result *end,
-		   char signame[SIGNAME_MAX], struct supervise_end *ended)
+		   char signame[SIGNAME_MAX], struct supervise_end *ended, struct cancel_taken *c)
 {
-	struct cancel_look look = { reg, run };
-	struct supervise how = supervision(req, run, run_lock, &look);
+	struct supervise how = supervision(req, run, run_lock);
 
 	relay->pid = relay->out_fd = relay->err_fd = -1;
 	relay->have_report = 0;
@@ -76,12 +62,12 @@ static int attempt(const struct registry *reg, const struct run_request *req,
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
 	}
-	supervise_run(&how, hold, old_mask, ended);
-	/* A cancel stops the whole run: what the command left holding the
-	 * run lock gets the KILL it was promised (SPEC §5a), if one was. */
-	if (ended->cancelled && !ended->cancel_no_kill)
-		run_lock_kill_leftovers(run_lock, ended->kill_at >= 0 ? ended->kill_at : now_mono(),
-					cancel_asked, &look);
+	/* At each tick and wake-up a cancel is looked for (SPEC §5a). */
+	supervise_start(&how, hold, old_mask, ended);
+	while (supervise_step(&how, hold, ended) != SV_ENDED)
+		(void)cancel_take_up(reg, run, run_lock, ended, c);
+	if (run->cancelled_by)
+		cancel_linger(reg, run, run_lock, &how, hold, ended, c);
 	logrelay_finish(relay);
 	if (ended->start_errno)
 		fail_errno(ended->start_errno, req->job, "cannot start %s", req->command[0]);
@@ -102,10 +88,6 @@ static double retry_delay(const struct run_request *req, unsigned long k)
 	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
 }
 
-/* Steps 5 and 6: run the command, and again after a FAILED attempt while
- * --retries allows (not after 126 or 127, nor after dispatch was told to
- * stop), holding the run lock throughout; then record the end.  Returns
- * dispatch's exit status. */
 /* "JOB: run N timed out after ...": a line of dispatch's own, which -q
  * does not silence when LOUD (cron mails output, not exit statuses). */
 static void say_failure(const struct run_request *req, const struct run *run,
@@ -142,35 +124,35 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 {
 	int chronic_mode = req->log == LOG_CHRONIC;
 	struct logrelay relay = {0};
+	struct cancel_taken cancel = { .kill_at = -1 };
 	for (;;) {
 		struct run_result end;
 		struct supervise_end ended;
 		char signame[SIGNAME_MAX];
 		int status = attempt(reg, req, run, run_lock, hold, old_mask, &relay, &end, signame,
-				     &ended);
+				     &ended, &cancel);
 		int lost = ended.lost_lock, ours = 1, rc = 0, between = 0;
-		/* A cancel answered too late to send its signal did not end
-		 * the run (SPEC §2 Cancelled runs). */
-		if (!ended.cancelled) {
-			free(run->cancelled_by);
-			run->cancelled_by = NULL;
-		}
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
 				 status == 127;
-		if (!lost && status && !ended.stopped && !ended.cancelled && !cannot_run &&
+		if (!lost && status && !ended.stopped && !run->cancelled_by && !cannot_run &&
 		    !ended.wait_errno && run->attempt && run->attempt <= (unsigned long)req->retries) {
-			double delay = retry_delay(req, run->attempt);
-			struct cancel_look look = { reg, run };
-			struct supervise how = supervision(req, run, run_lock, &look);
-			int cancelled;
+			double until = now_mono() + retry_delay(req, run->attempt);
+			struct supervise how = supervision(req, run, run_lock);
+			enum supervise_event ev = SV_TICK;
 			/* --chronic: a run that ends OK after all prints nothing. */
 			if (end.timed_out)
 				say_failure(req, run, &end, &ended, 0, !chronic_mode);
-			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(delay + 0.999));
+			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(until - now_mono() + 0.999));
 			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
-			     run->attempt + 1, delay);
-			if (!rc && !supervise_pause(&how, hold, delay, &lost, &cancelled) &&
+			     run->attempt + 1, retry_delay(req, run->attempt));
+			/* A cancel now ends the retries (SPEC §5a). */
+			while (!rc && !run->cancelled_by &&
+			       (ev = supervise_pause(&how, hold, until)) != SV_ENDED &&
+			       ev != SV_STOP && ev != SV_LOST)
+				(void)cancel_take_up(reg, run, run_lock, NULL, &cancel);
+			lost = ev == SV_LOST;
+			if (!rc && ev == SV_ENDED && !run->cancelled_by &&
 			    (rc = run_next(reg, run, &ours)) == 0 && ours && !run->cancelled_by)
 				continue;
 			between = 1;
@@ -189,6 +171,7 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 				say_failure(req, run, &end, &ended, 1, 1);
 			}
 			buf_free(&relay.report);
+			buf_free(&cancel.told);
 			return EXIT_IO;
 		}
 		/* The report comes after the record, but from the log only
@@ -201,12 +184,11 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 			chronic_report(reg, req->job, &relay);
 		if (chronic)
 			say_failure(req, run, &end, &ended, 0, 1);
-		if (!rc && ours && run->cancelled_by && between)
-			info(req->job, "retries cancelled by %s", run->cancelled_by);
-		else if (!rc && ours && run->cancelled_by)
-			info(req->job, "run %s cancelled by %s", run->number, run->cancelled_by);
+		if (!rc && ours && run->cancelled_by)
+			cancel_say(run, &cancel, between);
 		free(run->cancelled_by);
 		run->cancelled_by = NULL;
+		buf_free(&cancel.told);
 		buf_free(&relay.report);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */

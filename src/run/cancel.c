@@ -1,19 +1,21 @@
-/* cancel: the canceller's side of a cancel (see cancel.h). */
+/* cancel: the one cancel (see cancel.h). */
 #include "run/cancel.h"
 #include "run/holders.h"
+#include "registry/lock.h"
 #include "registry/write.h"
 #include "liveness/facts.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
 #include "util/msg.h"
 #include "util/signame.h"
+#include "util/sys.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Why ST has no run to cancel (a false condition), or NULL: it has one. */
-static const char *no_run(const struct job_state *st)
+const char *cancel_no_run(const struct job_state *st)
 {
 	const char *owner = st->found ? record_get(&st->rec, "owner") : NULL;
 	if (st->status == ST_STALE)
@@ -28,22 +30,30 @@ static const char *no_run(const struct job_state *st)
 	return NULL;
 }
 
+unsigned long long cancel_put(struct record *rec, const struct cancel_request *req)
+{
+	char sig[SIGNAME_MAX];
+	struct buf by = {0};
+	if (!req->by)
+		user_at_host(&by);
+	record_ask_cancel(rec, signal_name(req->signal, sig), req->kill_after,
+			  req->by ? req->by : by.data, now_seconds());
+	if (req->note)
+		record_put(rec, "note", req->note);
+	buf_free(&by);
+	return record_count(rec, "runs");
+}
+
 int cancel_ask(const struct registry *reg, const char *job, const struct job_state *st,
 	       const struct cancel_request *req, unsigned long long *run)
 {
-	const char *why = no_run(st);
+	const char *why = cancel_no_run(st);
 	if (why)
 		return fail(EXIT_FALSE, job, "%s", why);
 
 	struct record rec;
-	char sig[SIGNAME_MAX];
-	record_init(&rec);
 	record_copy(&rec, &st->rec);
-	*run = record_count(&rec, "runs");
-	record_ask_cancel(&rec, signal_name(req->signal, sig), req->kill_after, req->by,
-			  now_seconds());
-	if (req->note)
-		record_put(&rec, "note", req->note);
+	*run = cancel_put(&rec, req);
 	int rc = commit_record(reg, job, &st->rec, st->status, &rec, NULL);
 	record_free(&rec);
 	return rc;
@@ -53,8 +63,7 @@ int cancel_ask(const struct registry *reg, const char *job, const struct job_sta
 struct awaited {
 	unsigned long long run;
 	int until_end;
-	int seen;          /* its dispatcher took the request up */
-	int uncancelled;   /* it ended DONE, not cancelled, the request not seen */
+	int seen, missed;  /* taken up; the run ended before the signal reached it */
 };
 
 /* Has the run ended: the record no longer that run's RUNNING one? */
@@ -70,14 +79,18 @@ static int answered(void *ctx, size_t index, const struct job_state *st)
 	struct awaited *a = ctx;
 	(void)index;
 	if (run_ended(a, st)) {
-		/* (a run that ended cancelled says so in its DONE record) */
-		a->uncancelled = !a->seen && st->status == ST_DONE &&
-				 record_count(&st->rec, "runs") == a->run &&
-				 !record_get(&st->rec, "cancelled");
+		/* (a run that was cancelled, or its retries, says so in its
+		 * DONE record) */
+		a->missed |= !a->seen && st->status == ST_DONE &&
+			     record_count(&st->rec, "runs") == a->run &&
+			     !record_get(&st->rec, "cancelled") &&
+			     !record_get(&st->rec, "retries_cancelled_by");
 		return 1;
 	}
-	if (record_count(&st->rec, "cancel_run") == a->run && record_get(&st->rec, "cancel_seen"))
+	if (record_count(&st->rec, "cancel_run") == a->run && record_get(&st->rec, "cancel_seen")) {
 		a->seen = 1;
+		a->missed = record_get(&st->rec, "cancel_missed") != NULL;
+	}
 	return a->seen && !a->until_end;
 }
 
@@ -85,57 +98,176 @@ int cancel_no_answer(const struct registry *reg, const char *job, unsigned long 
 		     const char *host)
 {
 	struct buf who = {0};
-	int rc;
-	if (run_lock_holders(reg, job, &who))
-		rc = fail(EXIT_BUSY, job, "run %llu: no answer from its dispatcher on %s within %g s"
-			  " (run lock held by %s); the request stays", run, host ? host : "?",
-			  CANCEL_ANSWER_SECONDS, who.data);
-	else
-		rc = fail(EXIT_BUSY, job, "run %llu: no answer from its dispatcher on %s within %g s;"
-			  " the request stays", run, host ? host : "?", CANCEL_ANSWER_SECONDS);
+	int held = run_lock_holders(reg, job, &who) > 0;
+	int rc = fail(EXIT_BUSY, job, "run %llu: no answer from its dispatcher on %s within %g s%s%s%s;"
+		      " the request stays", run, host ? host : "?", CANCEL_ANSWER_SECONDS,
+		      held ? " (run lock held by " : "", held ? who.data : "", held ? ")" : "");
 	buf_free(&who);
 	return rc;
 }
 
 int cancel_wait(struct registry *reg, const char *job, unsigned long long run, double until_end)
 {
-	struct awaited a = { .run = run, .until_end = 0 };
+	struct awaited a = { .run = run };
 	struct job_state st;
 	char *jobs[] = { (char *)job };
 	double start = now_mono();
-	char *host = NULL;
 
-	int rc = jobstate_load(reg, job, &st);
-	if (rc == EXIT_CORRUPT)
-		rc = jobstate_corrupt(reg, job, &st);
-	if (!rc && !run_ended(&a, &st)) {
-		const char *h = record_get(&st.rec, "host");
-		host = h ? xstrdup(h) : NULL;
-		/* Only a hint: the dispatcher reads its record once a second. */
+	int rc = jobstate_read(reg, job, &st);
+	/* Only a hint: the dispatcher reads its record once a second. */
+	if (!rc && !run_ended(&a, &st))
 		(void)signal_owner(&st.rec, SIGURG);
-	}
-	jobstate_free(&st);
-	if (rc)
-		return rc;
-
 	/* A --wait shorter than the dispatcher's time to answer decides. */
 	int wait_decides = until_end >= 0 && until_end < CANCEL_ANSWER_SECONDS;
 	double answer_by = start + (wait_decides ? until_end : CANCEL_ANSWER_SECONDS);
-	rc = wait_until(reg, jobs, 1, answered, &a, answer_by);
-	if (rc == EXIT_BUSY && !wait_decides) {
-		rc = cancel_no_answer(reg, job, run, host);
-		goto out;
-	}
-	if (rc == 0 && until_end >= -1) {
+	if (!rc)
+		rc = wait_until(reg, jobs, 1, answered, &a, answer_by);
+	if (rc == EXIT_BUSY && !wait_decides)
+		rc = cancel_no_answer(reg, job, run, record_get(&st.rec, "host"));
+	else if (rc == 0 && until_end >= -1) {
 		a.until_end = 1;
 		rc = wait_until(reg, jobs, 1, answered, &a, until_end < 0 ? -1 : start + until_end);
 	}
-	if (rc == EXIT_BUSY)
+	/* (75 from cancel_no_answer() is said) */
+	if (rc == EXIT_BUSY && (a.until_end || wait_decides))
 		rc = fail(EXIT_BUSY, job, "run %llu has not ended within --wait", run);
-	else if (rc == 0 && a.uncancelled)
-		rc = fail(EXIT_FALSE, job, "run %llu ended before its dispatcher took the request up:"
-			  " not cancelled", run);
-out:
-	free(host);
+	else if (rc == 0 && a.missed)
+		rc = fail(EXIT_FALSE, job, "run %llu ended before the cancel reached it", run);
+	jobstate_free(&st);
 	return rc;
+}
+
+/* The dispatcher's side.  Seconds a taking up waits for the job lock
+ * before the next look; and between looks for what a cancelled command
+ * left (not our children: nothing tells us when they end). */
+#define CANCEL_LOCK_WAIT 0.2
+#define LEFTOVER_LOOK 0.1
+
+/* "SIG to pid P" or "SIG to pids P, Q" of the N pids PIDS, into C->told. */
+static void tell(struct cancel_taken *c, int sig, const long *pids, size_t n)
+{
+	char name[SIGNAME_MAX];
+	if (!n)
+		return;
+	buf_addf(&c->told, "%s%s to pid%s ", c->told.len ? "; " : "", signal_name(sig, name),
+		 n > 1 ? "s" : "");
+	for (size_t i = 0; i < n; i++)
+		buf_addf(&c->told, "%s%ld", i ? ", " : "", pids[i]);
+}
+
+/* SIG, then SIGCONT, to all of this host holding RUN_LOCK, found first,
+ * but us and our relay: the command of END and its group through
+ * supervise_stop() (and its KILL_AFTER), the others here; all told. */
+static void signal_holders(int run_lock, struct supervise_end *end, int sig, double kill_after,
+			   struct cancel_taken *c)
+{
+	long *pids;
+	size_t n = run_lock_leftovers(run_lock, &pids);
+	if (end)
+		supervise_stop(end, sig, kill_after);
+	for (size_t i = 0; i < n; i++) {
+		pid_t p = (pid_t)pids[i];
+		if (end && !end->ended && (p == end->pid || (end->own_group && getpgid(p) == end->pid)))
+			continue;
+		(void)kill(p, sig);   /* (one gone meanwhile needs nothing) */
+		if (sig != SIGKILL && sig != SIGCONT)
+			(void)kill(p, SIGCONT);
+	}
+	tell(c, sig, pids, n);
+	free(pids);
+}
+
+/* Is a request for RUN there, not yet answered?  A look without the lock:
+ * one that fails says nothing, the next comes a second later, and a
+ * client cut off from its server is the lock check's to report. */
+static int asked(const struct registry *reg, const struct run *run)
+{
+	struct buf data = {0}, failed = {0};
+	struct record rec;
+	const char *why;
+	int found = 0, yes = 0;
+	struct buf *was_held = message_hold(&failed);
+	if (reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found) == 0 && found &&
+	    record_parse(&rec, data.data, data.len, &why) == 0) {
+		yes = run_cancel_request(&rec, run, 0) != NULL;
+		record_free(&rec);
+	}
+	message_hold(was_held);
+	message_release(&failed, 0);
+	buf_free(&data);
+	return yes;
+}
+
+int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
+		   struct supervise_end *end, struct cancel_taken *c)
+{
+	struct job_state st;
+	int job_lock = -1, ours, taken = 0;
+	const char *by;
+	if (!asked(reg, run))
+		return 0;
+	/* (a job lock busy for long is looked at again a second later: the
+	 * supervision of the run, its limit and signals, must go on) */
+	if (run_lock_record(reg, run, CANCEL_LOCK_WAIT, &job_lock, &st, &ours) == 0 && ours &&
+	    (by = run_cancel_request(&st.rec, run, 0))) {
+		const char *signame = record_get(&st.rec, "cancel_signal");
+		const char *kill = record_get(&st.rec, "cancel_kill_after");
+		int sig = signame ? signal_number(signame) : SIGTERM;
+		double kill_after = kill ? strtod(kill, NULL) : 10;
+		/* Reaped first, or held still: a command that ended before
+		 * any request reached it keeps its own outcome. */
+		int missed = end && !run->cancelled_by && supervise_freeze(end);
+		if (!missed) {
+			if (end) {
+				signal_holders(run_lock, end, sig, kill_after, c);
+				c->kill_at = earliest(c->kill_at, sig == SIGKILL ? -1 :
+						      kill_after > 0 ? now_mono() + kill_after : -1);
+			}
+			free(run->cancelled_by);
+			run->cancelled_by = xstrdup(by);
+		}
+		/* Carried out even when it cannot be answered (a full disk):
+		 * the request is plain. */
+		struct record seen;
+		char when[21];
+		record_copy(&seen, &st.rec);
+		time_format(now_seconds(), when);
+		record_put(&seen, "cancel_seen", when);
+		if (missed)
+			record_put(&seen, "cancel_missed", "1");
+		(void)commit_record(reg, run->job, jobstate_record(&st), st.status, &seen, NULL);
+		record_free(&seen);
+		taken = 1;
+	}
+	jobstate_free(&st);
+	reg_unlock(&job_lock);
+	return taken;
+}
+
+void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
+		   const struct supervise *s, const sigset_t *held, struct supervise_end *end,
+		   struct cancel_taken *c)
+{
+	long cmd = end->pid, *pids;
+	if (end->killed && end->started)
+		tell(c, SIGKILL, &cmd, 1);
+	while (c->kill_at >= 0 && now_mono() < c->kill_at) {
+		size_t n = run_lock_leftovers(run_lock, &pids);
+		free(pids);
+		if (!n)
+			return;
+		(void)supervise_pause(s, held, earliest(c->kill_at, now_mono() + LEFTOVER_LOOK));
+		(void)cancel_take_up(reg, run, run_lock, end, c);
+	}
+	if (c->kill_at >= 0)
+		signal_holders(run_lock, NULL, SIGKILL, 0, c);
+}
+
+void cancel_say(const struct run *run, const struct cancel_taken *c, int between)
+{
+	if (between)
+		info(run->job, "retries cancelled by %s", run->cancelled_by);
+	else
+		info(run->job, "run %s cancelled by %s%s%s%s", run->number, run->cancelled_by,
+		     c->told.len ? " (" : "", c->told.len ? c->told.data : "", c->told.len ? ")" : "");
 }

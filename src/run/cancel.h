@@ -1,50 +1,74 @@
-/* cancel: the canceller's side of a cancel (SPEC §2 Cancelled runs, §5a
- * Cancelling) — the request written into the record of a live
- * dispatched run, fenced by the run's number; the run's dispatcher woken
- * at once where this host can tell it is that process; and the wait for
- * its answer (cancel_seen) or for the run's end.  The dispatcher carries
- * the request out (supervise.c). */
+/* cancel: the one cancel (SPEC §2 Cancelled runs, §5a Cancelling) — the
+ * request of jobreg-set --cancel and dispatch --replace, fenced by the
+ * run's number; the canceller's wait for the answer; and the dispatcher's
+ * taking it up at each tick and wake-up of its supervision (supervise.h). */
 #ifndef JOBREG_CANCEL_H
 #define JOBREG_CANCEL_H
 
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
+#include "run/runrecord.h"
+#include "run/supervise.h"
 
 /* What a cancel asks of a run. */
 struct cancel_request {
 	int signal;           /* sent first (SIGTERM by default) */
 	double kill_after;    /* then KILL after these seconds (10 by default) */
-	const char *by;       /* user@host of who asks */
+	const char *by;       /* user@host of who asks; NULL: ours */
 	const char *note;     /* replaces the record's note; NULL: kept */
 };
 
 /* The dispatcher has this long to take a request up (SPEC §5 --cancel). */
 #define CANCEL_ANSWER_SECONDS 2.0
 
+/* Why ST has no live dispatched run (owner=lock) to cancel, or NULL. */
+const char *cancel_no_run(const struct job_state *st);
+/* Into REC, a record of a live dispatched run, under the job lock: REQ
+ * as the request for its run (one there replaced).  Returns the run. */
+unsigned long long cancel_put(struct record *rec, const struct cancel_request *req);
 /* Under JOB's lock, with ST as jobstate_load() read it there: ask JOB's
- * run to stop.  A job that is not RUNNING with a live dispatched run
- * (owner=lock) is a false condition: a message, 1, nothing written.
- * Otherwise the record gets the cancel_* keys for its run (a request
- * already there is replaced, its cancel_seen dropped) and *RUN is that
- * run's number.  Returns an exit status. */
+ * run to stop (*RUN), or with no run a false condition (1, a message,
+ * nothing written).  Returns an exit status. */
 int cancel_ask(const struct registry *reg, const char *job, const struct job_state *st,
 	       const struct cancel_request *req, unsigned long long *run);
 
-/* After cancel_ask(), the job lock let go: wake the dispatcher the record
- * names with SIGURG where this host can tell it is that process
- * (signal_owner(), facts.h); then wait until it takes run
- * RUN's request up (or the run ends), and with UNTIL_END (>= 0 seconds,
- * or -1: no limit; -2: not asked) until the run has ended.  No answer
- * within CANCEL_ANSWER_SECONDS: a message naming the run's host and the
- * pids seen holding its run lock, 75, the request left in place.  Returns
- * an exit status (75 also when UNTIL_END passes first). */
+/* After cancel_ask(), the job lock let go: SIGURG to the dispatcher
+ * where this host can tell it is that process (signal_owner()); wait for
+ * its answer to run RUN's request, and with UNTIL_END (seconds; -1: no
+ * limit; -2: not asked) for the run's end (75 when it passes).  No answer
+ * within CANCEL_ANSWER_SECONDS: cancel_no_answer().  A run that ended
+ * before the signal reached it: a message, 1.  Returns an exit status. */
 int cancel_wait(struct registry *reg, const char *job, unsigned long long run,
 		double until_end);
 
-/* No answer from run RUN's dispatcher on HOST within CANCEL_ANSWER_SECONDS:
- * say so, naming the pids this host sees holding the run lock.  Returns
- * 75. */
+/* No answer from run RUN's dispatcher on HOST: say so, naming the pids
+ * this host sees holding the run lock; the request stays.  Returns 75. */
 int cancel_no_answer(const struct registry *reg, const char *job, unsigned long long run,
 		     const char *host);
+
+/* The dispatcher's side: what it did about the cancels of one run. */
+struct cancel_taken {
+	double kill_at;       /* KILL what the run left then (now_mono()); -1: no KILL */
+	struct buf told;      /* the pids signalled: "TERM to pids 4242, 4243" */
+};
+
+/* At a tick or wake-up of RUN's supervision END (NULL: between attempts),
+ * take a request for run->number up under the job lock.  The command
+ * reaped first: one that ended before any request reached it keeps its
+ * outcome (cancel_missed).  Else the signal goes to the command
+ * (supervise_stop()) and every process of this host holding RUN_LOCK but
+ * us and our relay, and run->cancelled_by is set (between attempts: the
+ * retries end).  cancel_seen is written.  1 when one was taken up. */
+int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
+		   struct supervise_end *end, struct cancel_taken *c);
+/* After a cancelled attempt's command ended: what still holds the run
+ * lock (but us and our relay) has until C->kill_at, then gets SIGKILL;
+ * requests meanwhile are taken up. */
+void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
+		   const struct supervise *s, const sigset_t *held, struct supervise_end *end,
+		   struct cancel_taken *c);
+/* "JOB: run N cancelled by U@H (TERM to pid 42)"; BETWEEN attempts
+ * "JOB: retries cancelled by U@H". */
+void cancel_say(const struct run *run, const struct cancel_taken *c, int between);
 
 #endif

@@ -8,8 +8,6 @@
 #include "liveness/proc.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -111,8 +109,7 @@ void run_lock_release(const struct registry *reg, const char *job, int *fd)
 	buf_free(&relays);
 }
 
-/* The pids of this host, but us and our relays, that hold the lock FD. */
-static size_t leftovers(int fd, long **pids)
+size_t run_lock_leftovers(int fd, long **pids)
 {
 	struct stat st;
 	size_t count = 0, kept = 0;
@@ -123,35 +120,6 @@ static size_t leftovers(int fd, long **pids)
 		if ((*pids)[i] != (long)getpid() && !same_program((*pids)[i]))
 			(*pids)[kept++] = (*pids)[i];
 	return kept;
-}
-
-void run_lock_kill_leftovers(int fd, double at,
-			     int (*asked)(void *ctx, int *sig, double *kill_after), void *ctx)
-{
-	static const struct timespec tick = { 0, 100000000 };
-	double look_at = now_mono() + 1;
-	long *pids;
-	size_t n;
-	while ((n = leftovers(fd, &pids)) > 0 && now_mono() < at) {
-		int sig;
-		double kill_after;
-		if (now_mono() >= look_at) {
-			look_at = now_mono() + 1;
-			if (asked(ctx, &sig, &kill_after)) {
-				for (size_t i = 0; i < n; i++)
-					(void)kill((pid_t)pids[i], sig);
-				if (sig == SIGKILL)
-					at = now_mono();
-				else if (kill_after > 0)
-					at = earliest(at, now_mono() + kill_after);
-			}
-		}
-		free(pids);
-		nanosleep(&tick, NULL);
-	}
-	for (size_t i = 0; i < n; i++)
-		(void)kill((pid_t)pids[i], SIGKILL);
-	free(pids);
 }
 
 size_t run_lock_holders(const struct registry *reg, const char *job, struct buf *who)

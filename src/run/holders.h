@@ -17,14 +17,9 @@ int run_lock_busy(const struct registry *reg, const char *job, long earlier);
  * the command left behind); the next run waits for it". */
 void run_lock_release(const struct registry *reg, const char *job, int *fd);
 
-/* A cancelled run (SPEC §5a) whose command has ended: wait until AT
- * (now_mono()) for the other processes of this host that hold the run
- * lock FD (not the log relay) to go, looking every 100 ms, then KILL
- * those left.  Once a second ASKED(CTX, &sig, &kill_after) looks for a
- * cancel asked again meanwhile: its signal goes to them, and its KILL
- * comes sooner if it asks for that. */
-void run_lock_kill_leftovers(int fd, double at,
-			     int (*asked)(void *ctx, int *sig, double *kill_after), void *ctx);
+/* The pids of this host that hold the run lock FD, but ours and our log
+ * relays' (logrelay.h), into *PIDS (malloc'd); returns how many. */
+size_t run_lock_leftovers(int fd, long **pids);
 
 /* The pids other than ours that hold JOB's run lock, where this host can
  * see them, into WHO as "pid 4242" or "pids 4242, 4243"; returns how many

@@ -5,10 +5,8 @@
 #include "util/msg.h"
 #include "util/shquote.h"
 #include "registry/sweep.h"
-#include "util/signame.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,14 +107,7 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	return rc;
 }
 
-/* Seconds a cancel's taking up waits for the job lock before it leaves
- * the request for the next look, a second later. */
-#define CANCEL_LOCK_WAIT 0.2
-
-/* Take the job lock within WAIT seconds (< 0: no limit; still busy after
- * WAIT: 75, silently) and read the record into ST: *ours when it is still
- * this run's. */
-static int lock_ours(const struct registry *reg, const struct run *run, double wait,
+int run_lock_record(const struct registry *reg, const struct run *run, double wait,
 		     int *job_lock, struct job_state *st, int *ours)
 {
 	const char *why;
@@ -145,65 +136,15 @@ static int lock_ours(const struct registry *reg, const struct run *run, double w
 	return rc;
 }
 
-/* Is R this run's record, with a cancel of run->number not taken up? */
-static int cancel_for_us(const struct record *r, const struct run *run)
+const char *run_cancel_request(const struct record *r, const struct run *run, int answered)
 {
 	const char *n = record_get(r, "cancel_run"), *started = record_get(r, "started");
-	return n && strcmp(n, run->number) == 0 && !record_get(r, "cancel_seen") &&
-	       record_owned_by(r, &run->owner) && started && strcmp(started, run->started) == 0;
-}
-
-int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, double *kill_after)
-{
-	struct buf data = {0};
-	struct record rec;
-	const char *why;
-	int found = 0, asked = 0;
-
-	/* A look without the lock, each second: the lock only for a request.
-	 * One that fails says nothing: the next comes a second later, and a
-	 * client cut off from its server is the lock check's to report. */
-	struct buf failed = {0};
-	struct buf *was_held = message_hold(&failed);
-	if (reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found) == 0 && found &&
-	    record_parse(&rec, data.data, data.len, &why) == 0) {
-		asked = cancel_for_us(&rec, run);
-		record_free(&rec);
-	}
-	message_hold(was_held);
-	message_release(&failed, 0);
-	buf_free(&data);
-	if (!asked)
-		return 0;
-
-	struct job_state st;
-	int job_lock = -1, ours;
-	asked = 0;
-	/* (a job lock busy for long is looked at again a second later: the
-	 * supervision of the run, its limit and signals, must go on) */
-	if (lock_ours(reg, run, CANCEL_LOCK_WAIT, &job_lock, &st, &ours) == 0 && ours &&
-	    cancel_for_us(&st.rec, run)) {
-		const char *signame = record_get(&st.rec, "cancel_signal");
-		const char *kill = record_get(&st.rec, "cancel_kill_after");
-		const char *by = record_get(&st.rec, "cancel_by");
-		char when[21];
-		struct record seen;
-		*sig = signame ? signal_number(signame) : SIGTERM;
-		*kill_after = kill ? strtod(kill, NULL) : 10;
-		free(run->cancelled_by);
-		run->cancelled_by = xstrdup(by ? by : "?");
-		/* Carried out even when it cannot be answered (a full disk):
-		 * the request is plain. */
-		record_copy(&seen, &st.rec);
-		time_format(now_seconds(), when);
-		record_put(&seen, "cancel_seen", when);
-		(void)commit_record(reg, run->job, jobstate_record(&st), st.status, &seen, NULL);
-		record_free(&seen);
-		asked = 1;
-	}
-	jobstate_free(&st);
-	reg_unlock(&job_lock);
-	return asked;
+	const char *by = record_get(r, "cancel_by");
+	if (!n || strcmp(n, run->number) != 0 || (!answered && record_get(r, "cancel_seen")) ||
+	    record_get(r, "cancel_missed") ||
+	    !record_owned_by(r, &run->owner) || !started || strcmp(started, run->started) != 0)
+		return NULL;
+	return by ? by : "?";
 }
 
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
@@ -213,7 +154,7 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 	struct record done, wait;
 	int job_lock = -1, ours;
 
-	int rc = lock_ours(reg, run, -1, &job_lock, &st, &ours);
+	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours) {
 		/* The attempt as it ended (its history line), and the record
 		 * meanwhile: still RUNNING, its failure counted. */
@@ -237,13 +178,12 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 	struct record rec;
 	int job_lock = -1;
 
-	int rc = lock_ours(reg, run, -1, &job_lock, &st, ours);
-	const char *cancel = *ours ? record_get(&st.rec, "cancel_run") : NULL;
-	if (!rc && cancel && strcmp(cancel, run->number) == 0) {
+	int rc = run_lock_record(reg, run, -1, &job_lock, &st, ours);
+	const char *by = *ours ? run_cancel_request(&st.rec, run, 1) : NULL;
+	if (!rc && by) {
 		/* Asked to stop while it waited: no next attempt (SPEC §5a). */
-		const char *by = record_get(&st.rec, "cancel_by");
 		free(run->cancelled_by);
-		run->cancelled_by = xstrdup(by ? by : "?");
+		run->cancelled_by = xstrdup(by);
 	} else if (!rc && *ours) {
 		/* The next attempt's log is made, and the failed one's set
 		 * aside once the record says the next attempt runs, under the
@@ -281,7 +221,7 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	run_describe_result(&context, end);
 	buf_addc(&context, ')');
 	message_context(context.data);
-	int rc = lock_ours(reg, run, -1, &job_lock, &st, &ours);
+	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours && clear) {
 		int kept;
 		rc = line_clear(reg, run->job, &st.rec, 1, 1, &kept);
@@ -289,15 +229,14 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
 		/* After an attempt that was to be retried, its failure is
-		 * counted already (run_retry()), and it ended then. */
+		 * counted already (run_retry()), and it ended then; retries
+		 * cancelled, no signal reached it: it stands (SPEC §5a). */
 		struct run_result how = *end;
 		how.cancelled_by = run->cancelled_by;
-		if (record_get(&rec, "retry_at") && run->cancelled_by)
-			record_to_done_retries_cancelled(&rec, run->ended_at, end, run->cancelled_by);
-		else if (record_get(&rec, "retry_at"))
-			record_to_done_counted(&rec, run->ended_at, end, NULL);
-		else
+		if (!record_get(&rec, "retry_at"))
 			record_to_done(&rec, now_seconds(), &how, NULL);
+		else if (record_to_done_counted(&rec, run->ended_at, end, NULL) == 0 && run->cancelled_by)
+			record_put(&rec, "retries_cancelled_by", run->cancelled_by);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
 		/* The first try's error is held: it is said only when there
 		 * is no second try, which speaks for itself. */

@@ -31,8 +31,7 @@ struct run {
 	int logged;                /* --log or --chronic: the run writes a log */
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
-	char *cancelled_by;        /* a cancel taken up: its user@host
-				    * (malloc'd); NULL: none */
+	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
 	const struct slot_set *slots;  /* --slots: held for the whole run, written
 					* as slots= with each attempt; NULL: none */
 };
@@ -46,12 +45,14 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
  * history line added.  Returns an exit status. */
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
 	      time_t retry_at);
-/* SPEC §5a: has a cancel of this run (of run->number: the attempt going,
- * or the one that ended and waits for its retry) come, and not yet been
- * taken up?  Then it is, under the job lock: cancel_seen written,
- * run->cancelled_by set, and its signal and seconds before KILL given.
- * Returns 1 then, else 0.  A request for another run is not ours. */
-int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, double *kill_after);
+/* The job lock within WAIT seconds (< 0: no limit; busy after it: 75,
+ * silently), the record in ST, *OURS when still RUN's (else a message). */
+int run_lock_record(const struct registry *reg, const struct run *run, double wait,
+		    int *job_lock, struct job_state *st, int *ours);
+/* The user@host of a request in R (RUN's record) to stop run->number, the
+ * attempt going or the one that waits for its retry (SPEC §5a), answered
+ * or (ANSWERED 0) not yet, and not missed; NULL: none. */
+const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
 /* The next attempt begins: with run->logged its log made, then RUNNING
  * again with a new run number, then the last attempt's log set aside and
  * the new one put in place (a log that could not be: its exit status in
@@ -60,7 +61,8 @@ int run_cancel_asked(const struct registry *reg, struct run *run, int *sig, doub
  * job lock first, starts none: run->cancelled_by is set. */
 int run_next(const struct registry *reg, struct run *run, int *ours);
 /* Step 6: DONE with how the run ended (with run->cancelled_by, as a
- * cancelled run; between attempts, its retries cancelled), or with CLEAR
+ * cancelled run; between attempts, the last one's result with
+ * retries_cancelled_by), or with CLEAR
  * no record (nor history and logs).  A record that is no longer this run's is left
  * alone, with a message.  When DONE cannot be written (a full disk), a
  * run's log gives way: it is emptied and DONE tried once more.  Returns

@@ -1,7 +1,6 @@
 /* supervise: run the command of a dispatch (see supervise.h). */
 #include "run/supervise.h"
 #include "util/msg.h"
-#include "record/record.h"
 #include "record/transition.h"
 #include "util/signame.h"
 #include "util/sys.h"
@@ -66,6 +65,8 @@ static _Noreturn void become_command(const struct supervise *s, const sigset_t *
  * there is nothing to do about a member we may not signal (EPERM). */
 static void signal_run(pid_t pid, int own_group, int sig)
 {
+	if (pid <= 0)
+		return;   /* (never kill(-1)) */
 	if (!own_group || getpgid(pid) != pid)
 		(void)kill(pid, sig);
 	if (own_group)
@@ -120,124 +121,126 @@ static struct timespec timespec_of(double seconds)
 	return ts;
 }
 
-/* The verdict of one check of a held lock: flock(LOCK_EX|LOCK_NB) of our
- * own descriptor returned RC with ERR.  Lost only for EWOULDBLOCK (someone
- * else holds it now), EBADFD (the filesystem dropped it) and ESHUTDOWN (the
- * client was evicted); any other error proves nothing, and the next check
- * asks again. */
+/* Do we still hold the run lock FD?  One flock(LOCK_EX|LOCK_NB) of our own
+ * descriptor.  Lost only for EWOULDBLOCK (someone else holds it now),
+ * EBADFD (a GlusterFS client, strict-locks, that lost its connection
+ * refuses the descriptor) and ESHUTDOWN (a CephFS client evicted, its
+ * locks given up); any other error proves nothing: the next check asks. */
 enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
 
-static enum lock_check lock_check_verdict(int rc, int err)
-{
-	if (rc == 0)
-		return LOCK_STILL_HELD;
-	/* EWOULDBLOCK: someone else holds it; EBADFD: a GlusterFS client
-	 * (strict-locks) that lost its connection refuses the descriptor;
-	 * ESHUTDOWN: a CephFS client evicted, its locks given up. */
-	return err == EWOULDBLOCK || err == EBADFD || err == ESHUTDOWN ? LOCK_LOST : LOCK_UNKNOWN;
-}
-
-/* Do we still hold the run lock?  One system call. */
 static enum lock_check check_run_lock(int fd)
 {
 	int rc;
 	do
 		rc = flock(fd, LOCK_EX | LOCK_NB);
 	while (rc < 0 && errno == EINTR);
-	return lock_check_verdict(rc, errno);
+	if (rc == 0)
+		return LOCK_STILL_HELD;
+	return errno == EWOULDBLOCK || errno == EBADFD || errno == ESHUTDOWN ? LOCK_LOST
+									     : LOCK_UNKNOWN;
 }
 
-/* Stop the run as timeout(1) does: SIG, then SIGCONT so that stopped
- * members act on it before the KILL, which comes at *kill_at (-1: never). */
-static void stop_run(const struct supervise *s, pid_t pid, int own_group, double kill_after,
-		     double *kill_at)
+void supervise_stop(struct supervise_end *end, int sig, double kill_after)
 {
-	signal_run(pid, own_group, s->signal);
-	if (s->signal != SIGKILL && s->signal != SIGCONT)
-		signal_run(pid, own_group, SIGCONT);
-	*kill_at = kill_after > 0 && s->signal != SIGKILL ? now_mono() + kill_after : -1;
-}
-
-/* A cancel that came (S->cancel_asked): its signal sent as at a time
- * limit, KILL at *kill_at (the earlier, when one is due already). */
-static void take_cancel(const struct supervise *s, pid_t pid, int own_group,
-			struct supervise_end *end, double *kill_at)
-{
-	int sig;
-	double kill_after, at;
-	if (!s->cancel_asked || !s->cancel_asked(s->cancel_ctx, &sig, &kill_after))
+	/* (a reaped command's pid may be another process's by now) */
+	if (end->ended || !end->started)
 		return;
-	int no_kill = kill_after <= 0 && sig != SIGKILL;
-	end->cancel_no_kill = end->cancelled ? end->cancel_no_kill && no_kill : no_kill;
-	end->cancelled = 1;
-	signal_run(pid, own_group, sig);
+	signal_run(end->pid, end->own_group, sig);
 	if (sig != SIGKILL && sig != SIGCONT)
-		signal_run(pid, own_group, SIGCONT);
-	at = kill_after > 0 && sig != SIGKILL ? now_mono() + kill_after : -1;
-	*kill_at = earliest(*kill_at, at);
+		signal_run(end->pid, end->own_group, SIGCONT);
+	end->kill_at = earliest(end->kill_at,
+				kill_after > 0 && sig != SIGKILL ? now_mono() + kill_after : -1);
 }
 
-/* Wait for the command PID to end, forwarding signals once it STARTED,
- * enforcing the limit from START on, and checking the run lock. */
-static void wait_command(const struct supervise *s, pid_t pid, int started, double start,
-			 const sigset_t *held, struct supervise_end *end)
+/* Has the command ended?  1, reaped, else 0. */
+static int supervise_reap(struct supervise_end *end)
 {
-	int own_group = started && s->timeout > 0;
-	double limit_at = own_group ? start + s->timeout : -1;
-	double kill_at = -1;
-	int check_lock = s->check_lock && s->keep_fd >= 0;
-	double check_at = started && (check_lock || s->cancel_asked) ? now_mono() + 1 : -1;
-	char name[SIGNAME_MAX];
-
-	end->kill_at = -1;
-	for (;;) {
-		pid_t done = waitpid(pid, &end->wait_status, WNOHANG);
-		if (done == pid) {
-			end->kill_at = kill_at;
-			return;
-		}
-		if (done < 0 && errno != EINTR) {
+	while (!end->ended) {
+		pid_t done = waitpid(end->pid, &end->wait_status, WNOHANG);
+		if (done == 0)
+			return 0;
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done < 0)
 			end->wait_errno = errno;
-			return;
-		}
+		end->ended = 1;
+	}
+	return 1;
+}
+
+int supervise_freeze(struct supervise_end *end)
+{
+	static const struct timespec tick = { 0, 10000000 };
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (supervise_reap(end))
+		return 1;
+	if (kill(end->pid, SIGSTOP) < 0)
+		return 0;   /* (not ours to signal: the cancel's signal tries) */
+	for (int i = 0; i < 20; i++) {
+		siginfo_t si = { .si_pid = 0 };
+		/* (WNOWAIT: an end is left for supervise_reap()) */
+		(void)waitid(P_PID, (id_t)end->pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT);
+		if (si.si_pid == end->pid)
+			return si.si_code == CLD_STOPPED ? 0 : supervise_reap(end);
+		(void)sigtimedwait(&chld, NULL, &tick);
+	}
+	return 0;   /* not stopped within 0.2 s (asleep in the kernel) */
+}
+
+enum supervise_event supervise_step(const struct supervise *s, const sigset_t *held,
+				    struct supervise_end *end)
+{
+	char name[SIGNAME_MAX];
+	int pausing = end->pid < 0;   /* supervise_pause() */
+	for (;;) {
+		if (!pausing && supervise_reap(end))
+			return SV_ENDED;
 		double now = now_mono();
-		if (limit_at >= 0 && now >= limit_at) {
-			limit_at = -1;
+		if (end->limit_at >= 0 && now >= end->limit_at) {
+			if (pausing)
+				return SV_ENDED;
+			end->limit_at = -1;
 			if (!end->lost_lock) {
 				end->timed_out = 1;
-				stop_run(s, pid, own_group, s->kill_after, &kill_at);
+				supervise_stop(end, s->signal, s->kill_after);
 			}
 			continue;
 		}
-		if (kill_at >= 0 && now >= kill_at) {
-			signal_run(pid, own_group, SIGKILL);
+		if (end->kill_at >= 0 && now >= end->kill_at) {
+			signal_run(end->pid, end->own_group, SIGKILL);
 			end->killed = 1;
-			kill_at = -1;
+			end->kill_at = -1;
 			continue;
 		}
-		if (check_at >= 0 && now >= check_at) {
+		if (end->check_at >= 0 && now >= end->check_at) {
 			/* A check that proved nothing (ENOTCONN: a client
 			 * giving its server up) is made again soon, since the
 			 * next one is the one that can tell. */
-			enum lock_check verdict = check_lock ? check_run_lock(s->keep_fd)
-							     : LOCK_STILL_HELD;
-			check_at = now_mono() + (verdict == LOCK_UNKNOWN ? 0.1 : 1);
+			enum lock_check verdict = s->check_lock && s->keep_fd >= 0 ?
+						  check_run_lock(s->keep_fd) : LOCK_STILL_HELD;
+			end->check_at = now_mono() + (verdict == LOCK_UNKNOWN ? 0.1 : 1);
 			if (verdict != LOCK_LOST && !end->lost_lock)
-				take_cancel(s, pid, own_group, end, &kill_at);
+				return SV_TICK;
+			if (verdict == LOCK_LOST && pausing) {
+				warn(s->job, "run %s lost its run lock while waiting to try again", s->run);
+				return SV_LOST;
+			}
 			if (verdict == LOCK_LOST) {
-				check_at = -1;
+				end->check_at = -1;
 				end->lost_lock = 1;
 				warn(s->job, "run %s lost its run lock; stopping it with %s", s->run,
 				     signal_name(s->signal, name));
 				double kill_after = s->kill_after > 0 ? s->kill_after : 10;
 				if (!end->timed_out)
-					stop_run(s, pid, own_group, kill_after, &kill_at);
-				else if (kill_at < 0)
-					kill_at = now + kill_after;
+					supervise_stop(end, s->signal, kill_after);
+				else
+					end->kill_at = earliest(end->kill_at, now + kill_after);
 			}
 			continue;
 		}
-		double next = earliest(earliest(limit_at, kill_at), check_at);
+		double next = earliest(earliest(end->limit_at, end->kill_at), end->check_at);
 		siginfo_t si;
 		int sig;
 		if (next >= 0) {
@@ -249,36 +252,39 @@ static void wait_command(const struct supervise *s, pid_t pid, int started, doub
 		/* EAGAIN: a deadline has come; EINTR: look again.  Signals
 		 * that came before the exec are passed on now that the command
 		 * runs; none is sent to a failed exec's child. */
-		if (sig == SIGURG && started && !end->lost_lock)
-			take_cancel(s, pid, own_group, end, &kill_at);
-		else if (sig > 0 && sig != SIGCHLD && started)
-			forward(pid, own_group, &si);
+		if (sig == SIGURG && end->started && !end->lost_lock)
+			return SV_WAKE;
+		if (sig > 0 && pausing && is_stop(sig))
+			return SV_STOP;
+		if (sig > 0 && sig != SIGCHLD && sig != SIGURG && end->started && !pausing)
+			forward(end->pid, end->own_group, &si);
 		if (sig > 0 && is_stop(sig))
 			end->stopped = 1;
 	}
 }
 
-void supervise_run(const struct supervise *s, const sigset_t *held, const sigset_t *old,
-		   struct supervise_end *end)
+void supervise_start(const struct supervise *s, const sigset_t *held, const sigset_t *old,
+		     struct supervise_end *end)
 {
+	siginfo_t early[sizeof forwarded / sizeof forwarded[0]];
+	size_t nearly = 0;
+	double start = 0;
+	pid_t pid = -1;
 	int report[2];
 
 	memset(end, 0, sizeof *end);
+	end->pid = -1;
+	end->kill_at = end->limit_at = end->check_at = -1;
+	end->ended = 1;   /* until a command runs */
 	if (pipe(report) < 0) {
 		end->start_errno = errno;
 		return;
 	}
-	if (fcntl(report[0], F_SETFD, FD_CLOEXEC) < 0 ||
-	    fcntl(report[1], F_SETFD, FD_CLOEXEC) < 0) {
-		end->start_errno = errno;
-		close_fd(report[0]);
-		close_fd(report[1]);
-		return;
+	if (fcntl(report[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(report[1], F_SETFD, FD_CLOEXEC) == 0) {
+		nearly = take_early(held, early, sizeof early / sizeof early[0]);
+		start = now_mono();
+		pid = fork();
 	}
-	siginfo_t early[sizeof forwarded / sizeof forwarded[0]];
-	size_t nearly = take_early(held, early, sizeof early / sizeof early[0]);
-	double start = now_mono();
-	pid_t pid = fork();
 	if (pid < 0) {
 		end->start_errno = errno;
 		close_fd(report[0]);
@@ -287,6 +293,8 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 	}
 	if (pid == 0)
 		become_command(s, old, report[1]);
+	end->pid = pid;
+	end->ended = 0;
 	/* Also here, so that no signal can reach the group before it exists;
 	 * EACCES means the child has exec'd, after its own setpgid. */
 	if (s->timeout > 0)
@@ -295,15 +303,17 @@ void supervise_run(const struct supervise *s, const sigset_t *held, const sigset
 	int err = 0;
 	ssize_t n = read_full(report[0], &err, sizeof err);
 	close_fd(report[0]);
-	int started = n != (ssize_t)sizeof err;
-	if (!started)
+	end->started = n != (ssize_t)sizeof err;
+	if (!end->started)
 		end->exec_errno = err;
+	end->own_group = end->started && s->timeout > 0;
 	for (size_t i = 0; i < nearly; i++) {
-		if (started)
+		if (end->started)
 			signal_run(pid, s->timeout > 0, early[i].si_signo);
 		end->stopped |= is_stop(early[i].si_signo);
 	}
-	wait_command(s, pid, started, start, held, end);
+	end->limit_at = end->own_group ? start + s->timeout : -1;
+	end->check_at = end->started ? now_mono() + 1 : -1;
 }
 
 int supervise_outcome(const struct supervise_end *end, struct run_result *out,
@@ -326,36 +336,10 @@ int supervise_outcome(const struct supervise_end *end, struct run_result *out,
 	return run_result_status(out);
 }
 
-int supervise_pause(const struct supervise *s, const sigset_t *held, double seconds,
-		    int *lost, int *cancelled)
+enum supervise_event supervise_pause(const struct supervise *s, const sigset_t *held,
+				     double until)
 {
-	double until = now_mono() + seconds;
-	int sig_unused;
-	double kill_unused;
-
-	*lost = *cancelled = 0;
-	for (;;) {
-		double now = now_mono();
-		if (now >= until)
-			return 0;
-		/* The run lock is checked each second here too. */
-		struct timespec ts = timespec_of(until - now < 1 ? until - now : 1);
-		siginfo_t si;
-		int sig = sigtimedwait(held, &si, &ts);
-		if (sig > 0 && is_stop(sig))
-			return 1;
-		if (sig < 0 && errno == EAGAIN && s->check_lock && s->keep_fd >= 0 &&
-		    check_run_lock(s->keep_fd) == LOCK_LOST) {
-			warn(s->job, "run %s lost its run lock while waiting to try again",
-			     s->run);
-			*lost = 1;
-			return 1;
-		}
-		/* A cancel now ends the retries (SPEC §5a). */
-		if ((sig == SIGURG || (sig < 0 && errno == EAGAIN)) && s->cancel_asked &&
-		    s->cancel_asked(s->cancel_ctx, &sig_unused, &kill_unused)) {
-			*cancelled = 1;
-			return 1;
-		}
-	}
+	struct supervise_end pause = { .pid = -1, .started = 1, .limit_at = until,
+				       .kill_at = -1, .check_at = now_mono() + 1 };
+	return supervise_step(s, held, &pause);
 }

@@ -6,7 +6,6 @@
 #include "registry/write.h"
 #include "run/holders.h"
 #include "util/msg.h"
-#include "util/signame.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -179,7 +178,6 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 	line_numbers(&rec, &nums);
 	int ask = 0;
 	if (req->replace) {
-		const char *owner = record_get(&rec, "owner");
 		unsigned long long run = record_count(&rec, "runs");
 		if (nums.replaced_below < t->place.n) {
 			char n[24];
@@ -188,18 +186,12 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 			changed = 1;
 		}
 		/* A live dispatched run not yet asked (by us or another). */
-		ask = st->status == ST_RUNNING && owner && strcmp(owner, "lock") == 0 &&
-		      record_count(&rec, "cancel_run") != run && t->asked_run != run;
+		ask = !cancel_no_run(st) && record_count(&rec, "cancel_run") != run &&
+		      t->asked_run != run;
 		if (ask) {
-			char sig[SIGNAME_MAX];
-			struct buf by = {0};
-			user_at_host(&by);
-			record_ask_cancel(&rec, signal_name(req->timeout_signal, sig),
-					  req->kill_after_given ? (req->kill_after > 0 ? req->kill_after : 0)
-								: 10, by.data,
-					  now_seconds());
-			buf_free(&by);
-			t->asked_run = run;
+			struct cancel_request c = { .signal = req->timeout_signal, .kill_after =
+				req->kill_after_given ? (req->kill_after > 0 ? req->kill_after : 0) : 10 };
+			t->asked_run = cancel_put(&rec, &c);
 			t->answer_by = now_mono() + CANCEL_ANSWER_SECONDS;
 			changed = 1;
 		}
