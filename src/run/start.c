@@ -341,8 +341,14 @@ static int decide_locked(struct registry *reg, const struct run_request *req, st
 	line_numbers(jobstate_record(&st), &nums);
 	/* The nearest live place ahead: below ours, or anywhere in line. */
 	unsigned long long ahead = 0;
-	if (nums.next > nums.head || t->place.fd >= 0)
-		ahead = line_ahead(reg, req->job, &nums, t->place.fd >= 0 ? t->place.n : nums.next);
+	if ((nums.next > nums.head || t->place.fd >= 0) &&
+	    (rc = line_ahead(reg, req->job, &nums, t->place.fd >= 0 ? t->place.n : nums.next,
+			     &ahead)) != 0) {
+		jobstate_free(&st);
+		reg_unlock(&job_lock);
+		*done = 1;
+		return rc;
+	}
 	*done = 1;
 	enum action act = decide(req, &st, &nums, t, ahead);
 	/* Step 2f: a run takes its slots without the job lock, then decides

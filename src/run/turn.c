@@ -112,7 +112,9 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 		record_to_pending(&rec, now_seconds(), NULL);
 	}
 	if (t->place.fd < 0) {
-		if ((rc = line_join(reg, req->job, &rec, &t->place)) != 0) {
+		const char *kind = req->replace ? "replace" : req->coalesce ? "coalesce"
+				   : req->once ? "once" : "wait";
+		if ((rc = line_join(reg, req->job, &rec, kind, &t->place)) != 0) {
 			record_free(&rec);
 			reg_unlock(&t->coalesce_fd);
 			return rc;
@@ -206,7 +208,9 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 			return rc;
 		if (t->place.n < nums.replaced_below)
 			return 0;
-		unsigned long long ahead = line_ahead(reg, req->job, &nums, t->place.n);
+		unsigned long long ahead;
+		if ((rc = line_ahead(reg, req->job, &nums, t->place.n, &ahead)) != 0)
+			return rc;
 		double until = earliest(deadline, t->answer_by > 0 ? t->answer_by : -1);
 		if (!ahead) {
 			char *jobs[] = { (char *)req->job };
