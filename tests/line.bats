@@ -618,7 +618,7 @@ ask_cancel() {
 	hold_place j "$((last - 1))"
 	run --separate-stderr jobreg-dispatch --wait 5 j touch "$T/ran"
 	[ "$status" -eq 74 ]
-	[ "$stderr" = "jobreg-dispatch: j: take a place in line: its numbers are used up (clear it once nobody waits)" ]
+	[ "$stderr" = "jobreg-dispatch: j: take a place in line: its numbers are used up (clear the job once nobody waits)" ]
 	[ ! -e "$T/ran" ]
 	[ "$(field j wait_next)" = "$last" ]
 	[ ! -e "$REG/.j.wait.$last" ]

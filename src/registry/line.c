@@ -76,12 +76,13 @@ static void who_line(struct buf *b, const char *first)
  * O_CREAT|O_EXCL, locked, WHO written in one write.  WHAT names the line
  * in messages. */
 static int join(const struct registry *reg, const char *job, const char *stem,
-		unsigned long long next, const char *who, const char *what, struct place *p)
+		unsigned long long next, const char *who, const char *what, const char *renew,
+		struct place *p)
 {
 	for (int i = 0; i < JOIN_TRIES; i++, next++) {
 		if (next >= COUNTER_MAX)
 			return fail(EXIT_IO, job, "take a place in %s: its numbers are used up "
-				    "(clear it once nobody waits)", what);
+				    "(%s once nobody waits)", what, renew);
 		char *name = place_name(stem, next);
 		struct stat st;
 		int rc = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &p->fd, &st);
@@ -247,7 +248,7 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 	line_numbers(rec, &nums);
 	buf_addf(&first, "kind=%s", kind);
 	who_line(&who, first.data);
-	int rc = join(reg, job, stem, nums.next, who.data, "line", p);
+	int rc = join(reg, job, stem, nums.next, who.data, "line", "clear the job", p);
 	if (!rc)
 		put_number(rec, "wait_next", p->n + 1);
 	buf_free(&first);
@@ -443,7 +444,8 @@ int line_group_join(const struct registry *reg, const char *job, const char *gro
 	who_line(&who, first.data);
 	buf_addf(&what, "the line of slot group %s", group);
 	if (!rc)
-		rc = join(reg, job, stem, nums.next, who.data, what.data, &gp->p);
+		rc = join(reg, job, stem, nums.next, who.data, what.data, "remove its .slotline",
+			  &gp->p);
 	if (!rc) {
 		unsigned long long head = nums.head;
 		nums.next = gp->p.n + 1;
@@ -501,14 +503,15 @@ int line_group_busy(const struct registry *reg, const char *job, const char *gro
 }
 
 void line_group_leave(const struct registry *reg, const char *job, struct group_place *gp,
-		      int at_head, double lock_wait)
+		      double lock_wait)
 {
 	struct line_numbers nums;
 	int lfd = -1;
 	if (!gp->group)
 		return;
 	char *stem = group_file(gp->group, ".slotwait.");
-	if (at_head && group_lock(reg, job, gp->group, lock_wait, &lfd) == 0 &&
+	/* Our turn had come: the places below ours are over. */
+	if (gp->ahead >= gp->p.n && group_lock(reg, job, gp->group, lock_wait, &lfd) == 0 &&
 	    group_numbers(reg, job, gp->group, lfd, &nums) == 0 && nums.head <= gp->p.n) {
 		sweep_range(reg, stem, nums.head, gp->p.n);
 		nums.head = gp->p.n + 1;

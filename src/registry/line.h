@@ -127,10 +127,10 @@ int line_group_turn(const struct registry *reg, const char *job, struct group_pl
 /* *BUSY: has GROUP's line a live place?  A look without its lock: a
  * place taken meanwhile comes after ours anyway.  An exit status. */
 int line_group_busy(const struct registry *reg, const char *job, const char *group, int *busy);
-/* Leave the line; AT_HEAD: our turn had come, so the places below ours
- * are over (head = M + 1, their files removed). */
+/* Leave the line (nothing when GP is in none).  If GP's turn had come,
+ * the places below it are over: head = M + 1, their files removed. */
 void line_group_leave(const struct registry *reg, const char *job, struct group_place *gp,
-		      int at_head, double lock_wait);
+		      double lock_wait);
 
 /* ---- readers: who waits (SPEC §5a "Who waits") ---- */
 

@@ -1,9 +1,5 @@
-/* slots: the slot groups of --slots (see slots.h).  Past 450 lines
- * because a group's line and its wait live here beside the slots: the
- * line is a file of its own (.NAME.slotline), not a record, and the wait
- * watches slot files, which wait.c does not know.  Both repeat the shape
- * of line.c and wait.c; making one line and one wait serve jobs and
- * groups is the next clean-up. */
+/* slots: the slot groups of --slots (see slots.h).  A group's line is
+ * line.h's; the wait for a slot is the caller's, with wait.h. */
 #include "registry/slots.h"
 #include "registry/line.h"
 #include "registry/lock.h"
@@ -12,13 +8,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -223,130 +216,46 @@ static int try_all(const struct registry *reg, const char *job, struct slot_set 
 	return rc;
 }
 
-/* ---- waking up --------------------------------------------------------- */
-
-/* An inotify of DIR for the closes of slot files and places by their
- * holders (read-write), and the removal of places, or -1 (then the wait
- * polls every 100 ms).  Not the read-only closes: every reader's, and the
- * waiters' own looks at the places ahead, would wake every waiter. */
-static int watch_open(const struct registry *reg)
+/* The index of the group of SET whose line GP stands in. */
+static size_t group_index(const struct slot_set *set, const struct group_place *gp)
 {
-	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (ino >= 0 && inotify_add_watch(ino, reg->path, IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR) < 0) {
-		close_fd(ino);
-		ino = -1;
-	}
-	return ino;
-}
-
-/* Does event E concern GROUP: one of its slot files or places? */
-static int concerns(const struct inotify_event *e, const char *group)
-{
-	size_t n = strlen(group);
-	if (e->mask & IN_Q_OVERFLOW)
-		return 1;
-	if (!e->len || e->name[0] != '.' || strncmp(e->name + 1, group, n) != 0)
-		return 0;
-	const char *rest = e->name + 1 + n;
-	return strncmp(rest, ".slot.", 6) == 0 || strncmp(rest, ".slotwait.", 10) == 0;
-}
-
-/* Sleep until an event of GROUP, or TIMEOUT seconds: 1 woken by one.
- * The events of other files are read and passed over in the same sleep,
- * so a busy registry costs a read each, never a look at the line. */
-static int watch_wait(int ino, const char *group, double timeout)
-{
-	double until = now_mono() + timeout;
-	if (ino < 0) {
-		(void)poll(NULL, 0, (int)((timeout < 0.1 ? timeout : 0.1) * 1000) + 1);
-		return 0;
-	}
-	for (;;) {
-		double left = until - now_mono();
-		struct pollfd p = { .fd = ino, .events = POLLIN };
-		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
-			return 0;   /* (EINTR too: the caller looks again) */
-		char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-		ssize_t n;
-		int woke = 0;
-		while ((n = read(ino, events, sizeof events)) > 0)
-			for (char *at = events; at < events + n;) {
-				const struct inotify_event *e = (const struct inotify_event *)(void *)at;
-				woke |= concerns(e, group);
-				at += sizeof *e + e->len;
-			}
-		if (woke)
-			return 1;
-	}
+	size_t i = 0;
+	while (i + 1 < set->count && set->groups[i].name != gp->group)
+		i++;
+	return i;
 }
 
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
-	       double deadline, double lock_wait, int (*stop)(void *), void *stop_ctx,
-	       size_t *full)
+	       double lock_wait, struct group_place *gp, size_t *full)
 {
-	struct group_place line = GROUP_PLACE_NONE;
-	int ino = -1, rc = 0, turn = 1, followups = 0, busy = 0;
-	double next_look = now_mono() + 1;
+	int rc, busy, turn = 1;
 
 	*full = 0;
 	/* A call that waits goes behind the waiters already in line. */
-	for (size_t i = 0; wait && i < set->count && !line.group; i++) {
+	for (size_t i = 0; wait && !gp->group && i < set->count; i++) {
 		if ((rc = line_group_busy(reg, job, set->groups[i].name, &busy)) != 0)
 			return rc;
-		if (busy) {
-			if ((rc = line_group_join(reg, job, set->groups[i].name, lock_wait,
-						  &line)) != 0)
-				return rc;
-			*full = i;
-			ino = watch_open(reg);
-		}
+		if (busy && (rc = line_group_join(reg, job, set->groups[i].name, lock_wait, gp)) != 0)
+			return rc;
 	}
 	for (;;) {
-		turn = 1;
-		if (line.group && (rc = line_group_turn(reg, job, &line, &turn)) != 0)
+		if (gp->group && (rc = line_group_turn(reg, job, gp, &turn)) != 0)
+			return rc;
+		if (!turn)
 			break;
-		if (turn) {
-			rc = try_all(reg, job, set, full);
-			if (rc != EXIT_BUSY || !wait)
-				break;
-			if (line.group != set->groups[*full].name) {
-				/* (a turn in another group's line is over) */
-				line_group_leave(reg, job, &line, 1, lock_wait);
-				if ((rc = line_group_join(reg, job, set->groups[*full].name,
-							  lock_wait, &line)) != 0)
-					break;
-				if (ino < 0)
-					ino = watch_open(reg);
-				continue;   /* (at once when nobody is ahead) */
-			}
-		}
-		rc = EXIT_BUSY;
-		double left = deadline < 0 ? 1 : deadline - now_mono();
-		if (left <= 0)
+		rc = try_all(reg, job, set, full);
+		if (rc != EXIT_BUSY || !wait)
+			return rc;
+		if (gp->group == set->groups[*full].name)
 			break;
-		/* Every wait follows DIR by name, and lasts while the caller
-		 * wants the slots: else the caller starts over. */
-		if (!reg_same(reg)) {
-			rc = 0;
-			break;
-		}
-		if (stop && now_mono() >= next_look) {
-			next_look = now_mono() + 1;
-			if (stop(stop_ctx)) {
-				rc = 0;
-				break;
-			}
-		}
-		double slice = followups == 2 ? 0.005 : followups == 1 ? 0.05 : 1;
-		int woke = watch_wait(ino, line.group, left < slice ? left : slice);
-		followups = woke ? 2 : followups > 0 ? followups - 1 : 0;
+		/* (a turn in another group's line is over: at once into the
+		 * line of the full one, first when nobody is in it) */
+		line_group_leave(reg, job, gp, lock_wait);
+		if ((rc = line_group_join(reg, job, set->groups[*full].name, lock_wait, gp)) != 0)
+			return rc;
 	}
-	if (rc || !slots_held(set))
-		slots_release(set);
-	line_group_leave(reg, job, &line, turn, lock_wait);
-	if (ino >= 0)
-		close_fd(ino);
-	return rc;
+	*full = group_index(set, gp);
+	return SLOTS_WAIT;
 }
 
 /* ---- the holder's line ------------------------------------------------- */

@@ -259,19 +259,6 @@ static int count_skip(const struct registry *reg, const struct run_request *req,
 	return rc;
 }
 
-/* A call waiting for a slot: its turn, which a newer --replace may end. */
-struct slot_wait {
-	const struct registry *reg;
-	const char *job;
-	const struct turn *t;
-};
-
-static int slot_wait_superseded(void *ctx)
-{
-	const struct slot_wait *w = ctx;
-	return turn_superseded(w->reg, w->job, w->t);
-}
-
 /* Step 2f, without the job lock: one free slot of each group.  None
  * free: a call that waits waits in the group's line within its --wait
  * limit, DEADLINE; any other does not run (75 or -E), counted as a skip.
@@ -280,9 +267,33 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 		      struct turn *t, double deadline)
 {
 	size_t full;
-	struct slot_wait w = { reg, req->job, t };
-	int rc = slots_take(reg, req->job, req->slots, waits(req), deadline, req->lock_wait,
-			    slot_wait_superseded, &w, &full);
+	struct group_place gp = GROUP_PLACE_NONE;
+	struct entry_watch watch = { -1, -1 };
+	struct buf files = {0};
+	int rc;
+	if (waits(req))
+		wait_watch_open(&watch, reg);
+	while ((rc = slots_take(reg, req->job, req->slots, waits(req), req->lock_wait, &gp,
+				&full)) == SLOTS_WAIT) {
+		/* The wait follows DIR by name, and lasts while the call still
+		 * wants the slots (a newer --replace may supersede it, looked
+		 * at once a second): else it decides afresh. */
+		if (!reg_same(reg) || turn_superseded(reg, req->job, t)) {
+			rc = 0;
+			break;
+		}
+		rc = EXIT_BUSY;
+		if (deadline >= 0 && now_mono() >= deadline)
+			break;
+		buf_reset(&files);
+		buf_addf(&files, ".%s.slot", gp.group);
+		wait_watch(&watch, files.data, earliest(deadline, now_mono() + 1));
+	}
+	if (rc || !slots_held(req->slots))
+		slots_release(req->slots);
+	line_group_leave(reg, req->job, &gp, req->lock_wait);
+	wait_watch_close(&watch);
+	buf_free(&files);
 	if (rc == EXIT_BUSY) {
 		const struct slot_group *g = &req->slots->groups[full];
 		struct slot_views held;
