@@ -2,6 +2,7 @@
  * the loop, its checks and the inotify events that wake it share the
  * struct waiter, and split apart they would only pass it to and fro. */
 #include "liveness/wait.h"
+#include "registry/lock.h"
 #include "util/msg.h"
 
 #include <errno.h>
@@ -502,4 +503,12 @@ void wait_watch_close(struct entry_watch *w)
 	if (w->ino >= 0)
 		close_fd(w->ino);
 	w->ino = -1;
+}
+
+int wait_lock(int fd, int op, double until)
+{
+	double left = until < 0 ? 1 : until - now_mono();
+	if (flock_wait(fd, op, left > 1 ? 1 : left > 0 ? left : 0) == 0)
+		return 0;
+	return errno == EWOULDBLOCK ? EXIT_BUSY : -1;
 }

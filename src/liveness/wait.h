@@ -56,6 +56,13 @@ int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
 int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
 		   void *ctx);
 
+/* The one blocking flock: flock(FD, OP) until it is granted, UNTIL (a
+ * now_mono() time, < 0: none) passes or a second has, whichever comes
+ * first, so that its caller notices a change (a --replace, DIR renamed)
+ * at least once a second: it looks, and calls again.  0 granted,
+ * EXIT_BUSY not yet, or -1 with errno. */
+int wait_lock(int fd, int op, double until);
+
 /* The wait for a change of some files of DIR (a slot group's slots and
  * places, SPEC §5b): the caller looks, waits, looks again.  Opened before
  * its first look, so that no change after it is missed. */

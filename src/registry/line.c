@@ -286,21 +286,15 @@ unsigned long long line_waiting(const struct registry *reg, const char *job,
 	return live;
 }
 
-int line_wait_for(const struct registry *reg, const char *job, unsigned long long n,
-		  double wait)
+int line_open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd)
 {
 	char *stem = job_stem(job), *name = place_name(stem, n);
 	struct stat st;
-	int fd, rc = reg->fd < 0 ? -1 : entry_open(reg->fd, name, O_RDONLY, &fd, &st);
-	if (rc == 0) {
-		rc = flock_wait(fd, LOCK_SH, wait) == 0 ? 0 : errno == EWOULDBLOCK ? EXIT_BUSY
-			: fail_errno(errno, job, "wait for the place %s", reg_path(reg, name));
-		close_fd(fd);
-	} else if (rc == -1 && reg->fd >= 0 && errno != ENOENT) {
+	int rc = 0;
+	*fd = -1;
+	/* (gone, or no regular file: it holds nobody up) */
+	if (reg->fd >= 0 && entry_open(reg->fd, name, O_RDONLY, fd, &st) == -1 && errno != ENOENT)
 		rc = fail_errno(errno, job, "wait for the place %s", reg_path(reg, name));
-	} else {
-		rc = 0;   /* gone (or planted): it holds nobody up */
-	}
 	free(name);
 	free(stem);
 	return rc;
@@ -531,30 +525,17 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 
 void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
 {
-	const char *keys[] = { key, "pid", "host", "since" };
+	char format[64], *line = xstrndup(text, len);
 	char **fields[] = { &e->first, &e->pid, &e->host, &e->since };
+	snprintf(format, sizeof format, "%.16s=%%ms pid=%%ms host=%%ms since=%%ms", key);
+	e->first = e->pid = e->host = e->since = NULL;
 	/* One line, whole: a torn one (no newline yet) tells nothing. */
-	const char *end = memchr(text, '\n', len);
-	for (size_t i = 0; i < 4; i++) {
-		const char *at = text;
-		size_t klen = strlen(keys[i]), vlen = 0;
-		*fields[i] = NULL;
-		while (end && at < end) {
-			const char *word_end = memchr(at, ' ', (size_t)(end - at));
-			if (!word_end)
-				word_end = end;
-			if ((size_t)(word_end - at) > klen && memcmp(at, keys[i], klen) == 0 &&
-			    at[klen] == '=') {
-				vlen = (size_t)(word_end - at) - klen - 1;
-				if (vlen)
-					*fields[i] = xstrndup(at + klen + 1, vlen);
-				break;
-			}
-			at = word_end + 1;
-		}
+	if (memchr(text, '\n', len))
+		(void)sscanf(line, format, fields[0], fields[1], fields[2], fields[3]);
+	for (size_t i = 0; i < 4; i++)
 		if (!*fields[i])
 			*fields[i] = xstrdup("-");
-	}
+	free(line);
 }
 
 /* The live places of STEM in [FROM, TO), each with its waiter's line. */

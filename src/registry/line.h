@@ -22,9 +22,8 @@
 #include "record/record.h"
 #include "registry/registry.h"
 
-/* The most places a line spans, from its head to its next number:
- * numbers further apart (a record or .NAME.slotline edited by hand) are
- * read as a line of this length ending at the next number. */
+/* The most places a line spans: numbers further apart (edited by hand)
+ * are read as a line of this length ending at the next number. */
 #define LINE_SPAN_MAX 100000ULL
 
 /* A place in line, held while fd >= 0. */
@@ -34,8 +33,7 @@ struct place {
 };
 #define PLACE_NONE { 0, -1 }
 
-/* A line's numbers: the next place, the first not over, and (a job's)
- * the first not superseded by a --replace. */
+/* The next place, the first not over, (a job's) the first not superseded. */
 struct line_numbers {
 	unsigned long long next, head, replaced_below;
 };
@@ -48,11 +46,10 @@ void line_numbers(const struct record *rec, struct line_numbers *nums);
  * or corrupt record gives the numbers of none. */
 int line_read(const struct registry *reg, const char *job, struct line_numbers *nums);
 
-/* Under the job lock: take a place for this call of KIND ("wait",
- * "once", "coalesce", "replace"), N = wait_next (a leftover file of that
- * number makes it N + 1), locked, its line written; REC gets wait_next =
- * N + 1, for the caller to write before it lets the job lock go
- * (line_abandon() if that write fails).  Returns an exit status. */
+/* Under the job lock: take place N = wait_next (a leftover file of that
+ * number makes it N + 1) for a call of KIND ("wait", "once", "coalesce",
+ * "replace"); REC gets wait_next = N + 1, for the caller to write before
+ * it lets the job lock go (line_abandon() if that fails).  An exit status. */
 int line_join(const struct registry *reg, const char *job, struct record *rec,
 	      const char *kind, struct place *p);
 /* Give up a place (a wait that passed, a write that failed): its file
@@ -60,21 +57,17 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 void line_abandon(const struct registry *reg, const char *job, struct place *p);
 
 /* *AHEAD: the nearest live place below BELOW (at least wait_head), or 0:
- * none.  Costs one probe per place between them, dead and missing ones
- * included.  Returns an exit status: a failed probe is 74, never "none". */
+ * none; one probe per place between them.  An exit status (a failed probe
+ * is 74, never "none"). */
 int line_ahead(const struct registry *reg, const char *job, const struct line_numbers *nums,
 	       unsigned long long below, unsigned long long *ahead);
-/* The live places in [wait_head, wait_next), for readers (SPEC §5 -j
- * "waiting", -P jobreg_job_waiting); 0 for a record without a line.  A
- * count: it stops after MISSING_MAX missing files in a row (line.c), so a
- * record whose numbers are far apart costs a reader no more. */
+/* How many places of REC's line are live, for readers (-j "waiting", -P
+ * jobreg_job_waiting): line_list()'s count. */
 unsigned long long line_waiting(const struct registry *reg, const char *job,
 				const struct record *rec);
-/* Wait at most WAIT seconds for place N to be let go: 0 when it has been
- * (or its file is gone), EXIT_BUSY when the wait passed, or an error's
- * status. */
-int line_wait_for(const struct registry *reg, const char *job, unsigned long long n,
-		  double wait);
+/* Open place N, for a wait until it is let go (wait_lock(), LOCK_SH):
+ * *FD -1 when its file is gone.  An exit status. */
+int line_open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd);
 
 /* Under the job lock, in the write that ends the turn of P (it starts a
  * run or answers the call): REC gets wait_head = P->n + 1 (never lower). */
@@ -106,9 +99,9 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 
 /* ---- a slot group's line: numbers in DIR/.NAME.slotline ---- */
 
-/* "next=M\nhead=H\n", rewritten in place under its own lock (a missing
- * file: 1, 1).  A place in it is made and left as in a job's line; its
- * turn comes when no live place lies in [head, M). */
+/* .NAME.slotline is "next=M\nhead=H\n" (missing: 1, 1), rewritten in
+ * place under its own lock.  A place's turn comes when no live place lies
+ * in [head, M). */
 struct group_place {
 	const char *group;            /* NULL: in no line */
 	struct place p;
@@ -120,12 +113,11 @@ struct group_place {
  * LOCK_WAIT seconds.  Returns an exit status (65: a corrupt line file). */
 int line_group_join(const struct registry *reg, const char *job, const char *group,
 		    double lock_wait, struct group_place *gp);
-/* Has GP's turn come: no live place in [head, M)?  *TURN 1 yes, 0 no.
- * Returns an exit status: a failed probe decides nothing. */
+/* *TURN: has GP's turn come?  An exit status (a failed probe: 74). */
 int line_group_turn(const struct registry *reg, const char *job, struct group_place *gp,
 		    int *turn);
-/* *BUSY: has GROUP's line a live place?  A look without its lock: a
- * place taken meanwhile comes after ours anyway.  An exit status. */
+/* *BUSY: has GROUP's line a live place?  A look without its lock (a
+ * place taken meanwhile comes after ours anyway).  An exit status. */
 int line_group_busy(const struct registry *reg, const char *job, const char *group, int *busy);
 /* Leave the line (nothing when GP is in none).  If GP's turn had come,
  * the places below it are over: head = M + 1, their files removed. */
@@ -134,9 +126,8 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 
 /* ---- readers: who waits (SPEC §5a "Who waits") ---- */
 
-/* One live place of a line and its waiter's line, each field "-" when
- * the line is missing or torn: FIRST is the kind (a job's line) or the
- * job (a group's). */
+/* A live place and its waiter's line; FIRST is the kind (a job's line)
+ * or the job (a group's); a field missing or torn is "-". */
 struct line_entry {
 	unsigned long long n;
 	char *first, *pid, *host, *since;
@@ -145,17 +136,16 @@ struct line_entries {
 	struct line_entry *e;   /* in the order of their numbers */
 	size_t count;
 };
-/* The live places of JOB's line as REC numbers it, by a non-blocking
- * shared probe of each (no lock taken; a place being made may be
- * missed).  Stops after MISSING_MAX missing files in a row.  Returns an
- * exit status (a failed probe: 74). */
+/* The live places of JOB's line as REC numbers it, each found by a
+ * non-blocking shared probe (a place being made may be missed), up to
+ * MISSING_MAX missing files in a row (line.c).  An exit status. */
 int line_list(const struct registry *reg, const char *job, const struct record *rec,
 	      struct line_entries *out);
 /* The same for slot group GROUP's line (no .NAME.slotline: none). */
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out);
 void line_entries_free(struct line_entries *l);
-/* Parse one place file's text TEXT (LEN bytes) into E's fields, KEY the
- * first one's ("kind" or "job"); a field missing or torn is "-". */
+/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
+ * first one's name ("kind" or "job"). */
 void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e);
 
 #endif

@@ -17,19 +17,11 @@
 
 /* ---- names ------------------------------------------------------------- */
 
-/* ".NAME" SUFFIX NUMBER, malloc'd (NUMBER 0: none). */
-static char *group_file(const char *group, const char *suffix, unsigned long number)
-{
-	struct buf b = {0};
-	buf_addf(&b, ".%s%s", group, suffix);
-	if (number)
-		buf_addf(&b, "%lu", number);
-	return b.data;
-}
-
 char *slot_file_name(const char *group, unsigned long k)
 {
-	return group_file(group, ".slot.", k);
+	struct buf b = {0};
+	buf_addf(&b, ".%s.slot.%lu", group, k);
+	return b.data;
 }
 
 int slot_file_parse(const char *entry, char **group, unsigned long *k)

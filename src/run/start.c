@@ -171,16 +171,21 @@ static void say_paused(const char *job, const struct record *r)
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {
+	char *name = reg_lock_name(job, RUN_LOCK);
 	for (;;) {
-		double left = deadline < 0 ? 1 : deadline - now_mono();
 		int fd = -1;
-		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
-				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
+		int rc = reg_open_lock(reg, job, name, 1, 0, &fd);
+		if (!rc && fd >= 0 && (rc = wait_lock(fd, LOCK_EX, deadline)) < 0)
+			rc = fail_errno(errno, job, "lock %s", reg_path(reg, name));
 		reg_unlock(&fd);
-		if (rc != EXIT_BUSY || !reg_same(reg))
-			return rc == EXIT_BUSY ? 0 : rc;
-		if (deadline >= 0 && now_mono() >= deadline)
-			return run_lock_busy(reg, job, earlier);
+		if (rc == EXIT_BUSY && !reg_same(reg))
+			rc = 0;   /* start over in what DIR names now */
+		else if (rc == EXIT_BUSY && deadline >= 0 && now_mono() >= deadline)
+			rc = run_lock_busy(reg, job, earlier);
+		else if (rc == EXIT_BUSY)
+			continue;
+		free(name);
+		return rc;
 	}
 }
 

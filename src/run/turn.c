@@ -8,6 +8,7 @@
 #include "util/msg.h"
 #include "util/signame.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -221,10 +222,13 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 		}
 		/* Blocked on the place ahead, a second at a time, to see a
 		 * --replace; the kernel wakes us when its holder goes. */
-		double now = now_mono(), slice = 1;
-		if (until >= 0 && until - now < slice)
-			slice = until > now ? until - now : 0;
-		if ((rc = line_wait_for(reg, req->job, ahead, slice)) != 0 && rc != EXIT_BUSY)
+		int fd;
+		if ((rc = line_open_place(reg, req->job, ahead, &fd)) != 0)
+			return rc;
+		if (fd >= 0 && wait_lock(fd, LOCK_SH, until) < 0)
+			rc = fail_errno(errno, req->job, "wait for a place in line");
+		reg_unlock(&fd);
+		if (rc)
 			return rc;
 		if (deadline >= 0 && now_mono() >= deadline)
 			return EXIT_BUSY;
