@@ -221,7 +221,7 @@ static void count_down(struct record *r, const char *key)
 	unsigned long long n = record_count(r, key);
 	if (n == 1)
 		record_drop(r, key);
-	else if (n && n != ULLONG_MAX)
+	else if (n && n < COUNTER_MAX)
 		put_number(r, key, n - 1);
 }
 
