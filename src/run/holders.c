@@ -3,13 +3,13 @@
  * behind that inherited the run lock; the run has ended and is DONE, but
  * the next run must wait for it.  Both ends say who it is. */
 #include "run/holders.h"
+#include "liveness/wait.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 #include "liveness/proc.h"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -128,7 +128,9 @@ static size_t leftovers(int fd, long **pids)
 void run_lock_kill_leftovers(int fd, double at,
 			     int (*asked)(void *ctx, int *sig, double *kill_after), void *ctx)
 {
-	static const struct timespec tick = { 0, 100000000 };
+	/* No file tells of a process that lets the lock go while others
+	 * share it: the one wait, watching nothing, looks every 100 ms. */
+	struct entry_watch none = { -1, -1 };
 	double look_at = now_mono() + 1;
 	long *pids;
 	size_t n;
@@ -147,7 +149,7 @@ void run_lock_kill_leftovers(int fd, double at,
 			}
 		}
 		free(pids);
-		nanosleep(&tick, NULL);
+		wait_watch(&none, "", at);
 	}
 	for (size_t i = 0; i < n; i++)
 		(void)kill((pid_t)pids[i], SIGKILL);
