@@ -460,7 +460,8 @@ void wait_watch_open(struct entry_watch *w, const struct registry *reg)
 {
 	w->followup = -1;
 	w->ino = reg->fd < 0 || remote_fs(reg->fd) ? -1 : notify_open();
-	if (w->ino >= 0 && notify_add(w->ino, reg->path, IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR) < 0)
+	if (w->ino >= 0 && notify_add(w->ino, reg->path, IN_CLOSE_WRITE | IN_DELETE |
+				      IN_MOVED_FROM | IN_ONLYDIR) < 0)
 		wait_watch_close(w);
 }
 

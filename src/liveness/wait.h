@@ -72,7 +72,8 @@ struct entry_watch {
 };
 void wait_watch_open(struct entry_watch *w, const struct registry *reg);
 /* Sleep until an entry of DIR whose name begins with PREFIX is closed
- * after writing (also by a holder killed with kill -9) or removed, and
+ * after writing (also by a holder killed with kill -9), removed or
+ * renamed, and
  * 100 ms after that once more (the kernel reports a close just before
  * it drops its locks), or until UNTIL (a now_mono() time); a poll every
  * 100 ms where inotify cannot tell (none, a network filesystem). */
