@@ -428,7 +428,7 @@ static int group_lock(const struct registry *reg, const char *job, const char *g
 int line_group_join(const struct registry *reg, const char *job, const char *group,
 		    double lock_wait, struct group_place *gp)
 {
-	struct line_numbers nums;
+	struct line_numbers nums = { 1, 1, 0 };
 	struct buf who = {0}, first = {0}, what = {0};
 	char *stem = group_file(group, ".slotwait."), *lname = group_file(group, ".slotline");
 	int lfd, rc = group_lock(reg, job, group, lock_wait, &lfd);
@@ -581,6 +581,7 @@ int line_list(const struct registry *reg, const char *job, const struct record *
 	return rc;
 }
 
+// cppcheck-suppress unusedFunction ; for jobreg-get --slots, which lists a group's waiters
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out)
 {
 	char *lname = group_file(group, ".slotline"), *stem = group_file(group, ".slotwait.");
