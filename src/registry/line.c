@@ -1,6 +1,8 @@
 /* line: the one line of waiters (see line.h).  Its two users differ only
  * in where their numbers live: a job's in its record, a slot group's in
- * .NAME.slotline; the places, their probes and their sweeps are shared. */
+ * .NAME.slotline; the places, their probes and their sweeps are shared.
+ * Past 600 lines because both users and the readers of who waits are
+ * here: split, each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
 #include "registry/lock.h"
