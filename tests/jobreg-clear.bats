@@ -823,3 +823,22 @@ dry_then_real() {
 local_teardown() {
 	if [ -n "${MOUNTED:-}" ]; then umount "$MOUNTED" 2>/dev/null || umount -l "$MOUNTED" || true; fi
 }
+
+@test "every sweep (clear -a with any filter, set -a) removes the places nobody holds below wait_head, also of jobs it leaves alone" {
+	local sweep
+	for sweep in "jobreg-clear --if FAILED -a" "jobreg-clear --stale -a" "jobreg-set --if FAILED -a DONE"; do
+		done_record j
+		printf '%s\n' wait_next=4 wait_head=4 >>"$REG/j"
+		# a waiter killed between the write that ended its turn and its unlink
+		: >"$REG/.j.wait.2"
+		: >"$REG/.j.wait.3"
+		hold_place j 1
+		run $sweep
+		[ "$status" -eq 0 ] || [ "$status" -eq 1 ] || flunk "$sweep: $status $output"
+		[ ! -e "$REG/.j.wait.2" ] && [ ! -e "$REG/.j.wait.3" ] || flunk "$sweep left $(ls -A "$REG")"
+		place_held "$REG/.j.wait.1"
+		[ "$(field j status)" = DONE ]
+		kill_tree "${BG_PIDS[-1]}" KILL
+		rm -f "$REG/.j.wait.1"
+	done
+}

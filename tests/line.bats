@@ -572,7 +572,7 @@ ask_cancel() {
 
 @test "line: numbers far apart in a record edited by hand cost a bounded look, never a job locked for good" {
 	jobreg-dispatch j true
-	echo "wait_next=18446744073709551615" >>"$REG/j"
+	echo "wait_next=9223372036854775807" >>"$REG/j"
 	local t0=$EPOCHREALTIME
 	timeout 20 jobreg-dispatch j true
 	timeout 20 jobreg-get -j j >/dev/null
@@ -594,4 +594,73 @@ ask_cancel() {
 	# --timeout's own signal is as before
 	run jobreg-dispatch --timeout 5 --signal CONT j true
 	[ "$status" -eq 0 ]
+}
+
+@test "line: a line number above 2^63-1 makes the record corrupt (65), so no later waiter overtakes and no --replace supersedes for good" {
+	local t key
+	t=$(now_rfc3339)
+	for key in wait_next=18446744073709551614 wait_head=9223372036854775808 \
+		replaced_below=18446744073709551615; do
+		write_record j version=1 status=DONE "since=$t" "$key"
+		run --separate-stderr jobreg-dispatch --wait 1 j touch "$T/ran"
+		[ "$status" -eq 65 ] || flunk "$key: $status $stderr"
+		[[ $stderr == *"corrupt record"*"bad number"* ]]
+		[ ! -e "$T/ran" ]
+		[ -z "$(ls "$REG"/.j.wait.* 2>/dev/null)" ]
+	done
+	# the largest counter is a number like any other
+	write_record j version=1 status=DONE "since=$t" runs=9223372036854775807
+	jobreg-dispatch j true
+	[ "$(field j runs)" = 9223372036854775807 ]
+}
+
+@test "line: a line at its last number, 2^63-1, takes no place (74) rather than wrap, and runs nothing" {
+	local last=9223372036854775807
+	write_record j version=1 status=DONE "since=$(now_rfc3339)" "wait_next=$last" \
+		"wait_head=$((last - 1))"
+	hold_place j "$((last - 1))"
+	run --separate-stderr jobreg-dispatch --wait 5 j touch "$T/ran"
+	[ "$status" -eq 74 ]
+	[ "$stderr" = "jobreg-dispatch: j: take a place in line: its numbers are used up (clear the job once nobody waits)" ]
+	[ ! -e "$T/ran" ]
+	[ "$(field j wait_next)" = "$last" ]
+	[ ! -e "$REG/.j.wait.$last" ]
+}
+
+@test "line: a probe of a place that fails (open: EMFILE, flock: ENOLCK) decides nothing: 74, never a run past a live waiter" {
+	command -v strace >/dev/null || skip "no strace"
+	write_record j version=1 status=DONE "since=$(now_rfc3339)" wait_next=3 wait_head=1
+	hold_place j 2
+	# (strace matches the name as dispatch opens it, relative to the registry)
+	run --separate-stderr traced -qq -f -P .j.wait.2 -e trace=openat -e inject=openat:error=EMFILE \
+		-o /dev/null jobreg-dispatch j touch "$T/ran"
+	[ "$status" -eq 74 ]
+	[[ $stderr == *"jobreg-dispatch: j: look at the place $REG/.j.wait.2: Too many open files" ]]
+	run --separate-stderr traced -qq -f -P "$REG/.j.wait.2" -e trace=flock \
+		-e inject=flock:error=ENOLCK -o /dev/null jobreg-dispatch --once j touch "$T/ran"
+	[ "$status" -eq 74 ]
+	[[ $stderr == *"jobreg-dispatch: j: look at the place $REG/.j.wait.2: No locks available" ]]
+	[ ! -e "$T/ran" ]
+	[ "$(field j wait_head)" = 1 ]
+	[ "$(field j runs)" = "" ]
+	place_held "$REG/.j.wait.2"
+}
+
+@test "line: each waiter writes who waits into its place, one line: kind (wait, once, coalesce, replace), pid, host, since" {
+	local kind opt w n line
+	live_record j   # a run no --replace asks to stop: every kind waits for it
+	for kind in wait once coalesce replace; do
+		case $kind in wait) opt=(--wait inf) ;; *) opt=("--$kind") ;; esac
+		field_into n j wait_next
+		n=${n:-1}
+		jobreg-dispatch "${opt[@]}" j true 3>&- >/dev/null 2>&1 &
+		w=$!
+		BG_PIDS+=("$w")
+		poll_until field_is j wait_next "$((n + 1))"
+		line=$(cat "$REG/.j.wait.$n")
+		[[ $line =~ ^kind=$kind\ pid=$w\ host=$HOST\ since=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]] ||
+			flunk "$kind: '$line'"
+		[ "$(wc -l <"$REG/.j.wait.$n")" -eq 1 ]
+		kill_tree "$w" KILL
+	done
 }

@@ -344,3 +344,40 @@ in_line() {
 	[ "${#lines[@]}" -eq 3 ]
 	[[ "${lines[0]}" == *$'\theld\ta\t'* ]]
 }
+
+@test "a group's line with numbers far apart (.g.slotline next=400000000 head=1) costs a --wait 2 call seconds, not hours" {
+	bg_dispatch a --slots g:1
+	printf 'next=400000000\nhead=1\n' >"$REG/.g.slotline"
+	local t0=$EPOCHREALTIME
+	run --separate-stderr timeout 60 jobreg-dispatch --wait 2 --slots g:1 b touch "$T/b"
+	[ "$status" -eq 75 ] || flunk "$status: $stderr"
+	[[ $stderr == "jobreg-dispatch: b: no free slot of g (1 held: a) after --wait 2" ]] || flunk "$stderr"
+	awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN { exit !(a - b < 10) }' || flunk "it took $t0 .. $EPOCHREALTIME"
+	[ ! -e "$T/b" ]
+}
+
+@test "a group's line number above 2^63-1 is a corrupt line file (65), and a line at 2^63-1 takes no place (74) rather than wrap" {
+	bg_dispatch a --slots g:1
+	printf 'next=18446744073709551615\nhead=1\n' >"$REG/.g.slotline"
+	run --separate-stderr jobreg-dispatch --wait 1 --slots g:1 b touch "$T/b"
+	[ "$status" -eq 65 ] || flunk "$status: $stderr"
+	[ "$stderr" = "jobreg-dispatch: b: corrupt $REG/.g.slotline: next= is not a number up to 2^63-1" ]
+	printf 'next=9223372036854775807\nhead=9223372036854775807\n' >"$REG/.g.slotline"
+	run --separate-stderr jobreg-dispatch --wait 1 --slots g:1 b touch "$T/b"
+	[ "$status" -eq 74 ] || flunk "$status: $stderr"
+	[ "$stderr" = "jobreg-dispatch: b: take a place in the line of slot group g: its numbers are used up (remove its .slotline once nobody waits)" ]
+	[ ! -e "$T/b" ]
+	grep -qx 'next=9223372036854775807' "$REG/.g.slotline"
+}
+
+@test "a slot waiter writes who waits into its place, one line: job, pid, host, since" {
+	bg_dispatch a --slots g:1
+	jobreg-dispatch --wait 20 --slots g:1 b true 3>&- 2>/dev/null &
+	local w=$!
+	BG_PIDS+=("$w")
+	poll_until grep -q 'next=2' "$REG/.g.slotline"
+	local line
+	line=$(cat "$REG/.g.slotwait.1")
+	[[ $line =~ ^job=b\ pid=$w\ host=$HOST\ since=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]] || flunk "'$line'"
+	[ "$(wc -l <"$REG/.g.slotwait.1")" -eq 1 ]
+}

@@ -223,17 +223,8 @@ static int sweep(const struct registry *reg, const struct filter *f)
 		return status;
 	for (size_t i = 0; i < l.njobs; i++)
 		keep_first(&status, clear_one(reg, l.jobs[i], f, 0, &l));
-	/* Places in line and followers' locks nobody holds, each under its
-	 * job's lock (a place is made and locked under it). */
-	for (size_t i = 0; i < l.nplaces && !f->dry_run; i++) {
-		char *job = listing_place_job(l.places[i]);
-		int lock = -1;
-		/* (No job lock file: nobody is joining that line.) */
-		if (job && reg_lock(reg, job, JOB_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &lock) == 0)
-			line_sweep_file(reg, job, l.places[i]);
-		reg_unlock(&lock);
-		free(job);
-	}
+	if (!f->dry_run)
+		sweep_places(reg, &l);
 	/* Lock files of jobs with no record: a job lock, or a run lock alone. */
 	char **lists[] = { l.locks, l.runs };
 	const size_t counts[] = { l.nlocks, l.nruns }, suffix[] = { 5, 4 };

@@ -7,6 +7,7 @@
 #include "registry/history.h"
 #include "registry/listing.h"
 #include "registry/pause.h"
+#include "registry/sweep.h"
 #include "registry/write.h"
 #include "liveness/liveness.h"
 #include "run/cancel.h"
@@ -490,13 +491,14 @@ static int cancel_one(struct registry *reg, const struct set_request *req, doubl
 static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
 {
 	struct listing l;
-	int status = reg_list(reg, LIST_JOBS, &l);
+	int status = reg_list(reg, LIST_ALL, &l);
 	if (status)
 		return status;
 	for (size_t i = 0; i < l.njobs; i++) {
 		req->job = l.jobs[i];
 		keep_first(&status, set_one(reg, req, lock_wait));
 	}
+	sweep_places(reg, &l);
 	listing_free(&l);
 	return status;
 }

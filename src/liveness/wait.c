@@ -2,6 +2,7 @@
  * the loop, its checks and the inotify events that wake it share the
  * struct waiter, and split apart they would only pass it to and fro. */
 #include "liveness/wait.h"
+#include "registry/lock.h"
 #include "util/msg.h"
 
 #include <errno.h>
@@ -453,4 +454,62 @@ int wait_following(struct registry *reg, const char *job, const char *file, wait
 {
 	char *jobs[] = { (char *)job };
 	return wait_loop(reg, jobs, 1, file, cond, ctx, -1);
+}
+
+void wait_watch_open(struct entry_watch *w, const struct registry *reg)
+{
+	w->followup = -1;
+	w->ino = reg->fd < 0 || remote_fs(reg->fd) ? -1 : notify_open();
+	if (w->ino >= 0 && notify_add(w->ino, reg->path, IN_CLOSE_WRITE | IN_DELETE |
+				      IN_MOVED_FROM | IN_ONLYDIR) < 0)
+		wait_watch_close(w);
+}
+
+void wait_watch(struct entry_watch *w, const char *prefix, double until)
+{
+	size_t n = strlen(prefix);
+	double now = now_mono();
+	if (w->ino < 0)
+		until = earliest(until, now + POLL_EVERY);
+	for (;;) {
+		double next = earliest(until, w->followup);
+		struct pollfd p = { .fd = w->ino, .events = POLLIN };
+		if (now >= next || poll(&p, w->ino >= 0, timeout_ms(next, now)) <= 0) {
+			if (w->followup >= 0 && now_mono() >= w->followup)
+				w->followup = -1;
+			return;   /* (EINTR too: the caller looks again) */
+		}
+		/* Events of other files are read and passed over in the same
+		 * sleep: a busy registry costs a read each, never a look. */
+		char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		ssize_t got;
+		int woke = 0;
+		while ((got = read(w->ino, events, sizeof events)) > 0)
+			for (char *at = events; at < events + got;) {
+				const struct inotify_event *e = (const struct inotify_event *)(void *)at;
+				woke |= (e->mask & IN_Q_OVERFLOW) ||
+					(e->len && strncmp(e->name, prefix, n) == 0);
+				at += sizeof *e + e->len;
+			}
+		now = now_mono();
+		if (woke) {
+			w->followup = now + POLL_EVERY;
+			return;
+		}
+	}
+}
+
+void wait_watch_close(struct entry_watch *w)
+{
+	if (w->ino >= 0)
+		close_fd(w->ino);
+	w->ino = -1;
+}
+
+int wait_lock(int fd, int op, double until)
+{
+	double left = until < 0 ? 1 : until - now_mono();
+	if (flock_wait(fd, op, left > 1 ? 1 : left > 0 ? left : 0) == 0)
+		return 0;
+	return errno == EWOULDBLOCK ? EXIT_BUSY : -1;
 }

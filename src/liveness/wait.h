@@ -56,4 +56,28 @@ int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
 int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
 		   void *ctx);
 
+/* The one blocking flock: flock(FD, OP) until it is granted, UNTIL (a
+ * now_mono() time, < 0: none) passes or a second has, whichever comes
+ * first, so that its caller notices a change (a --replace, DIR renamed)
+ * at least once a second: it looks, and calls again.  0 granted,
+ * EXIT_BUSY not yet, or -1 with errno. */
+int wait_lock(int fd, int op, double until);
+
+/* The wait for a change of some files of DIR (a slot group's slots and
+ * places, SPEC §5b): the caller looks, waits, looks again.  Opened before
+ * its first look, so that no change after it is missed. */
+struct entry_watch {
+	int ino;            /* inotify of DIR, or -1: a poll */
+	double followup;    /* a look after a close, or -1 */
+};
+void wait_watch_open(struct entry_watch *w, const struct registry *reg);
+/* Sleep until an entry of DIR whose name begins with PREFIX is closed
+ * after writing (also by a holder killed with kill -9), removed or
+ * renamed, and
+ * 100 ms after that once more (the kernel reports a close just before
+ * it drops its locks), or until UNTIL (a now_mono() time); a poll every
+ * 100 ms where inotify cannot tell (none, a network filesystem). */
+void wait_watch(struct entry_watch *w, const char *prefix, double until);
+void wait_watch_close(struct entry_watch *w);
+
 #endif

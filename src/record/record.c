@@ -206,6 +206,7 @@ static const char *check_values(const char *const *val, int first, int need_stat
 {
 	const char *v;
 	time_t t;
+	unsigned long long n;
 	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
 						K_RETRY_AT, K_CANCEL_AT, K_CANCEL_SEEN,
 						K_LAST_SUCCESS, K_LAST_SUCCESS_STARTED,
@@ -236,8 +237,10 @@ static const char *check_values(const char *const *val, int first, int need_stat
 		return "bad exit";
 	if ((v = val[K_OWNER]) && strcmp(v, "pid") == 0 && !val[K_PID])
 		return "owner=pid without pid";
+	/* (the first three are inode numbers, not counters) */
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-		if ((v = val[counts[i]]) && !is_decimal(v, 20))
+		if ((v = val[counts[i]]) && (!is_decimal(v, 20) ||
+		    (i >= 3 && parse_digits(v, strlen(v), COUNTER_MAX, &n) < 0)))
 			return "bad number";
 	if ((v = val[K_TIMEOUT]) && !is_number(v))
 		return "bad timeout";

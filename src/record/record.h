@@ -12,6 +12,9 @@
 #include "util/sys.h"
 
 #define RECORD_MAX 65536   /* a larger file is corrupt */
+/* A counter of a record (runs, line numbers, ...) is at most 2^63-1: a
+ * larger one is corrupt, and nothing counts past it (SPEC §5a). */
+#define COUNTER_MAX 9223372036854775807ULL
 
 struct field {
 	char *key;

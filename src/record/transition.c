@@ -66,12 +66,11 @@ static void put_seconds(struct record *r, const char *key, double seconds)
 }
 
 /* A history counter + 1 (a malformed one cannot reach here: the parser
- * checked it).  One at its maximum, or past it (20 digits parse), stays:
- * a counter must never wrap to 0. */
+ * checked it).  One at its maximum stays: a counter never passes it. */
 static void count_up(struct record *r, const char *key)
 {
 	unsigned long long n = record_count(r, key);
-	if (n != ULLONG_MAX)
+	if (n < COUNTER_MAX)
 		put_number(r, key, n + 1);
 }
 
@@ -222,7 +221,7 @@ static void count_down(struct record *r, const char *key)
 	unsigned long long n = record_count(r, key);
 	if (n == 1)
 		record_drop(r, key);
-	else if (n && n != ULLONG_MAX)
+	else if (n && n < COUNTER_MAX)
 		put_number(r, key, n - 1);
 }
 

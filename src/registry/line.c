@@ -1,3 +1,8 @@
+/* line: the one line of waiters (see line.h).  Its two users differ only
+ * in where their numbers live: a job's in its record, a slot group's in
+ * .NAME.slotline; the places, their probes and their sweeps are shared.
+ * Past 600 lines because both users and the readers of who waits are
+ * here: split, each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
 #include "registry/lock.h"
@@ -6,24 +11,197 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 
-/* A count or a sweep of the places stops after this many in a row whose
- * files are gone (callers that gave up remove theirs): a record whose
- * numbers are far apart, by hand or by a long-gone line, costs a reader
- * no more.  The search for the place ahead (line_ahead) never stops
- * early: order is at stake there. */
+/* A count, a listing or a sweep of the places stops after this many in a
+ * row whose files are gone (callers that gave up remove theirs): a line
+ * whose numbers are far apart costs a reader no more.  The search for
+ * the place ahead never stops early: order is at stake there. */
 #define MISSING_MAX 1000
-
-/* The most places a line spans, from wait_head to wait_next. */
-#define LINE_SPAN_MAX 100000ULL
 
 /* A leftover file of a crashed joiner is passed over, not reused: this
  * many in a row is something else (a full directory, a planted file). */
 #define JOIN_TRIES 64
+
+/* ---- places, whoever's line ---- */
+
+/* STEM N: ".JOB.wait.N", ".NAME.slotwait.N" (malloc'd). */
+static char *place_name(const char *stem, unsigned long long n)
+{
+	struct buf b = {0};
+	buf_addf(&b, "%s%llu", stem, n);
+	return b.data;
+}
+
+static char *job_stem(const char *job)
+{
+	return reg_dot_name(job, ".wait.");
+}
+
+static char *group_file(const char *group, const char *suffix)
+{
+	struct buf b = {0};
+	buf_addf(&b, ".%s%s", group, suffix);
+	return b.data;
+}
+
+/* A line that spans more than a line can is read as its last part. */
+static void clamp(struct line_numbers *nums)
+{
+	if (nums->head < 1)
+		nums->head = 1;
+	if (nums->next < nums->head)
+		nums->next = nums->head;
+	if (nums->next - nums->head > LINE_SPAN_MAX)
+		nums->head = nums->next - LINE_SPAN_MAX;
+}
+
+/* "FIRST pid=P host=H since=T\n": who waits, for a place's file. */
+static void who_line(struct buf *b, const char *first)
+{
+	char host[HOST_NAME_MAX + 1] = "-", since[21];
+	if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+		strcpy(host, "-");
+	for (char *c = host; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			*c = '?';   /* one field, whatever the name */
+	time_format(now_seconds(), since);
+	buf_addf(b, "%s pid=%ld host=%s since=%s\n", first, (long)getpid(), host, since);
+}
+
+/* Take place NEXT of line STEM (or the first free number after it), made
+ * O_CREAT|O_EXCL, locked, WHO written in one write.  WHAT names the line
+ * in messages. */
+static int join(const struct registry *reg, const char *job, const char *stem,
+		unsigned long long next, const char *who, const char *what, const char *renew,
+		struct place *p)
+{
+	for (int i = 0; i < JOIN_TRIES; i++, next++) {
+		if (next >= COUNTER_MAX)
+			return fail(EXIT_IO, job, "take a place in %s: its numbers are used up "
+				    "(%s once nobody waits)", what, renew);
+		char *name = place_name(stem, next);
+		struct stat st;
+		int rc = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &p->fd, &st);
+		/* (blocking: a reader's probe may hold the new file an instant) */
+		if (rc == 0 && entry_share(p->fd, reg->share_mode) == 0 &&
+		    flock_wait(p->fd, LOCK_EX, -1) == 0 && write_full(p->fd, who, strlen(who)) == 0) {
+			free(name);
+			p->n = next;
+			return 0;
+		}
+		int err = errno;
+		if (rc == 0) {
+			(void)unlinkat(reg->fd, name, 0);
+			close_fd(p->fd);
+			p->fd = -1;
+		}
+		if (rc == ENTRY_NOT_REGULAR || (rc != 0 && err == EEXIST)) {
+			free(name);
+			continue;   /* a leftover: the next number is ours */
+		}
+		rc = fail_errno(err, job, "take a place in %s: %s", what, reg_path(reg, name));
+		free(name);
+		return rc;
+	}
+	return fail(EXIT_IO, job, "take a place in %s: %d places in a row are taken", what,
+		    JOIN_TRIES);
+}
+
+/* Remove place P's file and let it go. */
+static void drop(const struct registry *reg, const char *stem, struct place *p)
+{
+	if (p->fd < 0)
+		return;
+	char *name = place_name(stem, p->n);
+	(void)unlinkat(reg->fd, name, 0);
+	free(name);
+	close_fd(p->fd);
+	p->fd = -1;
+}
+
+/* Place N of STEM: 1 live (locked), 0 not (free, or no regular file: a
+ * planted name is nobody's place), 2 its file is gone; -1 with errno
+ * when the probe failed, which decides nothing.  With FD, the place's
+ * file is left open there when it is live. */
+static int probe(const struct registry *reg, const char *stem, unsigned long long n, int *fd)
+{
+	char *name = place_name(stem, n);
+	struct stat st;
+	int pfd, rc = entry_open(reg->fd, name, O_RDONLY, &pfd, &st);
+	free(name);
+	if (rc == ENTRY_NOT_REGULAR)
+		return 0;
+	if (rc < 0)
+		return errno == ENOENT ? 2 : -1;
+	do
+		rc = flock(pfd, LOCK_SH | LOCK_NB);
+	while (rc < 0 && errno == EINTR);
+	int err = errno, live = rc < 0 && err == EWOULDBLOCK;
+	if (live && fd)
+		*fd = pfd;
+	else
+		close_fd(pfd);
+	if (rc < 0 && !live) {
+		errno = err;
+		return -1;
+	}
+	return live;
+}
+
+/* The nearest live place of STEM in [FROM, BELOW) into *AHEAD (0: none). */
+static int nearest(const struct registry *reg, const char *job, const char *stem,
+		   unsigned long long from, unsigned long long below, unsigned long long *ahead)
+{
+	*ahead = 0;
+	for (unsigned long long n = below; n > from && reg->fd >= 0;) {
+		int state = probe(reg, stem, --n, NULL);
+		if (state < 0) {
+			char *name = place_name(stem, n);
+			int rc = fail_errno(errno, job, "look at the place %s", reg_path(reg, name));
+			free(name);
+			return rc;
+		}
+		if (state == 1) {
+			*ahead = n;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Remove NAME if nobody holds it; -1 when there is no such file. */
+static int sweep_file(const struct registry *reg, const char *name)
+{
+	struct stat st;
+	int fd;
+	if (entry_open(reg->fd, name, O_RDONLY, &fd, &st) != 0)
+		return errno == ENOENT ? -1 : 0;
+	/* Held: a live place (or follower).  Free: nobody's, since a place
+	 * is locked by its maker before the lock we hold was let go. */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+		(void)unlinkat(reg->fd, name, 0);
+	close_fd(fd);
+	return 0;
+}
+
+static void sweep_range(const struct registry *reg, const char *stem, unsigned long long from,
+			unsigned long long to)
+{
+	unsigned missing = 0;
+	for (unsigned long long n = from; n < to && missing < MISSING_MAX; n++) {
+		char *name = place_name(stem, n);
+		missing = sweep_file(reg, name) < 0 ? missing + 1 : 0;
+		free(name);
+	}
+}
+
+/* ---- a job's line ---- */
 
 static unsigned long long number(const struct record *rec, const char *key)
 {
@@ -36,15 +214,7 @@ void line_numbers(const struct record *rec, struct line_numbers *nums)
 	nums->head = number(rec, "wait_head");
 	nums->replaced_below = number(rec, "replaced_below");
 	nums->next = number(rec, "wait_next");
-	if (nums->head < 1)
-		nums->head = 1;
-	if (nums->next < nums->head)
-		nums->next = nums->head;
-	/* No line is this long: numbers further apart come from a record
-	 * edited by hand, and a look at every place between them would hold
-	 * the job lock for ever. */
-	if (nums->next - nums->head > LINE_SPAN_MAX)
-		nums->head = nums->next - LINE_SPAN_MAX;
+	clamp(nums);
 }
 
 int line_read(const struct registry *reg, const char *job, struct line_numbers *nums)
@@ -64,14 +234,6 @@ int line_read(const struct registry *reg, const char *job, struct line_numbers *
 	return rc;
 }
 
-/* ".JOB.wait.N" */
-static char *place_name(const char *job, unsigned long long n)
-{
-	char suffix[32];
-	snprintf(suffix, sizeof suffix, ".wait.%llu", n);
-	return reg_dot_name(job, suffix);
-}
-
 static void put_number(struct record *rec, const char *key, unsigned long long v)
 {
 	char text[24];
@@ -80,113 +242,64 @@ static void put_number(struct record *rec, const char *key, unsigned long long v
 }
 
 int line_join(const struct registry *reg, const char *job, struct record *rec,
-	      struct place *p)
+	      const char *kind, struct place *p)
 {
 	struct line_numbers nums;
+	struct buf who = {0}, first = {0};
+	char *stem = job_stem(job);
 	line_numbers(rec, &nums);
-	for (int i = 0; i < JOIN_TRIES; i++, nums.next++) {
-		char *name = place_name(job, nums.next);
-		struct stat st;
-		int rc = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &p->fd, &st);
-		if (rc == 0 && entry_share(p->fd, reg->share_mode) == 0 &&
-		    flock_wait(p->fd, LOCK_EX, -1) == 0) {
-			free(name);
-			p->n = nums.next;
-			put_number(rec, "wait_next", nums.next + 1);
-			return 0;
-		}
-		int err = errno;
-		if (rc == 0) {
-			(void)unlinkat(reg->fd, name, 0);
-			close_fd(p->fd);
-			p->fd = -1;
-		}
-		if (rc == 0 || (rc != ENTRY_NOT_REGULAR && err != EEXIST)) {
-			rc = fail_errno(err, job, "take a place in line: %s", reg_path(reg, name));
-			free(name);
-			return rc;
-		}
-		free(name);
-	}
-	return fail(EXIT_IO, job, "take a place in line: %d places in a row are taken",
-		    JOIN_TRIES);
+	buf_addf(&first, "kind=%s", kind);
+	who_line(&who, first.data);
+	int rc = join(reg, job, stem, nums.next, who.data, "line", "clear the job", p);
+	if (!rc)
+		put_number(rec, "wait_next", p->n + 1);
+	buf_free(&first);
+	buf_free(&who);
+	free(stem);
+	return rc;
 }
 
 void line_abandon(const struct registry *reg, const char *job, struct place *p)
 {
-	if (p->fd < 0)
-		return;
-	char *name = place_name(job, p->n);
-	(void)unlinkat(reg->fd, name, 0);
-	free(name);
-	close_fd(p->fd);
-	p->fd = -1;
+	char *stem = job_stem(job);
+	drop(reg, stem, p);
+	free(stem);
 }
 
-/* Open place N: 1 with *fd, 0 when there is none (or it is no regular
- * file: a planted name is nobody's place). */
-static int open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd)
+int line_ahead(const struct registry *reg, const char *job, const struct line_numbers *nums,
+	       unsigned long long below, unsigned long long *ahead)
 {
-	char *name = place_name(job, n);
-	struct stat st;
-	int rc = entry_open(reg->fd, name, O_RDONLY, fd, &st);
-	free(name);
-	return rc == 0;
-}
-
-/* Place N's liveness: 1 live, 0 dead, -1 its file is gone. */
-static int place_state(const struct registry *reg, const char *job, unsigned long long n,
-		       const struct line_numbers *nums)
-{
-	int fd;
-	if (n < nums->replaced_below || n < nums->head || reg->fd < 0)
-		return 0;
-	if (!open_place(reg, job, n, &fd))
-		return -1;
-	int rc;
-	do
-		rc = flock(fd, LOCK_SH | LOCK_NB);
-	while (rc < 0 && errno == EINTR);
-	int live = rc < 0 && errno == EWOULDBLOCK;
-	close_fd(fd);
-	return live;
-}
-
-unsigned long long line_ahead(const struct registry *reg, const char *job,
-			      const struct line_numbers *nums, unsigned long long below)
-{
-	/* Every one: order is at stake (no MISSING_MAX here). */
-	for (unsigned long long n = below; n > nums->head && n - 1 >= nums->replaced_below;) {
-		if (place_state(reg, job, --n, nums) == 1)
-			return n;
-	}
-	return 0;
+	char *stem = job_stem(job);
+	unsigned long long from = nums->head > nums->replaced_below ? nums->head
+								    : nums->replaced_below;
+	int rc = nearest(reg, job, stem, from, below, ahead);
+	free(stem);
+	return rc;
 }
 
 unsigned long long line_waiting(const struct registry *reg, const char *job,
 				const struct record *rec)
 {
-	struct line_numbers nums;
+	struct line_entries l;
 	unsigned long long live = 0;
-	line_numbers(rec, &nums);
-	unsigned missing = 0;
-	for (unsigned long long n = nums.head; n < nums.next && missing < MISSING_MAX; n++) {
-		int state = place_state(reg, job, n, &nums);
-		live += state == 1;
-		missing = state < 0 ? missing + 1 : 0;
-	}
+	if (line_list(reg, job, rec, &l) == 0)
+		live = l.count;
+	line_entries_free(&l);
 	return live;
 }
 
-int line_wait_for(const struct registry *reg, const char *job, unsigned long long n,
-		  double wait)
+int line_open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd)
 {
-	int fd;
-	if (reg->fd < 0 || !open_place(reg, job, n, &fd))
-		return 0;
-	int rc = flock_wait(fd, LOCK_SH, wait);
-	close_fd(fd);
-	return rc == 0 || errno != EWOULDBLOCK ? 0 : EXIT_BUSY;
+	char *stem = job_stem(job), *name = place_name(stem, n);
+	struct stat st;
+	int rc = 0;
+	*fd = -1;
+	/* (gone, or no regular file: it holds nobody up) */
+	if (reg->fd >= 0 && entry_open(reg->fd, name, O_RDONLY, fd, &st) == -1 && errno != ENOENT)
+		rc = fail_errno(errno, job, "wait for the place %s", reg_path(reg, name));
+	free(name);
+	free(stem);
+	return rc;
 }
 
 void line_turn_ends(struct record *rec, const struct place *p)
@@ -202,21 +315,6 @@ void line_passed(struct record *rec, const struct line_numbers *nums)
 	put_number(rec, "wait_head", nums->next);
 }
 
-/* line_sweep_file(); -1 when there is no such file. */
-static int sweep_file(const struct registry *reg, const char *name)
-{
-	struct stat st;
-	int fd;
-	if (entry_open(reg->fd, name, O_RDONLY, &fd, &st) != 0)
-		return errno == ENOENT ? -1 : 0;
-	/* Held: a live place (or follower).  Free: nobody's, since a place
-	 * is locked by its maker before the job lock we hold was let go. */
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
-		(void)unlinkat(reg->fd, name, 0);
-	close_fd(fd);
-	return 0;
-}
-
 void line_sweep_file(const struct registry *reg, const char *job, const char *name)
 {
 	(void)job;
@@ -226,12 +324,9 @@ void line_sweep_file(const struct registry *reg, const char *job, const char *na
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
 		unsigned long long to)
 {
-	unsigned missing = 0;
-	for (unsigned long long n = from; n < to && missing < MISSING_MAX; n++) {
-		char *name = place_name(job, n);
-		missing = sweep_file(reg, name) < 0 ? missing + 1 : 0;
-		free(name);
-	}
+	char *stem = job_stem(job);
+	sweep_range(reg, stem, from, to);
+	free(stem);
 }
 
 void line_leave(const struct registry *reg, const char *job, struct place *p,
@@ -251,8 +346,12 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 	static const char *const keys[] = { "wait_next", "wait_head", "replaced_below" };
 	int paused = keep_pause && record_paused(was, now_real());
 	struct line_numbers nums;
+	unsigned long long ahead;
 	line_numbers(was, &nums);
-	*kept = paused || line_ahead(reg, job, &nums, nums.next) != 0;
+	int rc = line_ahead(reg, job, &nums, nums.next, &ahead);
+	if (rc)
+		return rc;
+	*kept = paused || ahead != 0;
 	if (!*kept)
 		return reg_remove(reg, job, sync);
 	struct record rec;
@@ -267,8 +366,252 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 	if (paused)
 		record_pause_copy(&rec, was);
 	record_format(&rec, &text);
-	int rc = reg_replace(reg, job, job, text.data, text.len);
+	rc = reg_replace(reg, job, job, text.data, text.len);
 	buf_free(&text);
 	record_free(&rec);
 	return rc;
+}
+
+/* ---- a slot group's line ---- */
+
+/* Read the numbers from the line file FD (missing: 1, 1).  An exit
+ * status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
+static int group_numbers(const struct registry *reg, const char *job, const char *group,
+			 int fd, struct line_numbers *nums)
+{
+	char text[128];
+	ssize_t n;
+	static const char *const keys[] = { "next=", "head=" };
+	unsigned long long *at[] = { &nums->next, &nums->head };
+	char *name = group_file(group, ".slotline");
+	int rc = 0;
+	do
+		n = pread(fd, text, sizeof text - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		rc = fail_errno(errno, job, "read %s", reg_path(reg, name));
+	text[n > 0 ? n : 0] = '\0';
+	*nums = (struct line_numbers){ 1, 1, 0 };
+	for (int i = 0; i < 2 && !rc; i++) {
+		const char *v = strstr(text, keys[i]);
+		size_t len = v ? strspn(v + 5, "0123456789") : 0;
+		if (v && parse_digits(v + 5, len, COUNTER_MAX, at[i]) < 0)
+			rc = fail(EXIT_CORRUPT, job, "corrupt %s: %s is not a number up to 2^63-1",
+				  reg_path(reg, name), keys[i]);
+	}
+	free(name);
+	clamp(nums);
+	return rc;
+}
+
+/* Rewrite the line file in place: the numbers only grow, so the text
+ * never gets shorter, and it is never cut to nothing. */
+static int group_write(int fd, const struct line_numbers *nums)
+{
+	char text[64];
+	int len = snprintf(text, sizeof text, "next=%llu\nhead=%llu\n", nums->next, nums->head);
+	int rc;
+	if (pwrite_full(fd, text, (size_t)len, 0) < 0)
+		return -1;
+	do
+		rc = ftruncate(fd, len);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+static int group_lock(const struct registry *reg, const char *job, const char *group,
+		      double lock_wait, int *fd)
+{
+	char *name = group_file(group, ".slotline");
+	int rc = reg_lock_entry(reg, job, name, LOCK_EX, lock_wait, LOCK_CREATE, fd);
+	free(name);
+	return rc;
+}
+
+int line_group_join(const struct registry *reg, const char *job, const char *group,
+		    double lock_wait, struct group_place *gp)
+{
+	struct line_numbers nums = { 1, 1, 0 };
+	struct buf who = {0}, first = {0}, what = {0};
+	char *stem = group_file(group, ".slotwait."), *lname = group_file(group, ".slotline");
+	int lfd, rc = group_lock(reg, job, group, lock_wait, &lfd);
+	if (!rc)
+		rc = group_numbers(reg, job, group, lfd, &nums);
+	buf_addf(&first, "job=%s", job);
+	who_line(&who, first.data);
+	buf_addf(&what, "the line of slot group %s", group);
+	if (!rc)
+		rc = join(reg, job, stem, nums.next, who.data, what.data, "remove its .slotline",
+			  &gp->p);
+	if (!rc) {
+		unsigned long long head = nums.head;
+		nums.next = gp->p.n + 1;
+		if (group_write(lfd, &nums) < 0) {
+			rc = fail_errno(errno, job, "write %s", reg_path(reg, lname));
+			drop(reg, stem, &gp->p);
+		} else {
+			gp->group = group;
+			gp->ahead = head;
+		}
+	}
+	reg_unlock(&lfd);
+	buf_free(&first);
+	buf_free(&who);
+	buf_free(&what);
+	free(stem);
+	free(lname);
+	return rc;
+}
+
+int line_group_turn(const struct registry *reg, const char *job, struct group_place *gp,
+		    int *turn)
+{
+	char *stem = group_file(gp->group, ".slotwait.");
+	unsigned long long ahead;
+	/* Places below AHEAD were found dead: a place, once dead, stays so. */
+	if (gp->p.n - gp->ahead > LINE_SPAN_MAX)
+		gp->ahead = gp->p.n - LINE_SPAN_MAX;
+	int rc = nearest(reg, job, stem, gp->ahead, gp->p.n, &ahead);
+	free(stem);
+	if (!rc)
+		gp->ahead = ahead ? ahead : gp->p.n;
+	*turn = !rc && !ahead;
+	return rc;
+}
+
+int line_group_busy(const struct registry *reg, const char *job, const char *group, int *busy)
+{
+	char *lname = group_file(group, ".slotline"), *stem = group_file(group, ".slotwait.");
+	struct line_numbers nums;
+	struct stat st;
+	unsigned long long ahead = 0;
+	int fd, rc = entry_open(reg->fd, lname, O_RDONLY, &fd, &st);
+	if (rc == 0) {
+		if ((rc = group_numbers(reg, job, group, fd, &nums)) == 0)
+			rc = nearest(reg, job, stem, nums.head, nums.next, &ahead);
+		close_fd(fd);
+	} else {
+		rc = 0;   /* no line yet (or no file of ours): nobody waits */
+	}
+	*busy = ahead != 0;
+	free(lname);
+	free(stem);
+	return rc;
+}
+
+void line_group_leave(const struct registry *reg, const char *job, struct group_place *gp,
+		      double lock_wait)
+{
+	struct line_numbers nums;
+	int lfd = -1;
+	if (!gp->group)
+		return;
+	char *stem = group_file(gp->group, ".slotwait.");
+	/* Our turn had come: the places below ours are over. */
+	if (gp->ahead >= gp->p.n && group_lock(reg, job, gp->group, lock_wait, &lfd) == 0 &&
+	    group_numbers(reg, job, gp->group, lfd, &nums) == 0 && nums.head <= gp->p.n) {
+		sweep_range(reg, stem, nums.head, gp->p.n);
+		nums.head = gp->p.n + 1;
+		if (nums.next < nums.head)
+			nums.next = nums.head;
+		if (group_write(lfd, &nums) < 0)
+			warn(job, "cannot write the line of slot group %s: %s", gp->group,
+			     strerror(errno));
+	}
+	drop(reg, stem, &gp->p);
+	reg_unlock(&lfd);
+	free(stem);
+	gp->group = NULL;
+}
+
+/* ---- readers ---- */
+
+void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
+{
+	char format[64], *line = xstrndup(text, len);
+	char **fields[] = { &e->first, &e->pid, &e->host, &e->since };
+	snprintf(format, sizeof format, "%.16s=%%ms pid=%%ms host=%%ms since=%%ms", key);
+	e->first = e->pid = e->host = e->since = NULL;
+	/* One line, whole: a torn one (no newline yet) tells nothing. */
+	if (memchr(text, '\n', len))
+		(void)sscanf(line, format, fields[0], fields[1], fields[2], fields[3]);
+	for (size_t i = 0; i < 4; i++)
+		if (!*fields[i])
+			*fields[i] = xstrdup("-");
+	free(line);
+}
+
+/* The live places of STEM in [FROM, TO), each with its waiter's line. */
+static int list(const struct registry *reg, const char *job, const char *stem, const char *key,
+		unsigned long long from, unsigned long long to, struct line_entries *out)
+{
+	unsigned missing = 0;
+	*out = (struct line_entries){ NULL, 0 };
+	for (unsigned long long n = from; n < to && missing < MISSING_MAX && reg->fd >= 0; n++) {
+		int fd = -1, state = probe(reg, stem, n, &fd);
+		if (state < 0) {
+			char *name = place_name(stem, n);
+			int rc = fail_errno(errno, job, "look at the place %s", reg_path(reg, name));
+			free(name);
+			return rc;
+		}
+		missing = state == 2 ? missing + 1 : 0;
+		if (state != 1)
+			continue;
+		char text[512];
+		ssize_t got;
+		do
+			got = pread(fd, text, sizeof text, 0);
+		while (got < 0 && errno == EINTR);
+		close_fd(fd);
+		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
+		struct line_entry *e = &out->e[out->count++];
+		e->n = n;
+		line_entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
+	}
+	return 0;
+}
+
+int line_list(const struct registry *reg, const char *job, const struct record *rec,
+	      struct line_entries *out)
+{
+	struct line_numbers nums;
+	char *stem = job_stem(job);
+	line_numbers(rec, &nums);
+	unsigned long long from = nums.head > nums.replaced_below ? nums.head : nums.replaced_below;
+	int rc = list(reg, job, stem, "kind", from, nums.next, out);
+	free(stem);
+	return rc;
+}
+
+// cppcheck-suppress unusedFunction ; for jobreg-get --slots, which lists a group's waiters
+int line_group_list(const struct registry *reg, const char *group, struct line_entries *out)
+{
+	char *lname = group_file(group, ".slotline"), *stem = group_file(group, ".slotwait.");
+	struct line_numbers nums;
+	struct stat st;
+	int fd, rc = entry_open(reg->fd, lname, O_RDONLY, &fd, &st);
+	*out = (struct line_entries){ NULL, 0 };
+	if (rc == 0) {
+		if ((rc = group_numbers(reg, group, group, fd, &nums)) == 0)
+			rc = list(reg, group, stem, "job", nums.head, nums.next, out);
+		close_fd(fd);
+	} else {
+		rc = 0;
+	}
+	free(lname);
+	free(stem);
+	return rc;
+}
+
+void line_entries_free(struct line_entries *l)
+{
+	for (size_t i = 0; i < l->count; i++) {
+		free(l->e[i].first);
+		free(l->e[i].pid);
+		free(l->e[i].host);
+		free(l->e[i].since);
+	}
+	free(l->e);
+	*l = (struct line_entries){ NULL, 0 };
 }

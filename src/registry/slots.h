@@ -10,16 +10,10 @@
  *
  * A call that waits stands in the line of the group that had no free
  * slot, or first of a group whose line has live places (it goes behind
- * them, even when a slot is free): the place .NAME.slotwait.M, made with O_CREAT|O_EXCL and locked,
- * M numbered from .NAME.slotline ("next=M\nhead=H\n", rewritten in place
- * under its own lock).  A place is live while it is locked; a call's turn
- * comes when no live place lies in [head, M), and only the call whose turn
- * it is tries the slots.  It sleeps in poll(2) on inotify of DIR, woken by
- * the close of a slot file of its group (the last close, also of a holder
- * killed with kill -9) or of a place, with follow-ups 5 and 50 ms later
- * (the kernel reports a close just before it drops its locks), and at
- * least once a second.  Its turn ends when it takes the slots (head = M +
- * 1) or gives up.
+ * them, even when a slot is free): the group's line of line.h.  Only the
+ * call whose turn it is tries the slots; its turn ends when it takes them
+ * or gives up.  It waits for the close of a slot file or a place of its
+ * group with the one wait (liveness/wait.h), which its caller calls.
  *
  * Once the run is RUNNING its holder writes "JOB RUN" into each slot file,
  * in place, never truncated to nothing; readers (liveness/slotview.h)
@@ -30,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "registry/line.h"
 #include "registry/registry.h"
 
 #define SLOTS_MAX 10000   /* N of a group at most */
@@ -52,17 +47,19 @@ const char *slots_add(struct slot_set *set, const char *arg);
 /* Is a slot of every group of SET held?  (1 for no group.) */
 int slots_held(const struct slot_set *set);
 
-/* Take one free slot of each group of SET for JOB (see above).  With WAIT,
- * wait in line until DEADLINE (a now_mono() time, < 0: none), taking the
- * line's lock within LOCK_WAIT seconds, and asking STOP(STOP_CTX) (if not
- * NULL) once a second whether the caller still wants the slots.  Returns
- * 0 with every slot held — or, with WAIT, none held when DIR names
- * another directory now or STOP said so (the caller starts over);
- * EXIT_BUSY (silently) with none held and *FULL the index of the group
- * that had no free slot; or an error's status. */
+/* SPEC §5b's "wait in line": one look, that never waits but for the
+ * line's lock (LOCK_WAIT seconds).  Take one free slot of each group of
+ * SET for JOB; with WAIT, stand in the line of the group that had no
+ * free slot (GP; first in the line of a group where others wait).
+ * Returns 0 with every slot held; EXIT_BUSY (silently) with none held
+ * and *FULL the index of the group that had none; with WAIT, SLOTS_WAIT:
+ * none held yet, GP in the line of group *FULL — the caller waits for a
+ * change of its files (wait.h) and looks again, or gives up; or an
+ * error's status.  The caller leaves GP's line (line_group_leave()) once
+ * done, holding the slots or not. */
+#define SLOTS_WAIT (-1)
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
-	       double deadline, double lock_wait, int (*stop)(void *), void *stop_ctx,
-	       size_t *full);
+	       double lock_wait, struct group_place *gp, size_t *full);
 
 /* Give back every slot of SET held. */
 void slots_release(struct slot_set *set);

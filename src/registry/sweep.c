@@ -10,6 +10,7 @@
  * unlinking the name removes nothing a run relies on, and "the run lock
  * is free" stays true of every inode a run could hold. */
 #include "registry/sweep.h"
+#include "registry/line.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 
@@ -164,4 +165,17 @@ int sweep_orphan(const struct registry *reg, const char *job, const struct listi
 	}
 	reg_unlock(&lock);
 	return rc;
+}
+
+void sweep_places(const struct registry *reg, const struct listing *l)
+{
+	for (size_t i = 0; i < l->nplaces; i++) {
+		char *job = listing_place_job(l->places[i]);
+		int lock = -1;
+		/* (No job lock file: nobody is joining that line.) */
+		if (job && reg_lock(reg, job, JOB_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &lock) == 0)
+			line_sweep_file(reg, job, l->places[i]);
+		reg_unlock(&lock);
+		free(job);
+	}
 }

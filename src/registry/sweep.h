@@ -33,4 +33,12 @@ void sweep_run_files(const struct registry *reg, const char *job, const struct l
  * Returns an exit status. */
 int sweep_orphan(const struct registry *reg, const char *job, const struct listing *l);
 
+/* Every sweep (jobreg-clear -a, jobreg-set -a): remove the place files
+ * and followers' locks that L, a listing with the places, lists and
+ * nobody holds, each under its job's lock taken at once (busy: left for
+ * the next sweep), whatever the sweep does to the record (SPEC §5a): a
+ * waiter killed between the write that ends its turn and the unlink of
+ * its place leaves one below wait_head. */
+void sweep_places(const struct registry *reg, const struct listing *l);
+
 #endif

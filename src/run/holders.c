@@ -3,6 +3,7 @@
  * behind that inherited the run lock; the run has ended and is DONE, but
  * the next run must wait for it.  Both ends say who it is. */
 #include "run/holders.h"
+#include "liveness/wait.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 #include "liveness/proc.h"

@@ -278,13 +278,18 @@ static int run_lock_held(const struct registry *reg, const char *job)
  * 5 s, for a record write held up on a slow disk). */
 static void wait_new_log(const struct registry *reg, const char *job)
 {
-	static const struct timespec tick = { 0, 10000000 };   /* 10 ms */
-	char *name = reg_dot_name(job, ".newlog");
+	char *name = reg_dot_name(job, ".newlog"), *files = reg_dot_name(job, ".");
 	struct stat st;
-	for (int i = 0; i < 500 && reg->fd >= 0 &&
-	     fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && run_lock_held(reg, job); i++)
-		(void)nanosleep(&tick, NULL);
+	struct entry_watch w;
+	double until = now_mono() + 5;
+	/* (woken as the new log is put in place or the run lock let go) */
+	wait_watch_open(&w, reg);
+	while (now_mono() < until && reg->fd >= 0 &&
+	       fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && run_lock_held(reg, job))
+		wait_watch(&w, files, until);
+	wait_watch_close(&w);
 	free(name);
+	free(files);
 }
 
 /* Does the run that writes the log go on?  The one RUNNING when first

@@ -168,16 +168,21 @@ static void say_paused(const char *job, const struct job_state *st, const struct
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {
+	char *name = reg_lock_name(job, RUN_LOCK);
 	for (;;) {
-		double left = deadline < 0 ? 1 : deadline - now_mono();
 		int fd = -1;
-		int rc = reg_lock(reg, job, RUN_LOCK, LOCK_EX, left > 1 ? 1 : left > 0 ? left : 0,
-				  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &fd);
+		int rc = reg_open_lock(reg, job, name, 1, 0, &fd);
+		if (!rc && fd >= 0 && (rc = wait_lock(fd, LOCK_EX, deadline)) < 0)
+			rc = fail_errno(errno, job, "lock %s", reg_path(reg, name));
 		reg_unlock(&fd);
-		if (rc != EXIT_BUSY || !reg_same(reg) || turn_stopped())
-			return rc == EXIT_BUSY ? 0 : rc;
-		if (deadline >= 0 && now_mono() >= deadline)
-			return run_lock_busy(reg, job, earlier);
+		if (rc == EXIT_BUSY && (!reg_same(reg) || turn_stopped()))
+			rc = 0;   /* start over in what DIR names now, or stop */
+		else if (rc == EXIT_BUSY && deadline >= 0 && now_mono() >= deadline)
+			rc = run_lock_busy(reg, job, earlier);
+		else if (rc == EXIT_BUSY)
+			continue;
+		free(name);
+		return rc;
 	}
 }
 
@@ -242,20 +247,6 @@ static int run_now(const struct registry *reg, const struct run_request *req, st
 	return 0;
 }
 
-/* A call waiting for a slot: its turn, which a newer --replace or a
- * signal may end. */
-struct slot_wait {
-	const struct registry *reg;
-	const char *job;
-	const struct turn *t;
-};
-
-static int slot_wait_superseded(void *ctx)
-{
-	const struct slot_wait *w = ctx;
-	return turn_stopped() || turn_superseded(w->reg, w->job, w->t);
-}
-
 /* Step 2f, without the job lock: one free slot of each group.  None
  * free: a call that waits waits in the group's line within its --wait
  * limit, DEADLINE; either way it does not run: EXIT_BUSY, said.  0: held,
@@ -264,9 +255,33 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 		      struct turn *t, double deadline)
 {
 	size_t full;
-	struct slot_wait w = { reg, req->job, t };
-	int rc = slots_take(reg, req->job, req->slots, waits(req), deadline, req->lock_wait,
-			    slot_wait_superseded, &w, &full);
+	struct group_place gp = GROUP_PLACE_NONE;
+	struct entry_watch watch = { -1, -1 };
+	struct buf files = {0};
+	int rc;
+	if (waits(req))
+		wait_watch_open(&watch, reg);
+	while ((rc = slots_take(reg, req->job, req->slots, waits(req), req->lock_wait, &gp,
+				&full)) == SLOTS_WAIT) {
+		/* The wait follows DIR by name, and lasts while the call still
+		 * wants the slots (a newer --replace may supersede it, or a
+		 * signal stop it, looked at once a second): else it decides afresh. */
+		if (!reg_same(reg) || turn_stopped() || turn_superseded(reg, req->job, t)) {
+			rc = 0;
+			break;
+		}
+		rc = EXIT_BUSY;
+		if (deadline >= 0 && now_mono() >= deadline)
+			break;
+		buf_reset(&files);
+		buf_addf(&files, ".%s.slot", gp.group);
+		wait_watch(&watch, files.data, earliest(deadline, now_mono() + 1));
+	}
+	if (rc || !slots_held(req->slots))
+		slots_release(req->slots);
+	line_group_leave(reg, req->job, &gp, req->lock_wait);
+	wait_watch_close(&watch);
+	buf_free(&files);
 	if (rc == EXIT_BUSY && !turn_stopped()) {
 		const struct slot_group *g = &req->slots->groups[full];
 		struct slot_views held;
@@ -338,8 +353,10 @@ static int decide_locked(struct call *c, enum next *next)
 	turn_report_unanswered(c->reg, req, &st, t);
 	line_numbers(jobstate_record(&st), &f.nums);
 	/* The nearest live place ahead: below ours, or anywhere in line. */
-	if (f.nums.next > f.nums.head || t->place.fd >= 0)
-		f.ahead = line_ahead(c->reg, job, &f.nums, t->place.fd >= 0 ? t->place.n : f.nums.next);
+	if ((f.nums.next > f.nums.head || t->place.fd >= 0) &&
+	    (rc = line_ahead(c->reg, job, &f.nums, t->place.fd >= 0 ? t->place.n : f.nums.next,
+			     &f.ahead)) != 0)
+		goto out;
 	f.slots_held = !req->slots->count || slots_held(req->slots);
 	enum step step = decide(req, &f);
 	/* The registry's pause can only turn a start (or a --replace's wait)

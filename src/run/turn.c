@@ -7,6 +7,7 @@
 #include "run/holders.h"
 #include "util/msg.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -164,7 +165,9 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 		record_to_pending(&rec, now_seconds(), NULL);
 	}
 	if (t->place.fd < 0) {
-		if ((rc = line_join(reg, req->job, &rec, &t->place)) != 0) {
+		const char *kind = req->replace ? "replace" : req->coalesce ? "coalesce"
+				   : req->once ? "once" : "wait";
+		if ((rc = line_join(reg, req->job, &rec, kind, &t->place)) != 0) {
 			record_free(&rec);
 			reg_unlock(&t->coalesce_fd);
 			return rc;
@@ -251,7 +254,9 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 			return rc;
 		if (t->place.n < nums.replaced_below)
 			return 0;
-		unsigned long long ahead = line_ahead(reg, req->job, &nums, t->place.n);
+		unsigned long long ahead;
+		if ((rc = line_ahead(reg, req->job, &nums, t->place.n, &ahead)) != 0)
+			return rc;
 		double until = earliest(deadline, t->answer_by > 0 ? t->answer_by : -1);
 		if (!ahead) {
 			char *jobs[] = { (char *)req->job };
@@ -262,10 +267,13 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 		}
 		/* Blocked on the place ahead, a second at a time, to see a
 		 * --replace; the kernel wakes us when its holder goes. */
-		double now = now_mono(), slice = 1;
-		if (until >= 0 && until - now < slice)
-			slice = until > now ? until - now : 0;
-		if ((rc = line_wait_for(reg, req->job, ahead, slice)) != 0 && rc != EXIT_BUSY)
+		int fd;
+		if ((rc = line_open_place(reg, req->job, ahead, &fd)) != 0)
+			return rc;
+		if (fd >= 0 && wait_lock(fd, LOCK_SH, until) < 0)
+			rc = fail_errno(errno, req->job, "wait for a place in line");
+		reg_unlock(&fd);
+		if (rc)
 			return rc;
 		if (deadline >= 0 && now_mono() >= deadline)
 			return EXIT_BUSY;

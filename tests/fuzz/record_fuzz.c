@@ -279,6 +279,17 @@ static int ref_decimal(const struct ref_line *l, size_t max)
 	return 1;
 }
 
+/* Is the decimal value of L (ref_decimal()) above the decimal MAX? */
+static int ref_beyond(const struct ref_line *l, const char *max)
+{
+	size_t skip = 0, n = strlen(max);
+	while (skip + 1 < l->vlen && l->value[skip] == '0')
+		skip++;
+	if (l->vlen - skip != n)
+		return l->vlen - skip > n;
+	return memcmp(l->value + skip, max, n) > 0;
+}
+
 /* DIGITS[.DIGITS]: 1-12 digits, then 1-9 after a point. */
 static int ref_seconds(const struct ref_line *l)
 {
@@ -431,7 +442,8 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 	if ((l = ref_find(lines, *n, "exit")) && !ref_decimal(l, 10))
 		return 0;
 	/* The 0.2 and 0.4 numbers: counters and inodes, plain decimals (at
-	 * most 20 digits, as pid_start); timeout a number of seconds, a
+	 * most 20 digits, as pid_start; a counter, after the three inodes,
+	 * at most 2^63-1: SPEC §5a); timeout a number of seconds, a
 	 * fraction allowed (at most 12 digits, then at most 9 after the
 	 * point). */
 	static const char *const counts[] = {
@@ -441,7 +453,8 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 		"wait_head", "replaced_below",
 	};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-		if ((l = ref_find(lines, *n, counts[i])) && !ref_decimal(l, 20))
+		if ((l = ref_find(lines, *n, counts[i])) && (!ref_decimal(l, 20) ||
+		    (i >= 3 && ref_beyond(l, "9223372036854775807"))))
 			return 0;
 	if ((l = ref_find(lines, *n, "timeout")) && !ref_seconds(l))
 		return 0;
@@ -1232,8 +1245,8 @@ static int dec_is_next(const char *a, const char *b)
 	return same;
 }
 
-/* runs only grows: by exactly one when a new run starts (as far as an
- * unsigned long long goes: a counter already at its maximum stays
+/* runs only grows: by exactly one when a new run starts (up to COUNTER_MAX,
+ * 2^63-1: a counter already at its maximum stays
  * there), else not at all. */
 static void check_runs(const struct record *before, const struct record *r, int new_run)
 {
@@ -1243,7 +1256,7 @@ static void check_runs(const struct record *before, const struct record *r, int 
 		return;
 	}
 	CHECK(now != NULL);
-	if (was && dec_cmp(was, "18446744073709551615") >= 0) {
+	if (was && dec_cmp(was, "9223372036854775807") >= 0) {
 		if (dec_cmp(now, was) < 0)
 			FAIL("runs went down at its maximum (wrapped around?)");
 		return;
@@ -1502,7 +1515,7 @@ static void check_done(const struct record *before, const struct record *r, time
 	 * (not below 0), and its new result counts as any other's. */
 	const char *k0 = record_get(before, "cancelled_runs"), *k1 = record_get(r, "cancelled_runs");
 	int none = !k0 || dec_cmp(k0, "0") == 0;
-	if (k0 && dec_cmp(k0, "18446744073709551615") >= 0)
+	if (k0 && dec_cmp(k0, "9223372036854775807") >= 0)
 		CHECK(same_opt(k1, k0));
 	else if (was == OUTCOME_CANCELLED && want == OUTCOME_CANCELLED)
 		CHECK(k1 && (none ? dec_cmp(k1, "1") == 0 : dec_cmp(k1, k0) == 0));
@@ -1514,7 +1527,7 @@ static void check_done(const struct record *before, const struct record *r, time
 		CHECK(same_opt(k1, k0));
 	if (was == OUTCOME_CANCELLED)
 		was = OUTCOME_UNKNOWN;
-	int saturated = f0 && dec_cmp(f0, "18446744073709551615") >= 0;
+	int saturated = f0 && dec_cmp(f0, "9223372036854775807") >= 0;
 	if (want == OUTCOME_FAILED && was != OUTCOME_FAILED) {
 		if (saturated) {
 			CHECK(f1 && dec_cmp(f1, f0) >= 0);
@@ -1552,7 +1565,7 @@ static void check_done(const struct record *before, const struct record *r, time
 		CHECK(same_opt(c1, c0));
 	else if (unmade)
 		CHECK(same_opt(c1, "1"));
-	else if (!(c0 && dec_cmp(c0, "18446744073709551615") >= 0))
+	else if (!(c0 && dec_cmp(c0, "9223372036854775807") >= 0))
 		CHECK(dec_is_next(c0, c1));
 	CHECK(!record_get(r, "retry_at"));
 	check_kept(before, r, done_changes);
