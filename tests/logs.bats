@@ -747,6 +747,7 @@ in_order() {
 	[ ! -e "$REG/.job.newlog" ]
 }
 
+# bats test_tags=serial
 @test "a run without --log removes a new log a dead dispatch left: --log does not wait for it while the run goes" {
 	jobreg-dispatch --log job echo old > /dev/null
 	: > "$REG/.job.newlog"   # a dispatch killed between making it and RUNNING
@@ -754,6 +755,9 @@ in_order() {
 	BG_PIDS+=("$!")
 	poll_until jobreg-get --is RUNNING job
 	[ ! -e "$REG/.job.newlog" ]
+	# The last run's log is set aside just after RUNNING is written: until
+	# then --log shows it (exit 0), so wait for that, not for RUNNING alone.
+	poll_until test ! -e "$REG/.job.log"
 	local t0=$SECONDS
 	run jobreg-get --log job
 	[ "$status" -eq 1 ]
