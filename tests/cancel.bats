@@ -321,6 +321,7 @@ dispatch_bg() {
 	jobreg-get --is CANCELLED job
 }
 
+# bats test_tags=serial
 @test "a cancel without --wait exits 0 once the dispatcher has taken it up, before the run has ended" {
 	dispatch_bg job job sh -c 'trap "sleep 2; exit 3" TERM; sleep 30 & wait'
 	local t0=$EPOCHREALTIME

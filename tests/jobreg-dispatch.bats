@@ -800,6 +800,7 @@ cpu_seconds() {
 	tail -n 1 "$1" | awk '{ print $1 + $2 }'
 }
 
+# bats test_tags=serial
 @test "a shared flock on the run lock makes dispatch -w 0.5 wait without spinning, exit 75 in time and name the holder" {
 	[ -x /usr/bin/time ] || skip "/usr/bin/time (GNU time) is not installed"
 	mkdir -p "$REG"
@@ -1002,7 +1003,7 @@ done_fault() {
 	# busy again for 1 s as it records DONE
 	flock "$REG/.j.run" -c "sleep 1; jobreg-set -d '$REG' j RUNNING" 3>&- &
 	BG_PIDS+=("$!")
-	sleep 0.2
+	poll_until place_held "$REG/.j.run"
 	jobreg-dispatch --wait inf -w 3 j -- touch "$T/ran" 3>&- 2>"$T/err" &
 	d=$!
 	BG_PIDS+=("$d")

@@ -883,7 +883,7 @@ set_refuses_corrupt() {
 	jobreg-set j PENDING
 	flock "$REG/.j.lock" sleep 5 3>&- &
 	local holder=$! t0 t1
-	sleep 0.2
+	poll_until place_held "$REG/.j.lock"
 	t0=$(date +%s%N)
 	run timeout 4 perl -e 'use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGALRM)); exec @ARGV' \
 		jobreg-set -w 0.5 j RUNNING

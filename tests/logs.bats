@@ -37,6 +37,7 @@ small_fs() {
 	[ "$(stat -c %a "$REG/.job.log")" = "$(printf '%o' $((0666 & ~0$(umask))))" ]
 }
 
+# bats test_tags=serial
 @test "the output passes through at once: a line is on stdout and in the log within 100 ms" {
 	# The command writes a line a second (the first after a second, when
 	# the reader has started), each with the time it was written; the
@@ -245,7 +246,7 @@ small_fs() {
 	jobreg-get --log --follow job 3>&- > "$T/followed" &
 	f=$!
 	BG_PIDS+=("$f")
-	sleep 0.5
+	poll_until test -s "$T/followed"   # (following)
 	kill_tree "$d" KILL
 	wait_bg "$f"
 	[ "$BG_RC" = 0 ]

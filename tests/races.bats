@@ -6,6 +6,7 @@
 #   JOBREG_RACE_ROUNDS=500 JOBREG_RACE_CROWD_ROUNDS=50 bats tests/races.bats
 bats_require_minimum_version 1.5.0
 load lib/helper
+load lib/procs
 
 ROUNDS=${JOBREG_RACE_ROUNDS:-20}              # rounds of the two-dispatcher race, loop lengths elsewhere
 CROWD=${JOBREG_RACE_CROWD:-20}                # dispatchers started at once in the crowd test
@@ -814,7 +815,7 @@ short_listings() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 20 strace -f -o /dev/null \
 		-e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
 		jobreg-get --is DONE -a > "$T/out" 2> "$T/err" & pid=$!
-	sleep 0.5
+	poll_until holds_open "$pid" "$(cd "$REG" && pwd -P)"   # (listing it)
 	jobreg-clear flicker
 	wait "$pid" || st=$?
 	[ "$st" -eq 0 ] || flunk "exit $st: $(cat "$T/err")"

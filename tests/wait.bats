@@ -160,6 +160,7 @@ lock_held() {
 	done
 }
 
+# bats test_tags=serial
 @test "a clear is noticed at once by --is PENDING" {
 	jobreg-set job RUNNING
 	start_wait "$BATS_TEST_TMPDIR/out" --is PENDING --wait 20 job
@@ -172,6 +173,7 @@ lock_held() {
 	noticed_within 500
 }
 
+# bats test_tags=serial
 @test "a set is noticed at once, and --is keeps waiting through statuses not in the list" {
 	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
 	poll_until asleep "$WAIT_PID"
@@ -184,6 +186,7 @@ lock_held() {
 	noticed_within 500
 }
 
+# bats test_tags=serial
 @test "the death of a pid owner is noticed at once" {
 	sleep 60 3>&- &
 	owner=$!
@@ -275,7 +278,8 @@ lock_held() {
 	BG_PIDS+=("$w1" "$w2")
 	# the CPU time of the wait, not of the start (a sanitized build's
 	# start takes tens of ms)
-	sleep 0.5
+	poll_until asleep "$w1"
+	poll_until asleep "$w2"
 	a1=$(cpu_us "$w1") a2=$(cpu_us "$w2")
 	sleep 3
 	c1=$(( $(cpu_us "$w1") - a1 )) c2=$(( $(cpu_us "$w2") - a2 ))

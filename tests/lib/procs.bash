@@ -55,6 +55,17 @@ wait_bg() {
 	wait "$1" || BG_RC=$?
 }
 
+# holds_open PID PATH: PID, or a process below it, has PATH open (so a
+# command under strace has reached the step that opens it).
+holds_open() {
+	local fd c
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" != "$2" ] || return 0
+	done
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do holds_open "$c" "$2" && return 0; done
+	return 1
+}
+
 # pid_start PID: field 22 of /proc/PID/stat (the start time), parsed after
 # the last ')'; no process started.
 pid_start() {
