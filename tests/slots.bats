@@ -29,13 +29,6 @@ EOF
 	mkdir -p "$T/alive"
 }
 
-# field_is JOB KEY VALUE: JOB's record has KEY=VALUE now.
-field_is() {
-	local v
-	field_into v "$1" "$2"
-	[ "$v" = "$3" ]
-}
-
 # in_line GROUP: somebody waits in GROUP's line (a place file exists).
 in_line() {
 	compgen -G "$REG/.$1.slotwait.*" >/dev/null

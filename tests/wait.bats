@@ -16,21 +16,6 @@ noticed_within() {
 	[ "$ms" -lt "$1" ] || flunk "noticed after $ms ms (bound $1 ms)"
 }
 
-# dispatch_bg JOB CMD...: a dispatched run in the background, RUNNING once
-# this returns; the dispatcher's pid in RUN_PID.
-dispatch_bg() {
-	local job=$1
-	shift
-	jobreg-dispatch "$job" "$@" 3>&- >/dev/null 2>&1 &
-	RUN_PID=$!
-	BG_PIDS+=("$RUN_PID")
-	poll_until is_running "$job"
-}
-
-is_running() {
-	[ "$(jobreg-get "$1")" = RUNNING ]
-}
-
 # cpu_us PID: CPU time of PID so far, in microseconds: the run time of
 # /proc/PID/schedstat (nanoseconds), else utime + stime of /proc/PID/stat.
 cpu_us() {
@@ -69,7 +54,7 @@ cpu_us() {
 
 # bats test_tags=serial
 @test "--is OK,FAILED --wait waits for a dispatched run to end and exits 0" {
-	dispatch_bg build sleep 1.5
+	dispatch_bg build build sleep 1.5
 	start=$EPOCHREALTIME
 	run -0 jobreg-get --is OK,FAILED --wait 10 build
 	[ -z "$output" ]
@@ -94,16 +79,16 @@ cpu_us() {
 	local lat=()
 	for round in 1 2 3 4 5; do
 		rm -f "$BATS_TEST_TMPDIR/out"
-		dispatch_bg job sleep 100
+		dispatch_bg job job sleep 100
 		grep -qx owner=lock "$REG/job"
 		start_wait "$BATS_TEST_TMPDIR/out" --is STALE --wait 20 job
 		poll_until asleep "$WAIT_PID"
 		sleep 0.2
 		[ ! -e "$BATS_TEST_TMPDIR/out" ]
 		t0=$EPOCHREALTIME
-		kill_run "$RUN_PID"
+		kill_run "$DISPATCH_PID"
 		poll_until ended "$BATS_TEST_TMPDIR/out"
-		wait "$RUN_PID" 2>/dev/null || true
+		wait "$DISPATCH_PID" 2>/dev/null || true
 		[ "$RC" = 0 ]
 		lat+=("$(elapsed "$t0" "$END")")
 		[ "$(jobreg-get job)" = STALE ]
@@ -270,7 +255,7 @@ lock_held() {
 # ---- it does not spin ----------------------------------------------------
 
 @test "waiting for a run uses under 1% CPU, also with a second waiter probing the same run lock" {
-	dispatch_bg job sleep 100
+	dispatch_bg job job sleep 100
 	jobreg-get --is DONE --wait 4 job 3>&- 2>/dev/null &
 	w1=$!
 	jobreg-get --is DONE --wait 4 job 3>&- 2>/dev/null &
@@ -381,7 +366,7 @@ polling_follow_case() {
 # wait_behind_run: job runs (sleep 100); a dispatch --wait of it, its pid in w,
 # notes the JOBREG_DIR its command ran with in $T/ran, its stderr in $T/err.
 wait_behind_run() {
-	dispatch_bg job sleep 100
+	dispatch_bg job job sleep 100
 	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
 	w=$!
 	BG_PIDS+=("$w")
