@@ -166,8 +166,19 @@ crowd_start() {
 	done
 	track "${CROWD_PIDS[@]}"
 	for ((i = 1; i <= n; i++)); do read -r -t 10 -u "$CROWD_FD" line || break; done
-	sleep 0.02
+	poll_until at_gate "${CROWD_PIDS[@]}"
 	gate_open START # all N go at once
+}
+
+# at_gate PID...: each subshell PID's flock(1) waits at the gate.
+at_gate() {
+	local p c
+	for p; do
+		c=
+		# (the list ends with no newline: read fails, having read it)
+		{ read -r c _ < "/proc/$p/task/$p/children"; } 2>/dev/null
+		[ -n "$c" ] && blocked "$c" || return 1
+	done
 }
 
 # exit_counts: the dispatchers' exit statuses of the last crowd, as "STATUS:COUNT ...".

@@ -282,7 +282,7 @@ lock_held() {
 	# The limit is set in a new user namespace only: the host's is untouched.
 	start_polling_wait
 	w=$WAIT_PID
-	sleep 0.5
+	poll_until asleep "$w"
 	a=$(cpu_us "$w")
 	sleep 3
 	c=$(( $(cpu_us "$w") - a ))
@@ -344,7 +344,7 @@ polling_follow_case() {
 	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
 	jobreg-set job RUNNING
 	start_polling_wait
-	sleep 0.5
+	poll_until asleep "$WAIT_PID"
 	eval "$1"
 	jobreg-set --exit 0 job DONE
 	t0=$EPOCHREALTIME   # the change is made once it returns
@@ -374,7 +374,7 @@ wait_behind_run() {
 
 @test "dispatch --wait whose registry is replaced meanwhile runs in the new one" {
 	wait_behind_run
-	sleep 0.5
+	poll_until blocked "$w"
 	mv "$JOBREG_DIR" "$T/away"
 	mkdir -p "$JOBREG_DIR"   # or the dispatcher made it first
 	wait_bg "$w"
@@ -387,7 +387,7 @@ wait_behind_run() {
 # bats test_tags=serial
 @test "dispatch --wait held by the old run's lock when its registry is removed runs in the new one within a second" {
 	wait_behind_run
-	sleep 0.3
+	poll_until blocked "$w"
 	# The record goes first, as rm -rf may remove it: the waiter finds no
 	# run recorded and waits for the run lock that the old run still holds.
 	rm "$JOBREG_DIR/job"

@@ -55,6 +55,15 @@ wait_bg() {
 	wait "$1" || BG_RC=$?
 }
 
+# blocked PID: PID sleeps in a system call (state S): past its start, in a
+# wait, a poll or a lock.
+blocked() {
+	local stat
+	{ read -r stat < "/proc/$1/stat"; } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" = S ]
+}
+
 # holds_open PID PATH: PID, or a process below it, has PATH open (so a
 # command under strace has reached the step that opens it).
 holds_open() {
