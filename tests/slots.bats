@@ -126,9 +126,10 @@ in_line() {
 	poll_until jobreg-get -q --is RUNNING a
 	jobreg-dispatch --wait 10 --slots heavy:1 b \
 		sh -c 'date +%s.%N >"$0"' "$T/b.started" 3>&- 2>"$T/b.err" &
-	BG_PIDS+=("$!")
+	local b=$!
+	BG_PIDS+=("$b")
 	poll_until in_line heavy
-	nap 0.2   # (asleep in its line)
+	poll_until blocked "$b"   # (asleep in its line)
 	local killed
 	kill_run "$holder"
 	killed=$EPOCHREALTIME   # (no process: the slot is free from here on)
