@@ -230,12 +230,11 @@ small_fs() {
 	jobreg-dispatch --log job sh -c 'echo one; sleep 0.6; echo two; sleep 0.6' 3>&- >/dev/null &
 	BG_PIDS+=("$!")
 	poll_until test -s "$REG/.job.log"
-	t0=$(date +%s.%N)
+	t0=$EPOCHREALTIME
 	run jobreg-get --log --follow job
 	[ "$status" -eq 0 ]
 	[ "$output" = $'one\ntwo' ]
-	el=$(echo "$(date +%s.%N) - $t0" | bc)
-	[ "$(echo "$el > 0.8 && $el < 3" | bc)" = 1 ]
+	elapsed_between "$t0" 0.8 3
 }
 
 @test "get --log --follow ends when the whole run is killed with kill -9" {
