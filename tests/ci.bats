@@ -94,3 +94,14 @@ fake_tree() {
 	[[ $output == *"=== shared filesystem: GlusterFS SKIPPED: no glusterd here"* ]]
 	[[ $output == *"=== static analysis FAILED (exit 1)"* ]]
 }
+
+@test "make stress gives a part the share of its time cap that STRESS_SHARES names, and refuses a share that is no percent" {
+	run env STRESS_PARTS=a STRESS_KILLS=3 STRESS_SECONDS=10 STRESS_SHARES="b:5 a:40" \
+		"$JOBREG_ROOT/tests/stress/run"
+	[ "$status" -eq 0 ] || flunk "$output"
+	[[ ${lines[1]} == *"cap 10s, shares b:5 a:40" ]] || flunk "${lines[1]}"
+	[[ ${lines[-1]} =~ ^[1-9][0-9]*" passed, 0 failed"$ ]]
+	run env STRESS_PARTS=a STRESS_KILLS=3 STRESS_SHARES="a:forty" "$JOBREG_ROOT/tests/stress/run"
+	[ "$status" -eq 2 ]
+	[ "$output" = "stress: STRESS_SHARES: a:forty is not PART:PERCENT (a:20)" ]
+}
