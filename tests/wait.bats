@@ -193,6 +193,7 @@ lock_held() {
 	[ "$(jobreg-get job)" = STALE ]
 }
 
+# bats test_tags=serial
 @test "at the limit it exits 75 naming the first job not there, neither early nor much late" {
 	jobreg-set a DONE
 	jobreg-set b RUNNING
@@ -225,6 +226,7 @@ lock_held() {
 	[ "$RC" = 0 ]
 }
 
+# bats test_tags=serial
 @test "a registry created after the wait started is noticed" {
 	export JOBREG_DIR="$BATS_TEST_TMPDIR/later"
 	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
@@ -322,6 +324,7 @@ follow_case() {
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
 
+# bats test_tags=serial
 @test "a waiter whose registry is a symlink re-pointed (ln -sfn) follows the link" {
 	follow_case 'mkdir "$T/a" "$T/b"; ln -s a "$T/link"; export JOBREG_DIR=$T/link; jobreg-set job RUNNING' \
 		'ln -sfn b "$T/link"'
