@@ -83,6 +83,12 @@ check-sharedfs: all
 stress: all
 	tests/stress/run
 
+# make check BESIDE_ROUNDS times (5) with another make check running beside
+# it, each in a copy of the tree of its own (see tests/stress/beside): the
+# suite must pass on a machine loaded to 3 or more.  Not part of check.
+check-beside:
+	tests/stress/beside
+
 # Coverage-guided fuzzing with libFuzzer (clang) of every tests/fuzz/*_fuzz.c
 # target, FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=600
 FUZZ_SECONDS = 60
@@ -128,4 +134,4 @@ uninstall:
 # The mains' objects are kept, so that a second make does nothing.
 .SECONDARY:
 FORCE:
-.PHONY: all check check-clock check-sharedfs stress fuzz bench lint clean install uninstall FORCE
+.PHONY: all check check-beside check-clock check-sharedfs stress fuzz bench lint clean install uninstall FORCE

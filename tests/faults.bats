@@ -16,6 +16,7 @@
 # The cases run on $JOBREG_TEST_JOBS workers (default: the number of CPUs), each with
 # its own registry.
 load lib/helper
+load lib/procs
 shopt -s extglob
 
 ERRNOS="ENOSPC EIO EDQUOT EMFILE EACCES"
@@ -760,7 +761,7 @@ stale_reads() {
 		st=0
 		timeout 20 strace -f -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
 			jobreg-get -a > "$T/out" 2> "$T/err" & pid=$!
-		sleep 0.5
+		poll_until holds_open "$pid" "$(cd "$REG" && pwd -P)"   # (listing it)
 		rm "$REG/job1"
 		if [[ $kind == fifo ]]; then mkfifo "$REG/job1"; else mkdir "$REG/job1"; fi
 		wait "$pid" || st=$?

@@ -18,19 +18,6 @@ recent() {
 	[ "$t" -ge "$2" ] && [ "$t" -le "$3" ]
 }
 
-save() { cp -p "$REG/$1" "$BATS_TEST_TMPDIR/$1.orig"; }
-unchanged() { cmp "$REG/$1" "$BATS_TEST_TMPDIR/$1.orig"; }
-
-# wait_locked PATH: poll until someone else holds an exclusive flock on PATH.
-wait_locked() {
-	local i
-	for i in $(seq 100); do
-		flock -n "$1" true 2>/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 OLD=2020-01-01T00:00:00Z
 
 # --- common options ---------------------------------------------------------
@@ -788,7 +775,7 @@ set_refuses_corrupt() {
 	flock "$REG/.job.lock" sleep 3 3>&- >/dev/null 2>&1 &
 	local holder=$!
 	BG_PIDS+=("$holder")
-	wait_locked "$REG/.job.lock"
+	poll_until place_held "$REG/.job.lock"
 	run --separate-stderr jobreg-set -w 0.2 job RUNNING
 	[ "$status" -eq 75 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
@@ -803,7 +790,7 @@ set_refuses_corrupt() {
 	flock "$REG/.job.lock" sleep 3 3>&- >/dev/null 2>&1 &
 	local holder=$!
 	BG_PIDS+=("$holder")
-	wait_locked "$REG/.job.lock"
+	poll_until place_held "$REG/.job.lock"
 	run --separate-stderr jobreg-set --lock-wait 0 job RUNNING
 	[ "$status" -eq 75 ]
 	[[ "$stderr" == "jobreg-set: job: "* ]]
@@ -820,7 +807,7 @@ set_refuses_corrupt() {
 	jobreg-set job DONE
 	flock "$REG/.job.lock" sleep 1 3>&- >/dev/null 2>&1 &
 	BG_PIDS+=("$!")
-	wait_locked "$REG/.job.lock" || true
+	poll_until place_held "$REG/.job.lock" || true
 	run --separate-stderr jobreg-set -w 5 job RUNNING
 	[ "$status" -eq 0 ]
 	[ "$(field job status)" = RUNNING ]
@@ -883,7 +870,7 @@ set_refuses_corrupt() {
 	jobreg-set j PENDING
 	flock "$REG/.j.lock" sleep 5 3>&- &
 	local holder=$! t0 t1
-	sleep 0.2
+	poll_until place_held "$REG/.j.lock"
 	t0=$(date +%s%N)
 	run timeout 4 perl -e 'use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGALRM)); exec @ARGV' \
 		jobreg-set -w 0.5 j RUNNING

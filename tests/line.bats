@@ -5,13 +5,6 @@ bats_require_minimum_version 1.5.0
 load lib/helper
 load lib/procs
 
-# field_is JOB KEY VALUE: JOB's record has KEY=VALUE (VALUE empty: no KEY) now.
-field_is() {
-	local v
-	field_into v "$1" "$2"
-	[ "$v" = "$3" ]
-}
-
 # lines_are FILE N: FILE has N lines now (no file: 0).
 lines_are() {
 	local n=0

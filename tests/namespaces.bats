@@ -192,6 +192,7 @@ as_user_hidepid() {
 	[ "$output" = "$(printf 'RUNNING\nSTALE')" ]
 }
 
+# bats test_tags=serial
 @test "a --ttl 1 record reads RUNNING for its first second and STALE within 2 s of being set, every round" {
 	# Set at a chosen fraction of the second, so that the integer compare
 	# of 0.1.0 (STALE 2.0-2.9 s after) cannot pass: by 2.2 s it still said
@@ -348,11 +349,11 @@ catches_ending_signals() {
 	[ -n "$mask" ] && [ $((0x$mask & 0x4003)) -eq $((0x4003)) ]
 }
 
-# init_ends_on SIG: once the init process has its handlers (and has had time to
-# start waiting), send it SIG; it must end within 10 s with 128+SIG's number.
+# init_ends_on SIG: once the init process has its handlers and waits, send it
+# SIG; it must end within 10 s with 128+SIG's number.
 init_ends_on() {
 	poll_until catches_ending_signals "$INIT"
-	sleep 0.3
+	poll_until blocked "$INIT"
 	kill -s "$1" "$INIT"
 	poll_until test -s "$T/init.rc"
 	[ "$(cat "$T/init.rc")" = $((128 + $(kill -l "$1"))) ] || { cat "$T/init.err"; false; }

@@ -6,12 +6,8 @@ bats_require_minimum_version 1.5.0
 load lib/helper
 load lib/procs
 
-save() { cp -p "$REG/$1" "$T/$1.orig"; }
-unchanged() { cmp "$REG/$1" "$T/$1.orig"; }
 # without_pause JOB: the record's lines but the paused_* ones.
 without_pause() { grep -v '^paused_' "$REG/$1"; }
-
-me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
 
 OLD=2020-01-01T00:00:00Z
 

@@ -6,6 +6,7 @@
 #   JOBREG_RACE_ROUNDS=500 JOBREG_RACE_CROWD_ROUNDS=50 bats tests/races.bats
 bats_require_minimum_version 1.5.0
 load lib/helper
+load lib/procs
 
 ROUNDS=${JOBREG_RACE_ROUNDS:-20}              # rounds of the two-dispatcher race, loop lengths elsewhere
 CROWD=${JOBREG_RACE_CROWD:-20}                # dispatchers started at once in the crowd test
@@ -165,8 +166,19 @@ crowd_start() {
 	done
 	track "${CROWD_PIDS[@]}"
 	for ((i = 1; i <= n; i++)); do read -r -t 10 -u "$CROWD_FD" line || break; done
-	sleep 0.02
+	poll_until at_gate "${CROWD_PIDS[@]}"
 	gate_open START # all N go at once
+}
+
+# at_gate PID...: each subshell PID's flock(1) waits at the gate.
+at_gate() {
+	local p c
+	for p; do
+		c=
+		# (the list ends with no newline: read fails, having read it)
+		{ read -r c _ < "/proc/$p/task/$p/children"; } 2>/dev/null
+		[ -n "$c" ] && blocked "$c" || return 1
+	done
 }
 
 # exit_counts: the dispatchers' exit statuses of the last crowd, as "STATUS:COUNT ...".
@@ -814,7 +826,7 @@ short_listings() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 20 strace -f -o /dev/null \
 		-e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
 		jobreg-get --is DONE -a > "$T/out" 2> "$T/err" & pid=$!
-	sleep 0.5
+	poll_until holds_open "$pid" "$(cd "$REG" && pwd -P)"   # (listing it)
 	jobreg-clear flicker
 	wait "$pid" || st=$?
 	[ "$st" -eq 0 ] || flunk "exit $st: $(cat "$T/err")"

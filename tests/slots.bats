@@ -29,13 +29,6 @@ EOF
 	mkdir -p "$T/alive"
 }
 
-# field_is JOB KEY VALUE: JOB's record has KEY=VALUE now.
-field_is() {
-	local v
-	field_into v "$1" "$2"
-	[ "$v" = "$3" ]
-}
-
 # in_line GROUP: somebody waits in GROUP's line (a place file exists).
 in_line() {
 	compgen -G "$REG/.$1.slotwait.*" >/dev/null
@@ -133,9 +126,10 @@ in_line() {
 	poll_until jobreg-get -q --is RUNNING a
 	jobreg-dispatch --wait 10 --slots heavy:1 b \
 		sh -c 'date +%s.%N >"$0"' "$T/b.started" 3>&- 2>"$T/b.err" &
-	BG_PIDS+=("$!")
+	local b=$!
+	BG_PIDS+=("$b")
 	poll_until in_line heavy
-	nap 0.2   # (asleep in its line)
+	poll_until blocked "$b"   # (asleep in its line)
 	local killed
 	kill_run "$holder"
 	killed=$EPOCHREALTIME   # (no process: the slot is free from here on)

@@ -16,21 +16,6 @@ noticed_within() {
 	[ "$ms" -lt "$1" ] || flunk "noticed after $ms ms (bound $1 ms)"
 }
 
-# dispatch_bg JOB CMD...: a dispatched run in the background, RUNNING once
-# this returns; the dispatcher's pid in RUN_PID.
-dispatch_bg() {
-	local job=$1
-	shift
-	jobreg-dispatch "$job" "$@" 3>&- >/dev/null 2>&1 &
-	RUN_PID=$!
-	BG_PIDS+=("$RUN_PID")
-	poll_until is_running "$job"
-}
-
-is_running() {
-	[ "$(jobreg-get "$1")" = RUNNING ]
-}
-
 # cpu_us PID: CPU time of PID so far, in microseconds: the run time of
 # /proc/PID/schedstat (nanoseconds), else utime + stime of /proc/PID/stat.
 cpu_us() {
@@ -69,7 +54,7 @@ cpu_us() {
 
 # bats test_tags=serial
 @test "--is OK,FAILED --wait waits for a dispatched run to end and exits 0" {
-	dispatch_bg build sleep 1.5
+	dispatch_bg build build sleep 1.5
 	start=$EPOCHREALTIME
 	run -0 jobreg-get --is OK,FAILED --wait 10 build
 	[ -z "$output" ]
@@ -94,16 +79,16 @@ cpu_us() {
 	local lat=()
 	for round in 1 2 3 4 5; do
 		rm -f "$BATS_TEST_TMPDIR/out"
-		dispatch_bg job sleep 100
+		dispatch_bg job job sleep 100
 		grep -qx owner=lock "$REG/job"
 		start_wait "$BATS_TEST_TMPDIR/out" --is STALE --wait 20 job
 		poll_until asleep "$WAIT_PID"
 		sleep 0.2
 		[ ! -e "$BATS_TEST_TMPDIR/out" ]
 		t0=$EPOCHREALTIME
-		kill_run "$RUN_PID"
+		kill_run "$DISPATCH_PID"
 		poll_until ended "$BATS_TEST_TMPDIR/out"
-		wait "$RUN_PID" 2>/dev/null || true
+		wait "$DISPATCH_PID" 2>/dev/null || true
 		[ "$RC" = 0 ]
 		lat+=("$(elapsed "$t0" "$END")")
 		[ "$(jobreg-get job)" = STALE ]
@@ -160,6 +145,7 @@ lock_held() {
 	done
 }
 
+# bats test_tags=serial
 @test "a clear is noticed at once by --is PENDING" {
 	jobreg-set job RUNNING
 	start_wait "$BATS_TEST_TMPDIR/out" --is PENDING --wait 20 job
@@ -172,6 +158,7 @@ lock_held() {
 	noticed_within 500
 }
 
+# bats test_tags=serial
 @test "a set is noticed at once, and --is keeps waiting through statuses not in the list" {
 	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
 	poll_until asleep "$WAIT_PID"
@@ -184,6 +171,7 @@ lock_held() {
 	noticed_within 500
 }
 
+# bats test_tags=serial
 @test "the death of a pid owner is noticed at once" {
 	sleep 60 3>&- &
 	owner=$!
@@ -205,6 +193,7 @@ lock_held() {
 	[ "$(jobreg-get job)" = STALE ]
 }
 
+# bats test_tags=serial
 @test "at the limit it exits 75 naming the first job not there, neither early nor much late" {
 	jobreg-set a DONE
 	jobreg-set b RUNNING
@@ -237,6 +226,7 @@ lock_held() {
 	[ "$RC" = 0 ]
 }
 
+# bats test_tags=serial
 @test "a registry created after the wait started is noticed" {
 	export JOBREG_DIR="$BATS_TEST_TMPDIR/later"
 	start_wait "$BATS_TEST_TMPDIR/out" --is DONE --wait 20 job
@@ -267,7 +257,7 @@ lock_held() {
 # ---- it does not spin ----------------------------------------------------
 
 @test "waiting for a run uses under 1% CPU, also with a second waiter probing the same run lock" {
-	dispatch_bg job sleep 100
+	dispatch_bg job job sleep 100
 	jobreg-get --is DONE --wait 4 job 3>&- 2>/dev/null &
 	w1=$!
 	jobreg-get --is DONE --wait 4 job 3>&- 2>/dev/null &
@@ -275,7 +265,8 @@ lock_held() {
 	BG_PIDS+=("$w1" "$w2")
 	# the CPU time of the wait, not of the start (a sanitized build's
 	# start takes tens of ms)
-	sleep 0.5
+	poll_until asleep "$w1"
+	poll_until asleep "$w2"
 	a1=$(cpu_us "$w1") a2=$(cpu_us "$w2")
 	sleep 3
 	c1=$(( $(cpu_us "$w1") - a1 )) c2=$(( $(cpu_us "$w2") - a2 ))
@@ -293,7 +284,7 @@ lock_held() {
 	# The limit is set in a new user namespace only: the host's is untouched.
 	start_polling_wait
 	w=$WAIT_PID
-	sleep 0.5
+	poll_until asleep "$w"
 	a=$(cpu_us "$w")
 	sleep 3
 	c=$(( $(cpu_us "$w") - a ))
@@ -333,6 +324,7 @@ follow_case() {
 	[ "$(jobreg-get -d "$T/away" job)" = RUNNING ]
 }
 
+# bats test_tags=serial
 @test "a waiter whose registry is a symlink re-pointed (ln -sfn) follows the link" {
 	follow_case 'mkdir "$T/a" "$T/b"; ln -s a "$T/link"; export JOBREG_DIR=$T/link; jobreg-set job RUNNING' \
 		'ln -sfn b "$T/link"'
@@ -355,7 +347,7 @@ polling_follow_case() {
 	unshare -U -r true 2>/dev/null || skip "no user namespaces (unshare -U) to lower the inotify limit in"
 	jobreg-set job RUNNING
 	start_polling_wait
-	sleep 0.5
+	poll_until asleep "$WAIT_PID"
 	eval "$1"
 	jobreg-set --exit 0 job DONE
 	t0=$EPOCHREALTIME   # the change is made once it returns
@@ -377,7 +369,7 @@ polling_follow_case() {
 # wait_behind_run: job runs (sleep 100); a dispatch --wait of it, its pid in w,
 # notes the JOBREG_DIR its command ran with in $T/ran, its stderr in $T/err.
 wait_behind_run() {
-	dispatch_bg job sleep 100
+	dispatch_bg job job sleep 100
 	jobreg-dispatch --wait 20 job sh -c 'echo "$JOBREG_DIR" > "$1/ran"' sh "$T" 3>&- 2>"$T/err" &
 	w=$!
 	BG_PIDS+=("$w")
@@ -385,7 +377,7 @@ wait_behind_run() {
 
 @test "dispatch --wait whose registry is replaced meanwhile runs in the new one" {
 	wait_behind_run
-	sleep 0.5
+	poll_until blocked "$w"
 	mv "$JOBREG_DIR" "$T/away"
 	mkdir -p "$JOBREG_DIR"   # or the dispatcher made it first
 	wait_bg "$w"
@@ -398,7 +390,7 @@ wait_behind_run() {
 # bats test_tags=serial
 @test "dispatch --wait held by the old run's lock when its registry is removed runs in the new one within a second" {
 	wait_behind_run
-	sleep 0.3
+	poll_until blocked "$w"
 	# The record goes first, as rm -rf may remove it: the waiter finds no
 	# run recorded and waits for the run lock that the old run still holds.
 	rm "$JOBREG_DIR/job"

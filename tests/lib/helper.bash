@@ -174,6 +174,36 @@ field() {
 	[ -z "$value" ] || printf '%s\n' "$value"
 }
 
+# field_is JOB KEY VALUE: JOB's record has KEY=VALUE (VALUE empty: no KEY) now.
+field_is() {
+	local v
+	field_into v "$1" "$2"
+	[ "$v" = "$3" ]
+}
+
+# save JOB / unchanged JOB: keep a copy of JOB's record; it is the same, byte for byte.
+save() { cp -p "$REG/$1" "$BATS_TEST_TMPDIR/$1.orig"; }
+unchanged() { cmp "$REG/$1" "$BATS_TEST_TMPDIR/$1.orig"; }
+
+# me: who the commands say asked (cancelled_by, paused_by): USER@HOST.
+me() { printf '%s@%s\n' "$(id -un)" "$HOST"; }
+
+# elapsed FROM [TO]: milliseconds from FROM to TO (default: now), both
+# values of $EPOCHREALTIME; no process started.
+elapsed() {
+	local to=${2:-$EPOCHREALTIME}
+	echo $(( (10#${to/./} - 10#${1/./}) / 1000 ))
+}
+
+# elapsed_between FROM LO HI: LO <= the seconds since FROM ($EPOCHREALTIME)
+# < HI (fractions allowed); else say how long it was, and fail.
+elapsed_between() {
+	local ms
+	ms=$(elapsed "$1")
+	awk -v ms="$ms" -v lo="$2" -v hi="$3" 'BEGIN { exit !(ms >= lo * 1000 && ms < hi * 1000) }' ||
+		flunk "took $ms ms, not in [$2 s, $3 s)"
+}
+
 # ns_fields: the record lines naming this shell's pid and time namespaces
 # (pid_ns=, time_ns=), as jobreg-set --owner writes them; one a line, none
 # for a namespace the kernel lacks.

@@ -55,6 +55,26 @@ wait_bg() {
 	wait "$1" || BG_RC=$?
 }
 
+# blocked PID: PID sleeps in a system call (state S): past its start, in a
+# wait, a poll or a lock.
+blocked() {
+	local stat
+	{ read -r stat < "/proc/$1/stat"; } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" = S ]
+}
+
+# holds_open PID PATH: PID, or a process below it, has PATH open (so a
+# command under strace has reached the step that opens it).
+holds_open() {
+	local fd c
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" != "$2" ] || return 0
+	done
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do holds_open "$c" "$2" && return 0; done
+	return 1
+}
+
 # pid_start PID: field 22 of /proc/PID/stat (the start time), parsed after
 # the last ')'; no process started.
 pid_start() {
@@ -139,15 +159,26 @@ live_record() {
 		"pid=$LIVE_PID" "pid_start=$(pid_start "$LIVE_PID")" "boot_id=$BOOT_ID" $(ns_fields) "started=$t"
 }
 
-# bg_dispatch JOB [OPTION...]: a dispatcher of JOB in the background whose command
-# waits for $T/release (at most ~10 s); returns once the command runs. Pid in BG_PID.
+# dispatch_bg JOB DISPATCH_ARG...: jobreg-dispatch DISPATCH_ARG... in the
+# background (INT and QUIT not ignored, as a background job's would be), its
+# pid in DISPATCH_PID, its output in $T/out.JOB; returns once JOB is RUNNING.
+dispatch_bg() {
+	local job=$1
+	shift
+	env --default-signal=INT,QUIT jobreg-dispatch "$@" 3>&- >"$T/out.$job" 2>&1 &
+	DISPATCH_PID=$!
+	BG_PIDS+=("$DISPATCH_PID")
+	poll_until jobreg-get -q --is RUNNING "$job"
+}
+
+# bg_dispatch JOB [OPTION...]: dispatch_bg of JOB whose command waits for
+# $T/release (at most ~10 s); returns once the command runs. Pid in BG_PID.
 bg_dispatch() {
 	local job=$1
 	shift
-	env --default-signal=INT,QUIT jobreg-dispatch "$@" "$job" sh -c \
+	dispatch_bg "$job" "$@" "$job" sh -c \
 		': >"$0"; i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
-		"$T/started.$job" "$T/release" 3>&- >"$T/bg.$job.out" 2>&1 &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
+		"$T/started.$job" "$T/release"
+	BG_PID=$DISPATCH_PID
 	poll_until test -e "$T/started.$job"
 }

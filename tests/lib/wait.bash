@@ -38,8 +38,3 @@ still_waiting() {
 	sleep "$2"
 	[ ! -e "$1" ]
 }
-
-# elapsed FROM TO: TO - FROM in milliseconds.
-elapsed() {
-	echo $(( (${2/./} - ${1/./}) / 1000 ))
-}
