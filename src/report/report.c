@@ -227,15 +227,15 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 			report_duration(&why, rp->now - st->late_at);
 		}
 	}
-	/* So is a pause, in dispatch's words; it says more than
-	 * "pending". */
-	if (st->paused && r) {
+	/* So is a pause, the job's own or the registry's, in dispatch's
+	 * words; it says more than "pending". */
+	if (st->paused && usable) {
 		if (kind == RK_PENDING)
 			buf_reset(&why);
 		else
 			buf_adds(&why, ", ");
-		buf_adds(&why, "paused ");
-		record_pause_describe(r, &why);
+		buf_adds(&why, st->registry_pause ? "registry paused " : "paused ");
+		record_pause_describe(jobstate_pause(st), &why);
 		if (kind > RK_PAUSED)
 			kind = RK_PAUSED;
 	}
