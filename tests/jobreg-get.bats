@@ -1418,10 +1418,10 @@ plant_report() {
 	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
 		"badheld cancelled held okheld busy over 6" ]
 	local line
-	for line in "badheld +DONE +FAILED exit 2, paused +never ok" \
+	for line in "badheld +DONE +FAILED exit 2, paused until resumed +never ok" \
 		"cancelled +DONE +cancelled by ops@ops01 +never ok +took 30s$" \
-		"held +PENDING +paused until 2999-01-01T00:00:00Z by ops@ops01 \(kernel upgrade\) +never ok" \
-		"okheld +DONE +OK, paused by ops@ops01 +never ok" \
+		"held +PENDING +paused until 2999-01-01T00:00:00Z \(by ops@ops01: kernel upgrade\) +never ok" \
+		"okheld +DONE +OK, paused until resumed \(by ops@ops01: x{41}\) +never ok" \
 		"busy +RUNNING +running, 2 waiting +never ok" \
 		"over +DONE +OK +never ok"; do
 		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"

@@ -260,3 +260,90 @@ OLD=2020-01-01T00:00:00Z
 	wait_bg "$BG_PID"
 	[ "$BG_RC" -eq 0 ]
 }
+
+# ---- readers see the registry's pause (SPEC §5 jobreg-set --pause -a) ----------------
+
+@test "while the registry is paused every job reads PAUSED, one with no record too, and -s PAUSED lists them all" {
+	write_record a version=1 status=DONE "since=$OLD" exit=0
+	write_record b version=1 status=PENDING "since=$OLD"
+	jobreg-get --is DONE a
+	run jobreg-get --is PAUSED a
+	[ "$status" -eq 1 ]
+	jobreg-set --pause -a --for 1h -m maint
+	jobreg-get --is PAUSED a b new
+	[ "$(jobreg-get -s PAUSED -a)" = $'a DONE\nb PENDING' ]
+	[ "$(jobreg-get -l -s PAUSED -a | cut -f1 | paste -sd' ' -)" = 'a b' ]
+	jobreg-set --resume -a
+	run jobreg-get --is PAUSED a
+	[ "$status" -eq 1 ]
+	[ -z "$(jobreg-get -s PAUSED -a)" ]
+}
+
+@test "get -j and -P give paused on every job while the registry is paused, and jobreg_registry_paused 1" {
+	write_record a version=1 status=DONE "since=$OLD" exit=0
+	run --separate-stderr jobreg-get -P a
+	grep -qxF "jobreg_registry_paused{registry=\"$REG\"} 0" <<<"$output" || flunk "$output"
+	grep -qxF "jobreg_job_paused{name=\"a\",registry=\"$REG\"} 0" <<<"$output"
+	jobreg-set --pause -a
+	run --separate-stderr jobreg-get -j a new
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == '{"job": "a", '*', "paused": true}' ]] || flunk "$output"
+	[ "${lines[1]}" = '{"job": "new", "status": "PENDING", "paused": true}' ]
+	run --separate-stderr jobreg-get -P a new
+	[ "$status" -eq 0 ]
+	grep -qxF "jobreg_registry_paused{registry=\"$REG\"} 1" <<<"$output" || flunk "$output"
+	grep -qxF "jobreg_job_paused{name=\"a\",registry=\"$REG\"} 1" <<<"$output"
+	grep -qxF "jobreg_job_paused{name=\"new\",registry=\"$REG\"} 1" <<<"$output"
+}
+
+@test "get --report says a job is paused with the registry, in dispatch's words, and a job paused on its own shows its own pause" {
+	write_record a version=1 status=DONE "since=$OLD" exit=0
+	jobreg-set --pause -m 'own note' own
+	jobreg-set --pause -a -m 'kernel upgrade'
+	run --separate-stderr jobreg-get --report a own new
+	[ "$status" -eq 0 ] || flunk "$stderr"
+	printf '%s\n' "${lines[@]}" | grep -qE "^a +DONE +OK, registry paused until resumed \(by $(me): kernel upgrade\) " ||
+		flunk "$output"
+	printf '%s\n' "${lines[@]}" | grep -qE "^own +PENDING +paused until resumed \(by $(me): own note\) " ||
+		flunk "$output"
+	printf '%s\n' "${lines[@]}" | grep -qE "^new +PENDING +registry paused until resumed \(by $(me): kernel upgrade\) " ||
+		flunk "$output"
+	[ "${lines[3]}" = "3 jobs: 3 paused" ]
+}
+
+@test "get reads the registry's pause once a call, not once a job" {
+	command -v strace >/dev/null 2>&1 || skip "strace is not installed"
+	for j in a b c d; do write_record "$j" version=1 status=DONE "since=$OLD" exit=0; done
+	jobreg-set --pause -a
+	local f
+	for f in "" -j -P --report; do
+		traced -f -e trace=openat -o "$T/trace" jobreg-get $f -a >/dev/null
+		[ "$(grep -c '"\.-pause"' "$T/trace")" -eq 1 ] || flunk "$f: $(cat "$T/trace")"
+	done
+}
+
+@test "a corrupt .-pause is reported (65) by readers; -P still writes its metrics (0)" {
+	write_record a version=1 status=DONE "since=$OLD" exit=0
+	printf 'garbage\n' > "$REG/.-pause"
+	run --separate-stderr jobreg-get a
+	[ "$status" -eq 65 ]
+	[[ $stderr == "jobreg-get: corrupt registry pause $REG/.-pause: "* ]] || flunk "$stderr"
+	[ "$output" = DONE ]
+	run --separate-stderr jobreg-get -P a
+	[ "$status" -eq 0 ]
+	grep -qxF "jobreg_registry_paused{registry=\"$REG\"} 0" <<<"$output"
+}
+
+@test "get --is PAUSED --wait ends when the registry is paused while it waits" {
+	write_record a version=1 status=DONE "since=$OLD" exit=0
+	jobreg-get --is PAUSED --wait 30 a 3>&- &
+	local waiter=$!
+	BG_PIDS+=("$waiter")
+	jobreg-set --pause -a
+	wait_bg "$waiter"
+	[ "$BG_RC" -eq 0 ]
+	jobreg-set --resume -a
+	run --separate-stderr jobreg-get --is PAUSED --wait 0.2 a
+	[ "$status" -eq 75 ]
+	[ "$stderr" = "jobreg-get: a: still DONE after --wait 0.2" ]
+}

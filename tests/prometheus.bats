@@ -138,6 +138,7 @@ family jobreg_job_coalesced counter
 family jobreg_job_waiting gauge
 family jobreg_job_paused gauge
 family jobreg_corrupt_records gauge
+family jobreg_registry_paused gauge
 family jobreg_registry_up gauge" ]
 	# 8 jobs: 4 status series each, 5 exit codes
 	[ "$(grep -c '^jobreg_job_status ' <<<"$PARSED")" -eq 32 ]
@@ -191,8 +192,8 @@ family jobreg_registry_up gauge" ]
 	' <<<"$output"
 	[ "$output" = ok ]
 	run jobreg-get -a -P
-	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 19 ]
-	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 19 ]
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 20 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 20 ]
 	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
 	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
 	# the last line ends with a line feed, as the format requires
@@ -223,6 +224,7 @@ family jobreg_registry_up gauge" ]
 		jobreg_job_duration_seconds jobreg_job_late jobreg_job_late_after_seconds \
 		jobreg_job_cancelled_runs_total jobreg_job_skipped_total jobreg_job_coalesced_total \
 		jobreg_job_waiting jobreg_job_paused jobreg_corrupt_records jobreg_registry_up \
+		jobreg_registry_paused \
 		jobreg_slots_in_use jobreg_slots_capacity; do
 		grep -q "^$family{.*} [0-9]" <<<"$metrics" || flunk "no sample of $family: $metrics"
 	done
@@ -309,6 +311,7 @@ print("ok")' "$REG" <<<"$output"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "$(prom_samples <<<"$output" | grep -v '^family ')" = "jobreg_corrupt_records {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0
+jobreg_registry_paused {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0
 jobreg_registry_up {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
 	[ ! -e "$BATS_TEST_TMPDIR/none" ]
 	# named jobs of a missing registry are PENDING, and it is not up
@@ -329,6 +332,7 @@ jobreg_registry_up {\"registry\": \"$BATS_TEST_TMPDIR/none\"} 0.0" ]
 	[ "$status" -eq 74 ]
 	[ "$stderr" = "jobreg-get: open registry $BATS_TEST_TMPDIR/file: Not a directory" ]
 	[ "$(grep -v '^#' "$BATS_TEST_TMPDIR/out.prom")" = "jobreg_corrupt_records{registry=\"$BATS_TEST_TMPDIR/file\"} 0
+jobreg_registry_paused{registry=\"$BATS_TEST_TMPDIR/file\"} 0
 jobreg_registry_up{registry=\"$BATS_TEST_TMPDIR/file\"} 0" ]
 	# a registry that this user may not read
 	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
@@ -427,7 +431,7 @@ temps_in() {
 	jobreg-get -a -P -o "$out"
 	local lines
 	lines=$(wc -l < "$out")
-	[ "$lines" -eq 54040 ]
+	[ "$lines" -eq 54043 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
 	BG_PIDS+=("$writer")

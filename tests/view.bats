@@ -76,7 +76,7 @@ slot_waiter() {
 	run --separate-stderr jobreg-get --report job
 	[ "$status" -eq 0 ]
 	raw_free "$output"
-	[[ ${lines[0]} == *'cancelled by ops\u009b31m@h, paused by u\u009b0m@h (n\u009b1m)'* ]] || flunk "$output"
+	[[ ${lines[0]} == *'cancelled by ops\u009b31m@h, paused until resumed (by u\u009b0m@h: n\u009b1m)'* ]] || flunk "$output"
 }
 
 @test "get --history shows ESC, BEL and CSI of a history line escaped, plain, -l and -j" {

@@ -3,6 +3,7 @@
 #include "registry/listing.h"
 #include "registry/history.h"
 #include "registry/line.h"
+#include "registry/pause.h"
 #include "run/logview.h"
 #include "report/outfile.h"
 #include "report/format.h"
@@ -171,26 +172,40 @@ static void check_request(const struct request *req)
 		usage_error("--log and --faillog take one JOB, and no -l or -j");
 }
 
-/* --is S --wait D: the condition and what it last saw of each job. */
+/* --is S --wait D: the condition, what it last saw of each job, and the
+ * registry's pause, read again at each round of the jobs. */
 struct is_wait {
+	const struct registry *reg;
 	unsigned mask;
 	enum status *seen;
 	unsigned char *met;
+	struct record pause;
+	int paused;
+	int pause_rc;   /* a .-pause that could not be read: said once, and
+			   then no more read */
 };
 
 static int job_is(void *ctx, size_t index, const struct job_state *st)
 {
 	struct is_wait *w = ctx;
-	w->seen[index] = st->status;
-	w->met[index] = jobstate_in(st, w->mask) != 0;
+	struct job_state seen = *st;
+	if (index == 0 && !w->pause_rc) {
+		record_free(&w->pause);
+		w->pause_rc = registry_pause_read(w->reg, now_real(), &w->pause, &w->paused);
+	}
+	jobstate_registry_pause(&seen, w->paused && !w->pause_rc ? &w->pause : NULL);
+	w->seen[index] = seen.status;
+	w->met[index] = jobstate_in(&seen, w->mask) != 0;
 	return w->met[index];
 }
 
 static int wait_is(struct registry *reg, const struct request *req)
 {
-	struct is_wait w = { req->is_mask, xmalloc(req->njobs * sizeof *w.seen),
-			     xmalloc(req->njobs) };
+	struct is_wait w = { .reg = reg, .mask = req->is_mask,
+			     .seen = xmalloc(req->njobs * sizeof *w.seen),
+			     .met = xmalloc(req->njobs) };
 	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
+	record_init(&w.pause);
 	int rc = wait_until(reg, req->jobs, req->njobs, job_is, &w, deadline);
 	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
 		if (!w.met[i]) {
@@ -198,6 +213,8 @@ static int wait_is(struct registry *reg, const struct request *req)
 			     req->wait_arg);
 			break;
 		}
+	keep_first(&rc, w.pause_rc);
+	record_free(&w.pause);
 	free(w.seen);
 	free(w.met);
 	return rc;
@@ -260,13 +277,20 @@ static int shown(const struct request *req, const struct job_state *st)
 static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
 		     struct collect *all, struct outfile *file)
 {
-	int status = 0;
+	struct record pause;
+	int paused;
 	errors_informational(req->format == PROMETHEUS);
+	/* The registry's pause, once for every job. */
+	int status = registry_pause_read(reg, now_real(), &pause, &paused);
+	if (req->format == PROMETHEUS)
+		status = 0;
+	all->prom.registry_paused = paused;
 	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state st;
 		int rc = jobstate_read(reg, req->jobs[i], &st);
 		if (req->format != PROMETHEUS)
 			keep_first(&status, rc);
+		jobstate_registry_pause(&st, paused ? &pause : NULL);
 		if (shown(req, &st)) {
 			if (req->is_arg && !rc && !jobstate_in(&st, req->is_mask))
 				keep_first(&status, EXIT_FALSE);
@@ -282,6 +306,7 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 			put_text(file, text);
 	}
 	errors_informational(0);
+	record_free(&pause);
 	return status;
 }
 

@@ -109,6 +109,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	st->late = 0;
 	st->late_at = -1;
 	st->paused = 0;
+	st->registry_pause = NULL;
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 1000) {
 			/* Each read a new dead run: someone rewrites it as fast as
@@ -158,6 +159,22 @@ double jobstate_late_at(const struct record *r)
 	if (!since || time_parse(since, &base) < 0)
 		return -1;
 	return (double)base + strtod(after, NULL);
+}
+
+void jobstate_registry_pause(struct job_state *st, const struct record *pause)
+{
+	/* (a record that cannot be used shows nothing of a pause) */
+	if (pause && !st->paused && st->status != ST_CORRUPT && st->status != ST_UNREADABLE) {
+		st->paused = 1;
+		st->registry_pause = pause;
+	}
+}
+
+const struct record *jobstate_pause(const struct job_state *st)
+{
+	if (!st->paused)
+		return NULL;
+	return st->registry_pause ? st->registry_pause : &st->rec;
 }
 
 int jobstate_in(const struct job_state *st, unsigned mask)

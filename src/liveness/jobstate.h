@@ -16,7 +16,10 @@ struct job_state {
 	int late;             /* a late job (SPEC §2 Late jobs) */
 	double late_at;       /* when it is or becomes late (realtime), or
 				 -1: it has no late_after */
-	int paused;           /* a paused job (SPEC §2 Paused jobs) */
+	int paused;           /* a paused job (SPEC §2 Paused jobs), by its
+				 own record or the registry's pause */
+	const struct record *registry_pause;   /* the registry's pause when
+				 it is the one that pauses the job, else NULL */
 };
 
 /* Read JOB and judge a RUNNING record's owner by liveness_judge(),
@@ -31,6 +34,15 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 /* When a record with late_after becomes late: late_after seconds after
  * its last_success, else its late_from; -1 without late_after. */
 double jobstate_late_at(const struct record *r);
+/* The registry's pause (DIR/.-pause, registry_pause_read(), read once a
+ * call), PAUSE, on ST: a job with no pause of its own in force is paused
+ * by it (SPEC §5 jobreg-set --pause -a), one with its own shows its own,
+ * as dispatch's refusal does.  PAUSE NULL (none in force): nothing
+ * changes.  PAUSE must outlive ST. */
+void jobstate_registry_pause(struct job_state *st, const struct record *pause);
+/* The pause that pauses ST: its record's, or the registry's; NULL when it
+ * is not paused. */
+const struct record *jobstate_pause(const struct job_state *st);
 /* Is ST's status in the status list MASK (status.h)? */
 int jobstate_in(const struct job_state *st, unsigned mask);
 /* Has the job's latest run ended, FAILED or lost?  (STALE; an attempt

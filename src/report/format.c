@@ -161,9 +161,10 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		return;
 	}
 	if (!r || r->count == 0) {
+		/* (no record: paused by the registry's pause, if at all) */
 		buf_adds(out, ", \"status\": ");
 		json_string(out, status_word(status));
-		buf_adds(out, "}\n");
+		buf_adds(out, x->paused ? ", \"paused\": true}\n" : "}\n");
 		return;
 	}
 	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);

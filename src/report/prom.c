@@ -55,7 +55,7 @@ static const struct {
 	[PROM_WAITING] = { "jobreg_job_waiting", "gauge",
 		"Dispatchers of the job waiting in line for their turn." },
 	[PROM_PAUSED] = { "jobreg_job_paused", "gauge",
-		"1 when the job is paused (jobreg-set --pause), else 0." },
+		"1 when the job is paused (jobreg-set --pause; -a: every job), else 0." },
 };
 static const char corrupt_name[] = "jobreg_corrupt_records";
 static const char corrupt_help[] =
@@ -63,6 +63,10 @@ static const char corrupt_help[] =
 static const char up_name[] = "jobreg_registry_up";
 static const char up_help[] =
 	"1 when the registry directory exists and could be listed, else 0.";
+
+static const char paused_name[] = "jobreg_registry_paused";
+static const char paused_help[] =
+	"1 when the registry is paused (jobreg-set --pause -a): every job is, else 0.";
 
 static const char slots_used_name[] = "jobreg_slots_in_use";
 static const char slots_used_help[] =
@@ -246,6 +250,9 @@ int prom_more(struct prom *p, int registry_up, struct buf *out)
 	}
 	header(out, corrupt_name, "gauge", corrupt_help);
 	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
+	header(out, paused_name, "gauge", paused_help);
+	buf_addf(out, "%s{registry=\"%s\"} %d\n", paused_name, p->registry,
+		 p->registry_paused ? 1 : 0);
 	header(out, up_name, "gauge", up_help);
 	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
 	/* (A gauge: a name ending in _total is a counter's.) */

@@ -5,7 +5,8 @@
  * # TYPE), every job's series labelled name (the job id; not job, which a
  * scrape sets) and registry (REGISTRY, an absolute path).  A CORRUPT or
  * UNREADABLE job has no series of its own; jobreg_corrupt_records counts
- * it, and jobreg_registry_up says whether DIR could be listed.  Memory
+ * it, jobreg_registry_up says whether DIR could be listed, and
+ * jobreg_registry_paused whether DIR/.-pause pauses every job.  Memory
  * only, no I/O; what it keeps of a job is its values, a few dozen bytes,
  * whatever the record's size. */
 #ifndef JOBREG_PROM_H
@@ -36,6 +37,8 @@ struct prom {
 		unsigned long in_use, capacity;
 	} *slots;
 	size_t nslots;
+	int registry_paused;                 /* the registry's pause is in force
+					(jobreg_registry_paused) */
 	int family;                          /* where prom_more() goes on */
 	size_t next;
 };

@@ -19,7 +19,6 @@
 
 #define LOG_TAIL 4096   /* bytes of a log read to find its last line */
 #define LOG_SHOWN 120   /* bytes of that line shown, at most */
-#define NOTE_SHOWN 40   /* a pause's note is shown when no longer */
 
 void report_init(struct report *rp, double now, int colour)
 {
@@ -137,21 +136,6 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 	return st->status == ST_DONE ? RK_DONE : RK_PENDING;
 }
 
-/* "paused until T by U@H (NOTE)": T unless the pause has no end, the
- * note when short. */
-static void why_paused(struct buf *why, const struct record *r)
-{
-	const char *until = record_get(r, "paused_until"), *by = record_get(r, "paused_by");
-	const char *note = record_get(r, "paused_note");
-	buf_adds(why, "paused");
-	if (until && strcmp(until, "inf") != 0)
-		buf_addf(why, " until %s", until);
-	if (by)
-		buf_addf(why, " by %s", by);
-	if (note && *note && strlen(note) <= NOTE_SHOWN)
-		buf_addf(why, " (%s)", note);
-}
-
 /* The log line as a terminal may show it: at most LOG_SHOWN bytes, cut
  * on a character boundary, escaped (text_escape()). */
 static char *shown_line(const char *line)
@@ -243,13 +227,15 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 			report_duration(&why, rp->now - st->late_at);
 		}
 	}
-	/* So is a pause; it says more than "pending". */
-	if (st->paused && r) {
+	/* So is a pause, the job's own or the registry's, in dispatch's
+	 * words; it says more than "pending". */
+	if (st->paused && usable) {
 		if (kind == RK_PENDING)
 			buf_reset(&why);
 		else
 			buf_adds(&why, ", ");
-		why_paused(&why, r);
+		buf_adds(&why, st->registry_pause ? "registry paused " : "paused ");
+		record_pause_describe(jobstate_pause(st), &why);
 		if (kind > RK_PAUSED)
 			kind = RK_PAUSED;
 	}
