@@ -9,7 +9,6 @@
 #include "report/format.h"
 #include "report/prom.h"
 #include "report/report.h"
-#include "report/lineview.h"
 #include "liveness/slotview.h"
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
@@ -421,11 +420,11 @@ static int print_slots(const struct registry *reg, const struct request *req)
 		format_slot(&text, &views.v[i], json);
 		if (i + 1 < views.count && strcmp(views.v[i].group, views.v[i + 1].group) == 0)
 			continue;
-		struct waiters line;
-		keep_first(&rc, lineview_read(reg, views.v[i].group, NULL, 1, &line));
+		struct line_entries line;
+		keep_first(&rc, line_group_list(reg, views.v[i].group, &line));
 		for (size_t k = 0; k < line.count; k++)
-			format_slot_waiter(&text, views.v[i].group, &line.v[k], json);
-		lineview_free(&line);
+			format_slot_waiter(&text, views.v[i].group, &line.e[k], json);
+		line_entries_free(&line);
 		out_add(text.data ? text.data : "", text.len);
 		buf_reset(&text);
 	}
@@ -442,14 +441,14 @@ static int print_line(const struct registry *reg, const struct request *req)
 	int status = 0;
 	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state st;
-		struct waiters line = {0};
+		struct line_entries line = { NULL, 0 };
 		int rc = jobstate_read(reg, req->jobs[i], &st);
 		keep_first(&status, rc);
 		if (!rc && st.found)
-			keep_first(&status, lineview_read(reg, req->jobs[i], &st.rec, 0, &line));
+			keep_first(&status, line_list(reg, req->jobs[i], &st.rec, &line));
 		for (size_t k = 0; k < line.count; k++)
-			format_place(&text, req->jobs[i], &line.v[k], req->format == JSON);
-		lineview_free(&line);
+			format_place(&text, req->jobs[i], &line.e[k], req->format == JSON);
+		line_entries_free(&line);
 		jobstate_free(&st);
 		out_add(text.data ? text.data : "", text.len);
 		buf_reset(&text);

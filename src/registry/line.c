@@ -541,19 +541,24 @@ void line_entry_parse(const char *text, size_t len, const char *key, struct line
 	free(line);
 }
 
-/* The live places of STEM in [FROM, TO), each with its waiter's line. */
+/* The live places of STEM in [FROM, TO), each with its waiter's line.  A
+ * place that cannot be looked at is reported (74), and the others are
+ * still listed: a reader leaves none out silently. */
 static int list(const struct registry *reg, const char *job, const char *stem, const char *key,
 		unsigned long long from, unsigned long long to, struct line_entries *out)
 {
 	unsigned missing = 0;
+	int rc = 0;
 	*out = (struct line_entries){ NULL, 0 };
 	for (unsigned long long n = from; n < to && missing < MISSING_MAX && reg->fd >= 0; n++) {
 		int fd = -1, state = probe(reg, stem, n, &fd);
 		if (state < 0) {
 			char *name = place_name(stem, n);
-			int rc = fail_errno(errno, job, "look at the place %s", reg_path(reg, name));
+			if (!rc)
+				rc = fail_errno(errno, job, "cannot look at place %llu: %s", n,
+						reg_path(reg, name));
 			free(name);
-			return rc;
+			continue;
 		}
 		missing = state == 2 ? missing + 1 : 0;
 		if (state != 1)
@@ -569,7 +574,7 @@ static int list(const struct registry *reg, const char *job, const char *stem, c
 		e->n = n;
 		line_entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
 	}
-	return 0;
+	return rc;
 }
 
 int line_list(const struct registry *reg, const char *job, const struct record *rec,
@@ -584,7 +589,6 @@ int line_list(const struct registry *reg, const char *job, const struct record *
 	return rc;
 }
 
-// cppcheck-suppress unusedFunction ; for jobreg-get --slots, which lists a group's waiters
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out)
 {
 	char *lname = group_file(group, ".slotline"), *stem = group_file(group, ".slotwait.");

@@ -1,6 +1,6 @@
 #include "report/format.h"
 #include "liveness/slotview.h"
-#include "report/lineview.h"
+#include "registry/line.h"
 #include "registry/history.h"
 #include "util/signame.h"
 #include "util/utf8.h"
@@ -409,18 +409,16 @@ static void json_pid(struct buf *out, const char *pid)
 		json_string(out, pid);
 }
 
-/* The JSON members of a waiter's line, those it has: a place in a job's
- * line says its KIND, one in a slot group's its JOB (never both, so that
- * a planted key cannot name another job). */
-static void json_waiter(struct buf *out, const struct waiter *w, int slot_line)
+/* The JSON members of a waiter's line, those it has ("-": none): a place
+ * in a job's line says its kind, one in a slot group's its job. */
+static void json_waiter(struct buf *out, const struct line_entry *e, int slot_line)
 {
-	const char *keys[] = { "kind", "job", "host", "since" };
-	const char *values[] = { slot_line ? NULL : w->kind, slot_line ? w->job : NULL, w->host,
-				 w->since };
-	for (size_t i = 0; i < 4; i++) {
-		if (i == 3 && w->pid)
-			json_pid(out, w->pid);
-		if (!values[i])
+	const char *keys[] = { slot_line ? "job" : "kind", "host", "since" };
+	const char *values[] = { e->first, e->host, e->since };
+	for (size_t i = 0; i < 3; i++) {
+		if (i == 2 && strcmp(e->pid, "-") != 0)
+			json_pid(out, e->pid);
+		if (strcmp(values[i], "-") == 0)
 			continue;
 		buf_addf(out, ", \"%s\": ", keys[i]);
 		json_string(out, values[i]);
@@ -428,44 +426,45 @@ static void json_waiter(struct buf *out, const struct waiter *w, int slot_line)
 	buf_adds(out, "}\n");
 }
 
-void format_place(struct buf *out, const char *job, const struct waiter *w, int json)
+void format_place(struct buf *out, const char *job, const struct line_entry *e, int json)
 {
 	char place[24];
-	snprintf(place, sizeof place, "%llu", w->place);
+	snprintf(place, sizeof place, "%llu", e->n);
 	if (json) {
 		buf_adds(out, "{\"job\": ");
 		json_string(out, job);
 		buf_addf(out, ", \"place\": %s", place);
-		json_waiter(out, w, 0);
+		json_waiter(out, e, 0);
 		return;
 	}
 	add_column(out, job, '\t');
 	add_column(out, place, '\t');
-	add_column(out, w->kind, '\t');
-	add_column(out, w->host, '\t');
-	add_column(out, w->pid, '\t');
-	add_column(out, w->since, '\n');
+	add_column(out, e->first, '\t');
+	add_column(out, e->host, '\t');
+	add_column(out, e->pid, '\t');
+	add_column(out, e->since, '\n');
 }
 
-void format_slot_waiter(struct buf *out, const char *group, const struct waiter *w, int json)
+void format_slot_waiter(struct buf *out, const char *group, const struct line_entry *e,
+			int json)
 {
 	char place[24];
-	snprintf(place, sizeof place, "%llu", w->place);
+	snprintf(place, sizeof place, "%llu", e->n);
 	if (json) {
 		buf_adds(out, "{\"group\": ");
 		json_string(out, group);
 		buf_addf(out, ", \"place\": %s, \"state\": \"waiting\"", place);
-		json_waiter(out, w, 1);
+		json_waiter(out, e, 1);
 		return;
 	}
 	add_column(out, group, '\t');
 	add_column(out, place, '\t');
 	add_column(out, "waiting", '\t');
-	add_column(out, w->job, '\t');
+	add_column(out, e->first, '\t');
 	add_column(out, NULL, '\t');
-	add_column(out, w->host, '\t');
-	add_column(out, w->pid, '\t');
-	add_column(out, w->since, '\n');
+	add_column(out, e->host, '\t');
+	add_column(out, e->pid, '\t');
+	add_column(out, e->since, '\n');
 }
 
 int format_next_due(const struct record *r, time_t *due)

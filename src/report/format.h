@@ -60,15 +60,16 @@ struct slot_view;
  * an empty field, state held or free; with JSON an object of those. */
 void format_slot(struct buf *out, const struct slot_view *v, int json);
 
-struct waiter;
-/* get --line: one live place of JOB's line (lineview.h), "job place kind
+struct line_entry;
+/* get --line: one live place of JOB's line (line.h), "job place kind
  * host pid since", tab-separated, "-" for what its line lacks; with JSON
  * an object of those, the absent left out. */
-void format_place(struct buf *out, const char *job, const struct waiter *w, int json);
+void format_place(struct buf *out, const char *job, const struct line_entry *e, int json);
 /* get --slots: a call waiting in GROUP's line, after its slots: "group
  * place waiting job - host pid since"; with JSON an object of group,
  * place, "state": "waiting", job, host, pid and since. */
-void format_slot_waiter(struct buf *out, const char *group, const struct waiter *w, int json);
+void format_slot_waiter(struct buf *out, const char *group, const struct line_entry *e,
+			int json);
 
 /* When a job whose record keeps every= (dispatch --every) is next due:
  * the started of its last success plus every (SPEC §5b), into *DUE.

@@ -7,7 +7,6 @@
 #include "registry/openat.h"
 #include "registry/slots.h"
 #include "report/format.h"
-#include "report/lineview.h"
 #include "util/msg.h"
 #include "util/utf8.h"
 
@@ -447,19 +446,19 @@ int report_slot_waits(const struct registry *reg, struct report *rp, const struc
 		}
 		free(last);
 		last = group;
-		struct waiters line;
-		keep_first(&status, lineview_read(reg, group, NULL, 1, &line));
+		struct line_entries line;
+		keep_first(&status, line_group_list(reg, group, &line));
 		for (size_t k = 0; k < line.count; k++) {
-			if (!line.v[k].job)
+			if (strcmp(line.e[k].first, "-") == 0)
 				continue;
 			size_t at = rp->nwaits++;
 			rp->waits = xrealloc(rp->waits, rp->nwaits * sizeof *rp->waits);
 			rp->waits[at] = (struct slot_wait){
-				.job = xstrdup(line.v[k].job), .group = xstrdup(group),
+				.job = xstrdup(line.e[k].first), .group = xstrdup(group),
 				.position = k + 1, .found = at,
 			};
 		}
-		lineview_free(&line);
+		line_entries_free(&line);
 	}
 	free(last);
 	/* By job, each job's first wait kept, for bsearch(). */
