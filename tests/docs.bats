@@ -171,3 +171,15 @@ pages="jobreg-get.1 jobreg-set.1 jobreg-clear.1 jobreg-dispatch.1 jobreg.7 jobre
 	[ "$status" -eq 0 ]
 	[ "$(ls "$t/half/usr/bin")" = other ]
 }
+
+@test "every command page gives its options right after a short description, and jobreg-dispatch(1) has a Slots section" {
+	local cmd after
+	for cmd in jobreg-get jobreg-set jobreg-clear jobreg-dispatch; do
+		# the section that follows DESCRIPTION
+		after=$(grep '^\.Sh ' "$JOBREG_ROOT/man/$cmd.1" | sed -n '/^\.Sh DESCRIPTION$/{n;p;}')
+		[ "$after" = ".Sh OPTIONS" ] || flunk "$cmd.1: DESCRIPTION is followed by '$after'"
+	done
+	run sed -n '/^\.Sh SLOTS$/,/^\.Sh /p' "$JOBREG_ROOT/man/jobreg-dispatch.1"
+	[[ $output == *"must give the same"* ]] || flunk "no Slots section saying every dispatcher gives the same N"
+	[[ $output == *"waits for itself"* ]] || flunk "the Slots section does not say a nested call waits for itself"
+}
