@@ -426,45 +426,42 @@ static void json_waiter(struct buf *out, const struct line_entry *e, int slot_li
 	buf_adds(out, "}\n");
 }
 
-void format_place(struct buf *out, const char *job, const struct line_entry *e, int json)
+/* A waiter of a job's line, NAME the job: "job place kind host pid
+ * since"; or with SLOT of a slot group's, NAME the group: "group place
+ * waiting job - host pid since" (the columns of a slot). */
+static void format_waiter(struct buf *out, const char *name, const struct line_entry *e,
+			  int json, int slot)
 {
 	char place[24];
 	snprintf(place, sizeof place, "%llu", e->n);
 	if (json) {
-		buf_adds(out, "{\"job\": ");
-		json_string(out, job);
-		buf_addf(out, ", \"place\": %s", place);
-		json_waiter(out, e, 0);
+		buf_addf(out, "{\"%s\": ", slot ? "group" : "job");
+		json_string(out, name);
+		buf_addf(out, ", \"place\": %s%s", place, slot ? ", \"state\": \"waiting\"" : "");
+		json_waiter(out, e, slot);
 		return;
 	}
-	add_column(out, job, '\t');
+	add_column(out, name, '\t');
 	add_column(out, place, '\t');
+	if (slot)
+		add_column(out, "waiting", '\t');
 	add_column(out, e->first, '\t');
+	if (slot)
+		add_column(out, NULL, '\t');
 	add_column(out, e->host, '\t');
 	add_column(out, e->pid, '\t');
 	add_column(out, e->since, '\n');
 }
 
+void format_place(struct buf *out, const char *job, const struct line_entry *e, int json)
+{
+	format_waiter(out, job, e, json, 0);
+}
+
 void format_slot_waiter(struct buf *out, const char *group, const struct line_entry *e,
 			int json)
 {
-	char place[24];
-	snprintf(place, sizeof place, "%llu", e->n);
-	if (json) {
-		buf_adds(out, "{\"group\": ");
-		json_string(out, group);
-		buf_addf(out, ", \"place\": %s, \"state\": \"waiting\"", place);
-		json_waiter(out, e, 1);
-		return;
-	}
-	add_column(out, group, '\t');
-	add_column(out, place, '\t');
-	add_column(out, "waiting", '\t');
-	add_column(out, e->first, '\t');
-	add_column(out, NULL, '\t');
-	add_column(out, e->host, '\t');
-	add_column(out, e->pid, '\t');
-	add_column(out, e->since, '\n');
+	format_waiter(out, group, e, json, 1);
 }
 
 int format_next_due(const struct record *r, time_t *due)
