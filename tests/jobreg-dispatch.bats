@@ -1048,19 +1048,7 @@ done_fault() {
 }
 
 @test "the decision of step 2 reads every row of its truth table as the page says" {
-	local cc=${CC:-cc}
-	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/unit/decide_table.c"
-	local lib=()
-	# The library: every .c under src/ but the commands' mains.
-	mapfile -t lib < <(find "$JOBREG_ROOT/src" -name '*.c' ! -name 'jobreg-*.c' | sort)
-	[ "${#lib[@]}" -gt 0 ]
-	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/decide_table" \
-		"$JOBREG_ROOT/tests/unit/decide_table.c" "${lib[@]}"
-	run "$T/decide_table"
-	printf '%s\n' "$output"
-	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -ge 30 ]
+	unit_table decide_table 30
 }
 
 @test "a dispatch with --every writes every=SECONDS with RUNNING, for readers, and a call without --every keeps it" {

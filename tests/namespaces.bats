@@ -228,20 +228,7 @@ as_user_hidepid() {
 }
 
 @test "the liveness decision reads every row of the jobreg(7) truth table as the page says" {
-	local cc=${CC:-cc}
-	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/unit/liveness_table.c"
-	local lib=()
-	# The library: every .c under src/, at whatever depth, but the commands'
-	# mains; headers are named from src/ ("liveness/liveness.h").
-	mapfile -t lib < <(find "$JOBREG_ROOT/src" -name '*.c' ! -name 'jobreg-*.c' | sort)
-	[ "${#lib[@]}" -gt 0 ]
-	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$T/liveness_table" \
-		"$JOBREG_ROOT/tests/unit/liveness_table.c" "${lib[@]}"
-	run "$T/liveness_table"
-	printf '%s\n' "$output"
-	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -ge 20 ]
+	unit_table liveness_table 20
 }
 
 # run_lock_holder JOB [-s]: flock(1) holds DIR/.JOB.run (exclusively, or

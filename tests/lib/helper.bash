@@ -260,3 +260,21 @@ refused_without_lock() {
 	done
 	[ "$(ls -A "$REG")" = $'dir\nfifo\nlink' ]
 }
+
+# unit_table NAME MIN_ROWS: build tests/unit/NAME.c with the library (every
+# .c under src/ but the commands' mains; headers named from src/) and run
+# it: it passes when the program exits 0 having printed at least MIN_ROWS
+# rows of its truth table.
+unit_table() {
+	local cc=${CC:-cc} lib=()
+	command -v "$cc" >/dev/null || skip "no C compiler ($cc) to build tests/unit/$1.c"
+	mapfile -t lib < <(find "$JOBREG_ROOT/src" -name '*.c' ! -name 'jobreg-*.c' | sort)
+	[ "${#lib[@]}" -gt 0 ]
+	"$cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-DJOBREG_VERSION='"test"' -I"$JOBREG_ROOT/src" -o "$BATS_TEST_TMPDIR/$1" \
+		"$JOBREG_ROOT/tests/unit/$1.c" "${lib[@]}"
+	run "$BATS_TEST_TMPDIR/$1"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge "$2" ]
+}
