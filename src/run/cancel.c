@@ -157,23 +157,33 @@ static void tell(struct cancel_taken *c, int sig, const long *pids, size_t n)
 
 /* SIG, then SIGCONT, to all of this host holding RUN_LOCK, found first,
  * but us and our relay: the command of END and its group through
- * supervise_stop() (and its KILL_AFTER), the others here; all told. */
+ * supervise_stop() (and its KILL_AFTER), the others here; all told, the
+ * command first (a filesystem whose locks /proc/locks does not show, as
+ * FUSE's, names no holder, and the command is signalled all the same). */
 static void signal_holders(int run_lock, struct supervise_end *end, int sig, double kill_after,
 			   struct cancel_taken *c)
 {
 	long *pids;
-	size_t n = run_lock_leftovers(run_lock, &pids);
+	size_t n = run_lock_leftovers(run_lock, &pids), told = 0;
+	long *sent = xmalloc((n + 1) * sizeof *sent);
+	int command = end && !end->ended;
 	if (end)
 		supervise_stop(end, sig, kill_after);
+	if (command)
+		sent[told++] = end->pid;
 	for (size_t i = 0; i < n; i++) {
 		pid_t p = (pid_t)pids[i];
-		if (end && !end->ended && (p == end->pid || (end->own_group && getpgid(p) == end->pid)))
+		if (command && p == end->pid)
 			continue;
+		sent[told++] = p;
+		if (command && end->own_group && getpgid(p) == end->pid)
+			continue;   /* (signalled with its group) */
 		(void)kill(p, sig);   /* (one gone meanwhile needs nothing) */
 		if (sig != SIGKILL && sig != SIGCONT)
 			(void)kill(p, SIGCONT);
 	}
-	tell(c, sig, pids, n);
+	tell(c, sig, sent, told);
+	free(sent);
 	free(pids);
 }
 

@@ -77,7 +77,8 @@ cancel_run() {
 	CMD_MS=$(( ($(cat "$T/$job.cmdend") / 1000 - t0) / 1000 ))
 	STOP_MS=$(( ($(cat "$T/$job.end") / 1000 - t0) / 1000 ))
 	# (the pids signalled follow: "(TERM to pid N)", "...; KILL to pid N)")
-	[[ "$(cat "$T/$job.err")" == "jobreg-dispatch: $job: run 1 cancelled by $BY (TERM to pid"*")" ]]
+	[[ "$(cat "$T/$job.err")" == "jobreg-dispatch: $job: run 1 cancelled by $BY (TERM to pid"*")" ]] ||
+		{ cat "$T/$job.err"; false; }
 	local r
 	for r in "$R1" "$R2"; do
 		[ "$(record_field "$r" "$job" status)" = DONE ]
