@@ -67,16 +67,11 @@ static void put_seconds(struct record *r, const char *key, double seconds)
 
 /* A history counter + 1 (a malformed one cannot reach here: the parser
  * checked it).  One at its maximum stays: a counter never passes it. */
-static void count_up(struct record *r, const char *key)
+void record_count_up(struct record *r, const char *key)
 {
 	unsigned long long n = record_count(r, key);
 	if (n < COUNTER_MAX)
 		put_number(r, key, n + 1);
-}
-
-void record_count_up(struct record *r, const char *key)
-{
-	count_up(r, key);
 }
 
 static void begin(struct record *r, enum status st, time_t now, const char *note)
@@ -140,7 +135,7 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 	if (!renewal || !record_get(r, "started"))
 		put_time(r, "started", now);
 	if (!renewal)
-		count_up(r, "runs");
+		record_count_up(r, "runs");
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
 	record_drop(r, "timeout");
@@ -174,8 +169,8 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 {
 	put_time(r, "since", now);
 	put_time(r, "retry_at", retry_at);
-	count_up(r, "failures");
-	count_up(r, "consecutive_failures");
+	record_count_up(r, "failures");
+	record_count_up(r, "consecutive_failures");
 }
 
 /* No result over a DONE record (a note, a setting): the run's result
@@ -255,12 +250,12 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 	}
 	switch (record_outcome(r)) {
 	case OUTCOME_CANCELLED:
-		count_up(r, "cancelled_runs");
+		record_count_up(r, "cancelled_runs");
 		break;
 	case OUTCOME_FAILED:
 		if (was == OUTCOME_FAILED)
 			break;
-		count_up(r, "failures");
+		record_count_up(r, "failures");
 		if (was == OUTCOME_OK) {
 			/* The run was not the last success after all. */
 			put_or_drop(r, "last_success", before->last_success);
@@ -268,7 +263,7 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 			record_drop(r, "consecutive_failures");
 			put_if(r, "consecutive_failures", before->consecutive_failures);
 		}
-		count_up(r, "consecutive_failures");
+		record_count_up(r, "consecutive_failures");
 		break;
 	case OUTCOME_OK:
 		if (was == OUTCOME_FAILED)
@@ -291,9 +286,9 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
 
 void record_count_lost(struct record *r)
 {
-	count_up(r, "failures");
-	count_up(r, "lost");
-	count_up(r, "consecutive_failures");
+	record_count_up(r, "failures");
+	record_count_up(r, "lost");
+	record_count_up(r, "consecutive_failures");
 }
 
 void record_set_late(struct record *r, double late_after, time_t now)
@@ -330,7 +325,7 @@ unsigned long long record_count(const struct record *r, const char *key)
 
 void record_count_skip(struct record *r, time_t now, const char *reason)
 {
-	count_up(r, "skipped");
+	record_count_up(r, "skipped");
 	put_time(r, "last_skipped", now);
 	record_put(r, "skip_reason", reason);
 }
