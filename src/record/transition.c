@@ -37,7 +37,7 @@ static void put_time(struct record *r, const char *key, time_t t)
 	record_put(r, key, when);
 }
 
-static void put_number(struct record *r, const char *key, unsigned long long v)
+void record_put_number(struct record *r, const char *key, unsigned long long v)
 {
 	struct buf b = {0};
 	buf_addf(&b, "%llu", v);
@@ -48,7 +48,7 @@ static void put_number(struct record *r, const char *key, unsigned long long v)
 static void put_if(struct record *r, const char *key, unsigned long long v)
 {
 	if (v)
-		put_number(r, key, v);
+		record_put_number(r, key, v);
 }
 
 /* Seconds as plain decimals, as the parser wants them (%g would write
@@ -71,7 +71,7 @@ void record_count_up(struct record *r, const char *key)
 {
 	unsigned long long n = record_count(r, key);
 	if (n < COUNTER_MAX)
-		put_number(r, key, n + 1);
+		record_put_number(r, key, n + 1);
 }
 
 static void begin(struct record *r, enum status st, time_t now, const char *note)
@@ -150,7 +150,7 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 	if (o->kind != OWNER_NONE) {
 		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
 		record_put(r, "host", o->host);
-		put_number(r, "pid", (unsigned long long)o->pid);
+		record_put_number(r, "pid", (unsigned long long)o->pid);
 		put_if(r, "pid_start", o->pid_start);
 		if (o->boot_id)
 			record_put(r, "boot_id", o->boot_id);
@@ -199,7 +199,7 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 	if (end->signal_name)
 		record_put(r, "signal", end->signal_name);
 	else if (end->exit_status >= 0)
-		put_number(r, "exit", (unsigned long long)end->exit_status);
+		record_put_number(r, "exit", (unsigned long long)end->exit_status);
 	if (end->timed_out)
 		record_put(r, "timed_out", "1");
 	if (end->cancelled_by) {
@@ -217,7 +217,7 @@ static void count_down(struct record *r, const char *key)
 	if (n == 1)
 		record_drop(r, key);
 	else if (n && n < COUNTER_MAX)
-		put_number(r, key, n - 1);
+		record_put_number(r, key, n - 1);
 }
 
 /* KEY = VALUE, or no KEY when VALUE is NULL or "". */
@@ -308,7 +308,7 @@ void record_set_keep_runs(struct record *r, unsigned long keep)
 	if (keep == KEEP_RUNS_DEFAULT)
 		record_drop(r, "keep_runs");
 	else
-		put_number(r, "keep_runs", keep);
+		record_put_number(r, "keep_runs", keep);
 }
 
 unsigned long record_keep_runs(const struct record *r)
@@ -338,7 +338,7 @@ void record_set_every(struct record *r, double every)
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
 		       time_t now)
 {
-	put_number(r, "cancel_run", record_count(r, "runs"));
+	record_put_number(r, "cancel_run", record_count(r, "runs"));
 	record_put(r, "cancel_signal", signal);
 	put_seconds(r, "cancel_kill_after", kill_after);
 	record_put(r, "cancel_by", by);

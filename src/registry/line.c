@@ -203,17 +203,14 @@ static void sweep_range(const struct registry *reg, const char *stem, unsigned l
 
 /* ---- a job's line ---- */
 
-static unsigned long long number(const struct record *rec, const char *key)
-{
-	const char *v = rec ? record_get(rec, key) : NULL;
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
 void line_numbers(const struct record *rec, struct line_numbers *nums)
 {
-	nums->head = number(rec, "wait_head");
-	nums->replaced_below = number(rec, "replaced_below");
-	nums->next = number(rec, "wait_next");
+	*nums = (struct line_numbers){ 0, 0, 0 };
+	if (rec) {
+		nums->head = record_count(rec, "wait_head");
+		nums->replaced_below = record_count(rec, "replaced_below");
+		nums->next = record_count(rec, "wait_next");
+	}
 	clamp(nums);
 }
 
@@ -234,13 +231,6 @@ int line_read(const struct registry *reg, const char *job, struct line_numbers *
 	return rc;
 }
 
-static void put_number(struct record *rec, const char *key, unsigned long long v)
-{
-	char text[24];
-	snprintf(text, sizeof text, "%llu", v);
-	record_put(rec, key, text);
-}
-
 int line_join(const struct registry *reg, const char *job, struct record *rec,
 	      const char *kind, struct place *p)
 {
@@ -252,7 +242,7 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 	who_line(&who, first.data);
 	int rc = join(reg, job, stem, nums.next, who.data, "line", "clear the job", p);
 	if (!rc)
-		put_number(rec, "wait_next", p->n + 1);
+		record_put_number(rec, "wait_next", p->n + 1);
 	buf_free(&first);
 	buf_free(&who);
 	free(stem);
@@ -307,12 +297,12 @@ void line_turn_ends(struct record *rec, const struct place *p)
 	struct line_numbers nums;
 	line_numbers(rec, &nums);
 	if (p->fd >= 0 && p->n + 1 > nums.head)
-		put_number(rec, "wait_head", p->n + 1);
+		record_put_number(rec, "wait_head", p->n + 1);
 }
 
 void line_passed(struct record *rec, const struct line_numbers *nums)
 {
-	put_number(rec, "wait_head", nums->next);
+	record_put_number(rec, "wait_head", nums->next);
 }
 
 void line_sweep_file(const struct registry *reg, const char *job, const char *name)
