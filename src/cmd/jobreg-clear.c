@@ -136,7 +136,7 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	if (!waiting) {
 		char *coalesce = reg_lock_name(job, COALESCE_LOCK);
 		line_sweep(reg, job, nums.head, nums.next);
-		line_sweep_file(reg, job, coalesce);
+		(void)line_sweep_file(reg, coalesce);
 		free(coalesce);
 		sweep_locks(reg, job, l);
 	}

@@ -175,8 +175,7 @@ static int nearest(const struct registry *reg, const char *job, const char *stem
 	return 0;
 }
 
-/* Remove NAME if nobody holds it; -1 when there is no such file. */
-static int sweep_file(const struct registry *reg, const char *name)
+int line_sweep_file(const struct registry *reg, const char *name)
 {
 	struct stat st;
 	int fd;
@@ -196,7 +195,7 @@ static void sweep_range(const struct registry *reg, const char *stem, unsigned l
 	unsigned missing = 0;
 	for (unsigned long long n = from; n < to && missing < MISSING_MAX; n++) {
 		char *name = place_name(stem, n);
-		missing = sweep_file(reg, name) < 0 ? missing + 1 : 0;
+		missing = line_sweep_file(reg, name) < 0 ? missing + 1 : 0;
 		free(name);
 	}
 }
@@ -303,12 +302,6 @@ void line_turn_ends(struct record *rec, const struct place *p)
 void line_passed(struct record *rec, const struct line_numbers *nums)
 {
 	record_put_number(rec, "wait_head", nums->next);
-}
-
-void line_sweep_file(const struct registry *reg, const char *job, const char *name)
-{
-	(void)job;
-	(void)sweep_file(reg, name);
 }
 
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
