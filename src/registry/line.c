@@ -509,7 +509,9 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 
 /* ---- readers ---- */
 
-void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
+/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
+ * first one's name ("kind" or "job"). */
+static void entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
 {
 	char format[64], *line = xstrndup(text, len);
 	char **fields[] = { &e->first, &e->pid, &e->host, &e->since };
@@ -550,7 +552,7 @@ static int list(const struct registry *reg, const char *job, const char *stem, c
 		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
 		struct line_entry *e = &out->e[out->count++];
 		e->n = n;
-		line_entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
+		entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
 	}
 	return 0;
 }

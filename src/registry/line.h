@@ -145,8 +145,5 @@ int line_list(const struct registry *reg, const char *job, const struct record *
 /* The same for slot group GROUP's line (no .NAME.slotline: none). */
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out);
 void line_entries_free(struct line_entries *l);
-/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
- * first one's name ("kind" or "job"). */
-void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e);
 
 #endif
