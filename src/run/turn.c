@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 
@@ -183,9 +182,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 	if (req->replace) {
 		unsigned long long run = record_count(&rec, "runs");
 		if (nums.replaced_below < t->place.n) {
-			char n[24];
-			snprintf(n, sizeof n, "%llu", t->place.n);
-			record_put(&rec, "replaced_below", n);
+			record_put_number(&rec, "replaced_below", t->place.n);
 			changed = 1;
 		}
 		/* A live dispatched run not yet asked (by us or another). */
