@@ -1,7 +1,6 @@
 #include "record/transition.h"
 #include "util/signame.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

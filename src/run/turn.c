@@ -4,7 +4,6 @@
 #include "record/transition.h"
 #include "registry/lock.h"
 #include "registry/write.h"
-#include "run/holders.h"
 #include "util/msg.h"
 
 #include <errno.h>
