@@ -91,11 +91,10 @@ void turn_catch_stops(int on)
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
-		if (!on)
+		int restore = !on || (sigaction(stop_signals[i], &sa, &stop_was[i]) == 0 &&
+				      stop_was[i].sa_handler == SIG_IGN);   /* (nohup) */
+		if (restore)
 			sigaction(stop_signals[i], &stop_was[i], NULL);
-		else if (sigaction(stop_signals[i], &sa, &stop_was[i]) == 0 &&
-			 stop_was[i].sa_handler == SIG_IGN)
-			sigaction(stop_signals[i], &stop_was[i], NULL);   /* (nohup) */
 	}
 }
 
