@@ -1,6 +1,6 @@
 /* sys: the thin layer over libc every module uses — complete reads and
- * writes that retry EINTR, checked allocation, a growable byte buffer, and
- * the clock.  No policy lives here. */
+ * writes that retry EINTR, checked allocation, string copies and their
+ * comparison, a growable byte buffer, and the clock.  No policy lives here. */
 #ifndef JOBREG_SYS_H
 #define JOBREG_SYS_H
 
