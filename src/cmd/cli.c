@@ -397,16 +397,13 @@ double limit_or_err(const char *arg, const char *what)
 
 long number_or_err(const char *arg, long min, long max, const char *what)
 {
-	long v = 0;
-	const char *s = arg;
-	for (; *s >= '0' && *s <= '9' && v <= (max - (*s - '0')) / 10; s++)
-		v = v * 10 + (*s - '0');
-	if (!*arg || *s || v < min) {
+	unsigned long long v = 0;
+	if (parse_digits(arg, strlen(arg), (unsigned long long)max, &v) < 0 || (long)v < min) {
 		char range[48];
 		snprintf(range, sizeof range, "%ld-%ld", min, max);
 		bad_value(what, arg, range);
 	}
-	return v;
+	return (long)v;
 }
 
 unsigned status_list_or_err(const char *arg)

@@ -39,8 +39,7 @@ static const char help[] =
 struct filter {
 	unsigned if_mask;     /* 0: any status */
 	int stale;
-	int older;            /* --older-than given */
-	double older_than;
+	double older_than;    /* -1: no --older-than */
 	int force;
 	double lock_wait;
 	int dry_run;          /* -n: decide and print, remove nothing */
@@ -53,12 +52,12 @@ static int matches(const struct filter *f, const struct job_state *st, time_t no
 	/* A corrupt record has no status or age to filter on: only a plain
 	 * --force removes it. */
 	if (st->status == ST_CORRUPT)
-		return f->force && !f->stale && !f->if_mask && !f->older;
+		return f->force && !f->stale && !f->if_mask && f->older_than < 0;
 	if (f->stale && st->status != ST_STALE)
 		return 0;
 	if (f->if_mask && !jobstate_in(st, f->if_mask))
 		return 0;
-	if (f->older) {
+	if (f->older_than >= 0) {
 		const char *since = record_get(&st->rec, "since");
 		time_t t;
 		if (!since || time_parse(since, &t) < 0 || (double)(now - t) <= f->older_than)
@@ -136,7 +135,7 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	if (!waiting) {
 		char *coalesce = reg_lock_name(job, COALESCE_LOCK);
 		line_sweep(reg, job, nums.head, nums.next);
-		line_sweep_file(reg, job, coalesce);
+		(void)line_sweep_file(reg, coalesce);
 		free(coalesce);
 		sweep_locks(reg, job, l);
 	}
@@ -195,7 +194,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		switch (opt) {
 		case 'I': f->if_mask = status_list_or_err(optarg); break;
 		case 'S': f->stale = 1; break;
-		case 'O': f->older_than = duration_or_err(optarg, "duration"); f->older = 1; break;
+		case 'O': f->older_than = duration_or_err(optarg, "duration"); break;
 		case 'F': f->force = 1; break;
 		case 'a': *all = 1; break;
 		case 'n': f->dry_run = 1; break;
@@ -247,7 +246,7 @@ static int sweep(const struct registry *reg, const struct filter *f)
 int main(int argc, char **argv)
 {
 	struct common common;
-	struct filter f = {0};
+	struct filter f = { .older_than = -1 };
 	struct registry reg;
 	char **jobs = NULL;
 	size_t njobs = 0;

@@ -19,7 +19,6 @@
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
 #include "record/transition.h"
-#include "util/rfc3339.h"
 
 #include <errno.h>
 #include <limits.h>

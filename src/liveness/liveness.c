@@ -1,4 +1,5 @@
 #include "liveness/liveness.h"
+#include "util/sys.h"
 
 #include <string.h>
 
@@ -21,12 +22,6 @@ void liveness_ownership(const struct record *r, struct ownership *c)
 	c->has_expires = expires && time_parse(expires, &c->expires) == 0;
 }
 
-/* Equal, or both missing. */
-static int same(const char *a, const char *b)
-{
-	return a ? b && strcmp(a, b) == 0 : !b;
-}
-
 static int known_and_different(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) != 0;
@@ -39,7 +34,8 @@ static enum liveness by_pid(const struct owner *o, const struct reader *me,
 {
 	/* A boot id names one boot of one machine; with none on either
 	 * side, only the host name can tell the machines apart. */
-	int same_boot = same(o->boot_id, me->boot_id) && (o->boot_id || same(o->host, me->host));
+	int same_boot = same_string(o->boot_id, me->boot_id) &&
+			(o->boot_id || same_string(o->host, me->host));
 
 	if (same_boot && o->pid_ns == me->pid_ns && o->time_ns == me->time_ns && o->pid > 0) {
 		switch (p->pid) {

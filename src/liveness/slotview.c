@@ -5,7 +5,6 @@
 #include "record/transition.h"
 #include "util/msg.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,7 +6,6 @@
 #include "util/msg.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,21 +64,6 @@ static void want(struct waiter *w, double when)
 #define RECORD_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_ATTRIB)
 /* The file's: written (and cut), made, renamed, removed. */
 #define FILE_EVENTS (IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE)
-
-static int notify_open(void)
-{
-	return inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-}
-
-static int notify_add(int ino, const char *path, unsigned mask)
-{
-	return inotify_add_watch(ino, path, mask);
-}
-
-static void notify_rm(int ino, int wd)
-{
-	inotify_rm_watch(ino, wd);
-}
 
 static int pid_watch(long pid)
 {
@@ -144,7 +128,7 @@ static int attach(struct waiter *w)
 {
 	if (!reg_same(w->reg)) {
 		if (w->dir_wd >= 0)
-			notify_rm(w->ino, w->dir_wd);
+			inotify_rm_watch(w->ino, w->dir_wd);
 		w->dir_wd = -1;
 		w->polling = w->ino < 0;
 		int rc = reg_follow(w->reg, 0);
@@ -152,15 +136,15 @@ static int attach(struct waiter *w)
 			return rc;
 	}
 	if (w->reg->fd < 0 && w->ino >= 0 && w->parent_wd < 0 && w->parent)
-		w->parent_wd = notify_add(w->ino, w->parent, PARENT_EVENTS);
+		w->parent_wd = inotify_add_watch(w->ino, w->parent, PARENT_EVENTS);
 	if (w->reg->fd < 0 || w->dir_wd >= 0 || w->polling)
 		return 0;
 	if (w->ino < 0 || remote_fs(w->reg->fd) ||
-	    (w->dir_wd = notify_add(w->ino, w->reg->path,
-				    DIR_EVENTS | (w->file ? FILE_EVENTS : 0u))) < 0)
+	    (w->dir_wd = inotify_add_watch(w->ino, w->reg->path,
+					   DIR_EVENTS | (w->file ? FILE_EVENTS : 0u))) < 0)
 		w->polling = 1;
 	if (w->parent_wd >= 0)
-		notify_rm(w->ino, w->parent_wd);
+		inotify_rm_watch(w->ino, w->parent_wd);
 	w->parent_wd = -1;
 	return 0;
 }
@@ -372,7 +356,7 @@ static int wait_loop(struct registry *reg, char *const *jobs, size_t njobs, cons
 		w.w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
 	}
 	split_path(&w);
-	w.ino = notify_open();
+	w.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w.ino < 0)
 		w.polling = 1;
 	want(&w, now_mono());
@@ -459,9 +443,9 @@ int wait_following(struct registry *reg, const char *job, const char *file, wait
 void wait_watch_open(struct entry_watch *w, const struct registry *reg)
 {
 	w->followup = -1;
-	w->ino = reg->fd < 0 || remote_fs(reg->fd) ? -1 : notify_open();
-	if (w->ino >= 0 && notify_add(w->ino, reg->path, IN_CLOSE_WRITE | IN_DELETE |
-				      IN_MOVED_FROM | IN_ONLYDIR) < 0)
+	w->ino = reg->fd < 0 || remote_fs(reg->fd) ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ino >= 0 && inotify_add_watch(w->ino, reg->path, IN_CLOSE_WRITE | IN_DELETE |
+					     IN_MOVED_FROM | IN_ONLYDIR) < 0)
 		wait_watch_close(w);
 }
 

@@ -2,11 +2,8 @@
 #include "util/signame.h"
 #include "util/utf8.h"
 
-#include <limits.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* SPEC §3 key order; unknown keys follow, in the order they came. */
 enum known_key {

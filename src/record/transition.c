@@ -1,7 +1,6 @@
 #include "record/transition.h"
 #include "util/signame.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +36,7 @@ static void put_time(struct record *r, const char *key, time_t t)
 	record_put(r, key, when);
 }
 
-static void put_number(struct record *r, const char *key, unsigned long long v)
+void record_put_number(struct record *r, const char *key, unsigned long long v)
 {
 	struct buf b = {0};
 	buf_addf(&b, "%llu", v);
@@ -48,7 +47,7 @@ static void put_number(struct record *r, const char *key, unsigned long long v)
 static void put_if(struct record *r, const char *key, unsigned long long v)
 {
 	if (v)
-		put_number(r, key, v);
+		record_put_number(r, key, v);
 }
 
 /* Seconds as plain decimals, as the parser wants them (%g would write
@@ -67,16 +66,11 @@ static void put_seconds(struct record *r, const char *key, double seconds)
 
 /* A history counter + 1 (a malformed one cannot reach here: the parser
  * checked it).  One at its maximum stays: a counter never passes it. */
-static void count_up(struct record *r, const char *key)
+void record_count_up(struct record *r, const char *key)
 {
 	unsigned long long n = record_count(r, key);
 	if (n < COUNTER_MAX)
-		put_number(r, key, n + 1);
-}
-
-void record_count_up(struct record *r, const char *key)
-{
-	count_up(r, key);
+		record_put_number(r, key, n + 1);
 }
 
 static void begin(struct record *r, enum status st, time_t now, const char *note)
@@ -140,7 +134,7 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 	if (!renewal || !record_get(r, "started"))
 		put_time(r, "started", now);
 	if (!renewal)
-		count_up(r, "runs");
+		record_count_up(r, "runs");
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
 	record_drop(r, "timeout");
@@ -155,7 +149,7 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 	if (o->kind != OWNER_NONE) {
 		record_put(r, "owner", o->kind == OWNER_LOCK ? "lock" : "pid");
 		record_put(r, "host", o->host);
-		put_number(r, "pid", (unsigned long long)o->pid);
+		record_put_number(r, "pid", (unsigned long long)o->pid);
 		put_if(r, "pid_start", o->pid_start);
 		if (o->boot_id)
 			record_put(r, "boot_id", o->boot_id);
@@ -174,8 +168,8 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 {
 	put_time(r, "since", now);
 	put_time(r, "retry_at", retry_at);
-	count_up(r, "failures");
-	count_up(r, "consecutive_failures");
+	record_count_up(r, "failures");
+	record_count_up(r, "consecutive_failures");
 }
 
 /* No result over a DONE record (a note, a setting): the run's result
@@ -204,7 +198,7 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 	if (end->signal_name)
 		record_put(r, "signal", end->signal_name);
 	else if (end->exit_status >= 0)
-		put_number(r, "exit", (unsigned long long)end->exit_status);
+		record_put_number(r, "exit", (unsigned long long)end->exit_status);
 	if (end->timed_out)
 		record_put(r, "timed_out", "1");
 	if (end->cancelled_by) {
@@ -222,7 +216,7 @@ static void count_down(struct record *r, const char *key)
 	if (n == 1)
 		record_drop(r, key);
 	else if (n && n < COUNTER_MAX)
-		put_number(r, key, n - 1);
+		record_put_number(r, key, n - 1);
 }
 
 /* KEY = VALUE, or no KEY when VALUE is NULL or "". */
@@ -255,12 +249,12 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 	}
 	switch (record_outcome(r)) {
 	case OUTCOME_CANCELLED:
-		count_up(r, "cancelled_runs");
+		record_count_up(r, "cancelled_runs");
 		break;
 	case OUTCOME_FAILED:
 		if (was == OUTCOME_FAILED)
 			break;
-		count_up(r, "failures");
+		record_count_up(r, "failures");
 		if (was == OUTCOME_OK) {
 			/* The run was not the last success after all. */
 			put_or_drop(r, "last_success", before->last_success);
@@ -268,7 +262,7 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 			record_drop(r, "consecutive_failures");
 			put_if(r, "consecutive_failures", before->consecutive_failures);
 		}
-		count_up(r, "consecutive_failures");
+		record_count_up(r, "consecutive_failures");
 		break;
 	case OUTCOME_OK:
 		if (was == OUTCOME_FAILED)
@@ -291,9 +285,9 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
 
 void record_count_lost(struct record *r)
 {
-	count_up(r, "failures");
-	count_up(r, "lost");
-	count_up(r, "consecutive_failures");
+	record_count_up(r, "failures");
+	record_count_up(r, "lost");
+	record_count_up(r, "consecutive_failures");
 }
 
 void record_set_late(struct record *r, double late_after, time_t now)
@@ -313,7 +307,7 @@ void record_set_keep_runs(struct record *r, unsigned long keep)
 	if (keep == KEEP_RUNS_DEFAULT)
 		record_drop(r, "keep_runs");
 	else
-		put_number(r, "keep_runs", keep);
+		record_put_number(r, "keep_runs", keep);
 }
 
 unsigned long record_keep_runs(const struct record *r)
@@ -330,7 +324,7 @@ unsigned long long record_count(const struct record *r, const char *key)
 
 void record_count_skip(struct record *r, time_t now, const char *reason)
 {
-	count_up(r, "skipped");
+	record_count_up(r, "skipped");
 	put_time(r, "last_skipped", now);
 	record_put(r, "skip_reason", reason);
 }
@@ -343,7 +337,7 @@ void record_set_every(struct record *r, double every)
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
 		       time_t now)
 {
-	put_number(r, "cancel_run", record_count(r, "runs"));
+	record_put_number(r, "cancel_run", record_count(r, "runs"));
 	record_put(r, "cancel_signal", signal);
 	put_seconds(r, "cancel_kill_after", kill_after);
 	record_put(r, "cancel_by", by);

@@ -132,6 +132,8 @@ void record_pause_describe(const struct record *r, struct buf *out);
 /* A number of the record, as the parser checked it (runs, failures, pid,
  * ...); 0 when absent. */
 unsigned long long record_count(const struct record *r, const char *key);
+/* KEY = V, in decimal. */
+void record_put_number(struct record *r, const char *key, unsigned long long v);
 
 /* The outcome of a DONE record (status.h). */
 enum outcome record_outcome(const struct record *r);

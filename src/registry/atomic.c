@@ -5,6 +5,18 @@
 #include <stdio.h>
 #include <unistd.h>
 
+/* A failure before the rename: NAME is as it was; the temp file goes. */
+static int undo(int dirfd, int fd, const char *tmp, struct atomic_failure *f)
+{
+	f->err = errno;
+	if (fd >= 0)
+		close_fd(fd);
+	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+		f->tmp_err = errno;
+	errno = f->err;
+	return -1;
+}
+
 int atomic_commit(int dirfd, int fd, const char *tmp, const char *name,
 		  struct atomic_failure *f)
 {
@@ -25,14 +37,7 @@ int atomic_commit(int dirfd, int fd, const char *tmp, const char *name,
 		if (rc < 0)
 			f->step = "close";
 	}
-	/* Before the rename: NAME is as it was; the temp file goes. */
-	f->err = errno;
-	if (fd >= 0)
-		close_fd(fd);
-	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		f->tmp_err = errno;
-	errno = f->err;
-	return -1;
+	return undo(dirfd, fd, tmp, f);
 }
 
 int atomic_replace(int dirfd, int fd, const char *tmp, const char *name,
@@ -41,11 +46,6 @@ int atomic_replace(int dirfd, int fd, const char *tmp, const char *name,
 	if (write_full(fd, data, len) == 0)
 		return atomic_commit(dirfd, fd, tmp, name, f);
 	f->step = "write";
-	f->err = errno;
 	f->tmp_err = 0;
-	close_fd(fd);
-	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		f->tmp_err = errno;
-	errno = f->err;
-	return -1;
+	return undo(dirfd, fd, tmp, f);
 }

@@ -175,8 +175,7 @@ static int nearest(const struct registry *reg, const char *job, const char *stem
 	return 0;
 }
 
-/* Remove NAME if nobody holds it; -1 when there is no such file. */
-static int sweep_file(const struct registry *reg, const char *name)
+int line_sweep_file(const struct registry *reg, const char *name)
 {
 	struct stat st;
 	int fd;
@@ -196,24 +195,21 @@ static void sweep_range(const struct registry *reg, const char *stem, unsigned l
 	unsigned missing = 0;
 	for (unsigned long long n = from; n < to && missing < MISSING_MAX; n++) {
 		char *name = place_name(stem, n);
-		missing = sweep_file(reg, name) < 0 ? missing + 1 : 0;
+		missing = line_sweep_file(reg, name) < 0 ? missing + 1 : 0;
 		free(name);
 	}
 }
 
 /* ---- a job's line ---- */
 
-static unsigned long long number(const struct record *rec, const char *key)
-{
-	const char *v = rec ? record_get(rec, key) : NULL;
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
 void line_numbers(const struct record *rec, struct line_numbers *nums)
 {
-	nums->head = number(rec, "wait_head");
-	nums->replaced_below = number(rec, "replaced_below");
-	nums->next = number(rec, "wait_next");
+	*nums = (struct line_numbers){ 0, 0, 0 };
+	if (rec) {
+		nums->head = record_count(rec, "wait_head");
+		nums->replaced_below = record_count(rec, "replaced_below");
+		nums->next = record_count(rec, "wait_next");
+	}
 	clamp(nums);
 }
 
@@ -234,13 +230,6 @@ int line_read(const struct registry *reg, const char *job, struct line_numbers *
 	return rc;
 }
 
-static void put_number(struct record *rec, const char *key, unsigned long long v)
-{
-	char text[24];
-	snprintf(text, sizeof text, "%llu", v);
-	record_put(rec, key, text);
-}
-
 int line_join(const struct registry *reg, const char *job, struct record *rec,
 	      const char *kind, struct place *p)
 {
@@ -252,7 +241,7 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 	who_line(&who, first.data);
 	int rc = join(reg, job, stem, nums.next, who.data, "line", "clear the job", p);
 	if (!rc)
-		put_number(rec, "wait_next", p->n + 1);
+		record_put_number(rec, "wait_next", p->n + 1);
 	buf_free(&first);
 	buf_free(&who);
 	free(stem);
@@ -307,18 +296,12 @@ void line_turn_ends(struct record *rec, const struct place *p)
 	struct line_numbers nums;
 	line_numbers(rec, &nums);
 	if (p->fd >= 0 && p->n + 1 > nums.head)
-		put_number(rec, "wait_head", p->n + 1);
+		record_put_number(rec, "wait_head", p->n + 1);
 }
 
 void line_passed(struct record *rec, const struct line_numbers *nums)
 {
-	put_number(rec, "wait_head", nums->next);
-}
-
-void line_sweep_file(const struct registry *reg, const char *job, const char *name)
-{
-	(void)job;
-	(void)sweep_file(reg, name);
+	record_put_number(rec, "wait_head", nums->next);
 }
 
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
@@ -526,7 +509,9 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 
 /* ---- readers ---- */
 
-void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
+/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
+ * first one's name ("kind" or "job"). */
+static void entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
 {
 	char format[64], *line = xstrndup(text, len);
 	char **fields[] = { &e->first, &e->pid, &e->host, &e->since };
@@ -572,7 +557,7 @@ static int list(const struct registry *reg, const char *job, const char *stem, c
 		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
 		struct line_entry *e = &out->e[out->count++];
 		e->n = n;
-		line_entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
+		entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
 	}
 	return rc;
 }

@@ -85,9 +85,10 @@ void line_leave(const struct registry *reg, const char *job, struct place *p,
  * nobody holds (JOB's line being over, or cleared). */
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
 		unsigned long long to);
-/* Job lock held: remove JOB's place or follower's lock file NAME (as a
- * sweep's listing found it) if nobody holds it. */
-void line_sweep_file(const struct registry *reg, const char *job, const char *name);
+/* Job lock held: remove a place or follower's lock file NAME (as a
+ * sweep's listing found it) if nobody holds it; -1 when there is no such
+ * file, else 0. */
+int line_sweep_file(const struct registry *reg, const char *name);
 /* Clear JOB's record WAS (job lock held; with SYNC the directory
  * fsynced): it is removed, unless places in line are live or, with
  * KEEP_PAUSE (dispatch --clear), a pause is in force — then it becomes
@@ -144,8 +145,5 @@ int line_list(const struct registry *reg, const char *job, const struct record *
 /* The same for slot group GROUP's line (no .NAME.slotline: none). */
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out);
 void line_entries_free(struct line_entries *l);
-/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
- * first one's name ("kind" or "job"). */
-void line_entry_parse(const char *text, size_t len, const char *key, struct line_entry *e);
 
 #endif

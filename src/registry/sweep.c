@@ -174,7 +174,7 @@ void sweep_places(const struct registry *reg, const struct listing *l)
 		int lock = -1;
 		/* (No job lock file: nobody is joining that line.) */
 		if (job && reg_lock(reg, job, JOB_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY, &lock) == 0)
-			line_sweep_file(reg, job, l->places[i]);
+			(void)line_sweep_file(reg, l->places[i]);
 		reg_unlock(&lock);
 		free(job);
 	}

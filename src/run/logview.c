@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CHUNK 65536
@@ -242,11 +241,6 @@ struct view {
 	int rc;
 };
 
-static int same_value(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /* Are A and B records of one dispatch?  (Its attempts are runs of
  * their own, by the same process.) */
 static int same_dispatch(const struct record *a, const struct record *b)
@@ -255,7 +249,7 @@ static int same_dispatch(const struct record *a, const struct record *b)
 	if (!record_get(a, "pid"))
 		return record_count(a, "runs") == record_count(b, "runs");
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		if (!same_value(record_get(a, keys[i]), record_get(b, keys[i])))
+		if (!same_string(record_get(a, keys[i]), record_get(b, keys[i])))
 			return 0;
 	return 1;
 }

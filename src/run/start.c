@@ -16,7 +16,6 @@
 #include "util/signame.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -454,26 +453,24 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			  .t = { .place = PLACE_NONE, .coalesce_fd = -1 },
 			  .deadline = req->wait && req->wait_limit >= 0 ? now_mono() + req->wait_limit : -1 };
 	double lock_deadline = -1;   /* set once the run lock was found busy */
+	int rc;
 
 	for (;;) {
 		enum next next;
 		c.earlier = 0;
-		int rc = decide_locked(&c, &next);
+		rc = decide_locked(&c, &next);
 		if (next == NEXT_RUN)
 			return rc;
-		if (next == NEXT_END || (rc = wait_for(&c, next, &lock_deadline)) != 0) {
-			slots_release(req->slots);
-			turn_leave(reg, req, &c.t);
-			return rc;
-		}
+		if (next == NEXT_END || (rc = wait_for(&c, next, &lock_deadline)) != 0)
+			break;
 		/* Start over in what DIR names now: the wait follows it (and a
 		 * busy run lock there is a new spell). */
 		if (!reg_same(reg))
 			lock_deadline = -1;
-		if ((rc = reg_follow(reg, 1)) != 0) {
-			slots_release(req->slots);
-			turn_leave(reg, req, &c.t);
-			return rc;
-		}
+		if ((rc = reg_follow(reg, 1)) != 0)
+			break;
 	}
+	slots_release(req->slots);
+	turn_leave(reg, req, &c.t);
+	return rc;
 }

@@ -4,12 +4,10 @@
 #include "record/transition.h"
 #include "registry/lock.h"
 #include "registry/write.h"
-#include "run/holders.h"
 #include "util/msg.h"
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 
@@ -93,11 +91,10 @@ void turn_catch_stops(int on)
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
-		if (!on)
+		int restore = !on || (sigaction(stop_signals[i], &sa, &stop_was[i]) == 0 &&
+				      stop_was[i].sa_handler == SIG_IGN);   /* (nohup) */
+		if (restore)
 			sigaction(stop_signals[i], &stop_was[i], NULL);
-		else if (sigaction(stop_signals[i], &sa, &stop_was[i]) == 0 &&
-			 stop_was[i].sa_handler == SIG_IGN)
-			sigaction(stop_signals[i], &stop_was[i], NULL);   /* (nohup) */
 	}
 }
 
@@ -183,9 +180,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 	if (req->replace) {
 		unsigned long long run = record_count(&rec, "runs");
 		if (nums.replaced_below < t->place.n) {
-			char n[24];
-			snprintf(n, sizeof n, "%llu", t->place.n);
-			record_put(&rec, "replaced_below", n);
+			record_put_number(&rec, "replaced_below", t->place.n);
 			changed = 1;
 		}
 		/* A live dispatched run not yet asked (by us or another). */

@@ -44,6 +44,11 @@ char *xstrdup(const char *s)
 	return xstrndup(s, strlen(s));
 }
 
+int same_string(const char *a, const char *b)
+{
+	return a ? b && strcmp(a, b) == 0 : !b;
+}
+
 static void buf_grow(struct buf *b, size_t more)
 {
 	if (more >= (size_t)-1 - b->len)

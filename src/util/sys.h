@@ -1,6 +1,6 @@
 /* sys: the thin layer over libc every module uses — complete reads and
- * writes that retry EINTR, checked allocation, a growable byte buffer, and
- * the clock.  No policy lives here. */
+ * writes that retry EINTR, checked allocation, string copies and their
+ * comparison, a growable byte buffer, and the clock.  No policy lives here. */
 #ifndef JOBREG_SYS_H
 #define JOBREG_SYS_H
 
@@ -20,6 +20,8 @@ void *xmalloc(size_t size);
 void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t len);
+/* Are A and B equal strings, or both NULL? */
+int same_string(const char *a, const char *b);
 
 void buf_add(struct buf *b, const char *data, size_t len);
 void buf_adds(struct buf *b, const char *s);
