@@ -12,11 +12,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-static int same_value(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /* The run a record names: its owner, start and limits.  A dead verdict
  * stands when the record read again still names the same run. */
 static int same_run(const struct record *a, const struct record *b)
@@ -27,7 +22,7 @@ static int same_run(const struct record *a, const struct record *b)
 	if (record_status(a) != ST_RUNNING || record_status(b) != ST_RUNNING)
 		return 0;
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		if (!same_value(record_get(a, keys[i]), record_get(b, keys[i])))
+		if (!same_string(record_get(a, keys[i]), record_get(b, keys[i])))
 			return 0;
 	return 1;
 }
