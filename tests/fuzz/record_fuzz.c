@@ -139,6 +139,10 @@ static int ref_note_valid(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
 			return 0;
+	/* C1 controls, U+0080-U+009F: C2 80 - C2 9F in valid UTF-8. */
+	for (size_t i = 0; i + 1 < n; i++)
+		if ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] <= 0x9f)
+			return 0;
 	return 1;
 }
 
@@ -922,7 +926,7 @@ static int json_number_key(const char *k)
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
-		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", NULL,
+		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -938,7 +942,7 @@ static int is_reserved_member(const char *k)
 {
 	static const char *const keys[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
-		"waiting", NULL,
+		"waiting", "next_due", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -1035,7 +1039,20 @@ static void check_json(const char *job, const struct record *r, enum status st,
 	time_t from = 0, to = 0;
 	int has_duration = st == ST_DONE && started && ended &&
 			   time_parse(started, &from) == 0 && time_parse(ended, &to) == 0;
-	size_t added = (size_t)(st == ST_STALE) + (x->late != 0) + (x->paused != 0) + (x->waiting != 0);
+	/* "next_due": the started of the last success plus every, rounded up
+	 * to the second (SPEC §5b), when both are there. */
+	const char *every = record_get(r, "every"), *success = record_get(r, "last_success_started");
+	char next_due[21] = "";
+	time_t since_success;
+	if (every && success && time_parse(success, &since_success) == 0) {
+		char *end;
+		double period = strtod(every, &end);
+		if (!*end && period > 0 && period <= 1e12)
+			time_format(since_success + (time_t)period + (period > (double)(time_t)period),
+				    next_due);
+	}
+	size_t added = (size_t)(st == ST_STALE) + (x->late != 0) + (x->paused != 0) + (x->waiting != 0) +
+		       (next_due[0] != 0);
 	CHECK(s.n == 1 + shown + (size_t)has_duration + added);
 	struct buf want = {0};
 	size_t last_rank = 0;
@@ -1095,6 +1112,9 @@ static void check_json(const char *job, const struct record *r, enum status st,
 			      strcmp(mm->value, tail[i].value) == 0);
 			mm++;
 		}
+		if (next_due[0])
+			CHECK(strcmp(mm->name, "next_due") == 0 && mm->is_string &&
+			      strcmp(mm->value, next_due) == 0);
 	}
 done:
 	scanner_free(&s);
@@ -1536,10 +1556,10 @@ static void check_done(const struct record *before, const struct record *r, time
 				f1 ? f1 : "(none)");
 			FAIL("a FAILED run did not count failures up by one");
 		}
-	} else if ((want == OUTCOME_OK || want == OUTCOME_CANCELLED) && was == OUTCOME_FAILED &&
-		   f0 && !saturated && dec_cmp(f0, "0") != 0) {
-		/* A FAILED run corrected to OK or CANCELLED: its failure taken
-		 * back. */
+	} else if (want == OUTCOME_OK && was == OUTCOME_FAILED && f0 && !saturated &&
+		   dec_cmp(f0, "0") != 0) {
+		/* A FAILED run corrected to OK: its failure taken back.  A
+		 * cancel takes none back (SPEC §5a: no counter goes down). */
 		if (dec_cmp(f0, "1") == 0)
 			CHECK(!f1);
 		else
