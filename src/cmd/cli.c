@@ -1,3 +1,8 @@
+/* cli: the options every command shares and the value readers of the
+ * others (see cli.h).  Past 450 lines because the readers (durations,
+ * limits, lists, signals, sizes, numbers) and the usage errors that name
+ * a fix (the nearest option, a unit written as a word of its own) all
+ * read the one option table kept here. */
 #include "cmd/cli.h"
 #include "record/status.h"
 #include "run/logrelay.h"

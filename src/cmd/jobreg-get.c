@@ -1,4 +1,7 @@
-/* jobreg-get: print the status of jobs (see jobreg-get(1)). */
+/* jobreg-get: print the status of jobs (see jobreg-get(1)).  Past 450
+ * lines: one short print function a mode of the page (status, --is,
+ * --history, --log, --slots, --line, --report), kept beside the main that
+ * reads like the page. */
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "registry/history.h"

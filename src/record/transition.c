@@ -1,3 +1,6 @@
+/* transition: what each write does to a record (see transition.h, SPEC
+ * §3).  Past 450 lines: one function a transition, and the keys each
+ * keeps or drops, in one place so that they are read together. */
 #include "record/transition.h"
 #include "util/signame.h"
 

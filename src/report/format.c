@@ -1,3 +1,6 @@
+/* format: the formats of jobreg-get (see format.h).  Past 450 lines:
+ * every output of one record, history line, slot and waiter, plain and
+ * JSON, sharing the one column and JSON writers. */
 #include "report/format.h"
 #include "liveness/slotview.h"
 #include "registry/line.h"

@@ -1,3 +1,6 @@
+/* logrelay: the output relay and the run's log (see logrelay.h).  Past
+ * 450 lines: the relay, the log's rotation at --log-size and its
+ * turnover at a run's start share the relay's state. */
 #define _GNU_SOURCE   /* F_SETPIPE_SZ */
 #include "run/logrelay.h"
 #include "registry/openat.h"

@@ -1,3 +1,6 @@
+/* start: steps 1-4 of jobreg-dispatch (see start.h).  Past 450 lines:
+ * the steps in the page's order, each a short function; decide() is the
+ * pure part, decide_locked() its facts and its write. */
 #include "run/start.h"
 #include "liveness/facts.h"
 #include "liveness/jobstate.h"
