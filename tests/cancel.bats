@@ -315,7 +315,7 @@ answer() {
 }
 
 @test "cancel --kill-after: a command that ignores the signal is killed after that long" {
-	dispatch_bg job job sh -c 'trap "" TERM; sleep 30'
+	dispatch_bg job job env --ignore-signal=TERM sleep 30
 	local t0=$EPOCHREALTIME
 	run --separate-stderr jobreg-set --cancel --kill-after 1 --wait 10 job
 	[ "$status" -eq 0 ] || flunk "exit $status: $stderr"
@@ -342,7 +342,7 @@ answer() {
 }
 
 @test "cancelling again with a shorter --kill-after: the dispatcher takes the new request up and kills sooner" {
-	dispatch_bg job job sh -c 'trap "" TERM; sleep 30'
+	dispatch_bg job job env --ignore-signal=TERM sleep 30
 	jobreg-set --cancel --kill-after 60 job
 	[ "$(field job cancel_kill_after)" = 60 ]
 	local t0=$EPOCHREALTIME

@@ -936,7 +936,7 @@ done_fault() {
 	[ "$status" -eq 124 ]
 	[ "$stderr" = "jobreg-dispatch: j: run 1 timed out after 0.5s (TERM)" ]
 	run --separate-stderr jobreg-dispatch -q --timeout 1 --kill-after 0.3 j \
-		sh -c 'trap "" TERM; sleep 30'
+		env --ignore-signal=TERM sleep 30
 	[ "$status" -eq 124 ]
 	[ "$stderr" = "jobreg-dispatch: j: run 2 timed out after 1s (TERM, then KILL)" ]
 	# a run that ends within its limit says nothing

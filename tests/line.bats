@@ -360,7 +360,7 @@ ask_cancel() {
 }
 
 @test "cancel: a command that ignores the signal gets KILL after cancel_kill_after, and one that exits 0 is still cancelled" {
-	jobreg-dispatch j sh -c 'trap "" TERM; sleep 30' 3>&- 2>/dev/null &
+	jobreg-dispatch j env --ignore-signal=TERM sleep 30 3>&- 2>/dev/null &
 	local d=$!
 	BG_PIDS+=("$d")
 	poll_until field_is "j" status "RUNNING"

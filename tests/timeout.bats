@@ -14,7 +14,7 @@ no_key() {
 
 @test "a command that ignores TERM is killed --kill-after later: signal=KILL, timed_out=1, exit 124" {
 	t0=$EPOCHREALTIME
-	run -124 jobreg-dispatch --timeout 0.5 --kill-after 0.5 j sh -c 'trap "" TERM; sleep 30'
+	run -124 jobreg-dispatch --timeout 0.5 --kill-after 0.5 j env --ignore-signal=TERM sleep 30
 	elapsed_between "$t0" 1.0 6
 	[ "$(field j status)" = DONE ]
 	[ "$(field j signal)" = KILL ]
