@@ -820,11 +820,12 @@ short_listings() {
 @test "get --is DONE -a is true when a listed record is cleared before it is read (the listing held up by strace)" {
 	command -v strace > /dev/null || skip "strace is not installed"
 	for j in a b flicker; do jobreg-set --exit 0 "$j" DONE; done
-	# the directory is listed, then the listing stalls 1 s while flicker goes
+	# the directory is listed, then the listing stalls 3 s while flicker
+	# goes (a window a loaded machine's look for it does not miss)
 	local st=0
 	# (LeakSanitizer cannot run under ptrace: off, as traced does)
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 20 strace -f -o /dev/null \
-		-e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
+		-e trace=getdents64 -e inject=getdents64:delay_exit=3000000:when=1 \
 		jobreg-get --is DONE -a > "$T/out" 2> "$T/err" & pid=$!
 	poll_until holds_open "$pid" "$(cd "$REG" && pwd -P)"   # (listing it)
 	jobreg-clear flicker
