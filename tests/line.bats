@@ -467,7 +467,10 @@ ask_cancel() {
 	[ "$cancelled" -eq "$((runs - 1))" ]
 	[ "$(field j cancelled_runs)" -eq "$cancelled" ]
 	[ "$(cut -d' ' -f1 "$REG/.j.history" | sort | uniq -d)" = "" ]
-	[ "$(wc -l <"$T/ran")" -eq "$runs" ]
+	# every command that began was a run of its own (a run cancelled before its
+	# command wrote its line, which a loaded machine allows, began none)
+	[ "$(wc -l <"$T/ran")" -le "$runs" ]
+	[ "$(sort "$T/ran" | uniq -d)" = "" ]
 }
 
 @test "replace: with nothing running it runs; its --signal and --kill-after are the cancel's" {
