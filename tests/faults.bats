@@ -757,9 +757,10 @@ stale_reads() {
 		rm -rf "$REG"
 		write_record job1 version=1 status=DONE since=2026-01-02T03:04:05Z exit=0
 		write_record job2 version=1 status=PENDING since=2026-01-02T03:04:05Z
-		# the listing returns, then stalls for a second while job1 is replaced
+		# the listing returns, then stalls for 3 s while job1 is replaced (a
+		# window that a loaded machine's look at /proc does not miss)
 		st=0
-		timeout 20 strace -f -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=1000000:when=1 \
+		timeout 20 strace -f -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=3000000:when=1 \
 			jobreg-get -a > "$T/out" 2> "$T/err" & pid=$!
 		poll_until holds_open "$pid" "$(cd "$REG" && pwd -P)"   # (listing it)
 		rm "$REG/job1"
