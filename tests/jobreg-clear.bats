@@ -467,7 +467,7 @@ older_sweep() {
 	# the sweep made .j.lock for the record it listed, and is held up in its flock
 	# (LeakSanitizer cannot work under ptrace: no leak check in a SANITIZE=1 build)
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-		strace -o /dev/null -e trace=flock -e inject=flock:delay_enter=1500000:when=1 \
+		strace -o /dev/null -e trace=flock -e inject=flock:delay_enter=3000000:when=1 \
 			jobreg-clear -a >"$T/out" 2>&1 &
 	BG_PIDS+=("$!")
 	poll_until test -e "$REG/.j.lock"

@@ -527,8 +527,8 @@ small_fs() {
 @test "a cut never shows a reader a hole: --log waits out a cut under way and prints no NUL" {
 	command -v strace > /dev/null || skip "strace is not installed (to hold the relay between its writes)"
 	# a flood of 5000 bytes into a 1k log: the log is written anew; the
-	# relay is held 2 s after its first pwrite, while the log is read
-	traced -f -qq -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_exit=2000000:when=1 \
+	# relay is held 3 s after its first pwrite, while the log is read
+	traced -f -qq -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_exit=3000000:when=1 \
 		jobreg-dispatch --chronic --log-size 1k job python3 -c 'import os; os.write(1, b"x" * 5000)' &
 	BG_PIDS+=("$!")
 	poll_until test -s "$REG/.job.log"
@@ -669,9 +669,9 @@ in_order() {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	jobreg-dispatch job true
 	# The first fsync of the dispatch is its RUNNING record's, after the
-	# new log is made (.job.newlog): held back a second, it leaves the log
+	# new log is made (.job.newlog): held back 3 s, it leaves the log
 	# without its RUNNING.
-	traced -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000:when=1 \
+	traced -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=3000000:when=1 \
 		jobreg-dispatch --log job sh -c 'sleep 0.3; echo hello; sleep 0.3; echo bye' 3>&- >/dev/null &
 	BG_PIDS+=("$!")
 	poll_until test -e "$REG/.job.newlog"
@@ -700,8 +700,8 @@ in_order() {
 @test "--log never prints the NUL bytes of a first line being written: it waits for it" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	# A first write of more than --log-size goes in after room for the
-	# first line, which comes next: the relay is held a second between.
-	traced -f -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_exit=1000000:when=1 \
+	# first line, which comes next: the relay is held 3 s between.
+	traced -f -o /dev/null -e trace=pwrite64 -e inject=pwrite64:delay_exit=3000000:when=1 \
 		jobreg-dispatch --log --log-size 1k job python3 -c 'import os; os.write(1, b"x" * 5000 + b"\n")' 3>&- >/dev/null &
 	BG_PIDS+=("$!")
 	poll_until test -s "$REG/.job.log"
@@ -776,10 +776,10 @@ in_order() {
 @test "--log and --follow while a run is starting show that run's log, never the last run's" {
 	command -v strace >/dev/null 2>&1 || skip "strace not installed"
 	jobreg-dispatch --log job echo the-last-run > /dev/null
-	# The new run is held 1.5 s after its RUNNING record, at the turnover
+	# The new run is held 3 s after its RUNNING record, at the turnover
 	# of the last run's log (its first unlinkat), the new log still
 	# .job.newlog.
-	traced -o /dev/null -e trace=unlinkat -e inject=unlinkat:delay_enter=1500000:when=1 \
+	traced -o /dev/null -e trace=unlinkat -e inject=unlinkat:delay_enter=3000000:when=1 \
 		jobreg-dispatch --log job sh -c 'echo this-run; sleep 0.3' 3>&- >/dev/null &
 	BG_PIDS+=("$!")
 	poll_until test -e "$REG/.job.newlog"
