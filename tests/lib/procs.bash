@@ -7,12 +7,21 @@ BG_PIDS=()
 
 procs_teardown() {
 	: >"$BATS_TEST_TMPDIR/release"
-	local p
-	for p in "${BG_PIDS[@]}"; do kill_tree "$p" TERM; done
-	for p in "${BG_PIDS[@]}"; do
-		poll_until gone "$p" || kill_tree "$p" KILL
-		wait "$p" 2>/dev/null || true
-	done
+	local p mine=()
+	# Only the processes of this test: one that ended may have left its pid
+	# to another test's process meanwhile (pid_max is often 32768).
+	for p in "${BG_PIDS[@]}"; do ours "$p" && mine+=("$p"); done
+	for p in "${mine[@]}"; do kill_tree "$p" TERM; done
+	for p in "${mine[@]}"; do poll_until gone "$p" || kill_tree "$p" KILL; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+
+# ours PID: PID is alive and a process of this test: its environment has
+# this test's BATS_TEST_TMPDIR (which every process it starts inherits).
+ours() {
+	local env
+	env=$(tr '\0' '\n' 2>/dev/null < "/proc/$1/environ") || return 1
+	[[ $'\n'$env$'\n' == *$'\n'"BATS_TEST_TMPDIR=$BATS_TEST_TMPDIR"$'\n'* ]]
 }
 
 # gone PID: the process no longer exists (or is a zombie); no process started.
