@@ -62,21 +62,14 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 
 	if (errors_are_info && quiet)
 		return;
-	buf_adds(&line, prog_name);
-	buf_adds(&line, ": ");
-	if (job) {
-		buf_adds(&line, job);
-		buf_adds(&line, ": ");
-	}
-	if (context) {
-		buf_adds(&line, context);
-		buf_adds(&line, ": ");
-	}
+	buf_addf(&line, "%s: ", prog_name);
+	if (job)
+		buf_addf(&line, "%s: ", job);
+	if (context)
+		buf_addf(&line, "%s: ", context);
 	buf_vaddf(&line, fmt, ap);
-	if (err) {
-		buf_adds(&line, ": ");
-		buf_adds(&line, strerror(err));
-	}
+	if (err)
+		buf_addf(&line, ": %s", strerror(err));
 	/* One message is one line, and drives no terminal, whatever a path,
 	 * a note or a pause's user@host contains: escaped (\x0a, \u009b). */
 	struct buf shown = {0};
