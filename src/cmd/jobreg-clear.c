@@ -199,7 +199,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		case 'a': *all = 1; break;
 		case 'n': f->dry_run = 1; break;
 		case 'v': f->verbose = 1; break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	*jobs = argv + optind;

@@ -195,7 +195,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'l': req->late_after = late_after_or_err(optarg); break;
 		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
 		case 'N': set_slots(req, optarg); break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	check_request(req, given);

@@ -139,7 +139,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'S': set_mode(req, SLOTS); break;
 		case 'N': set_mode(req, LINE); break;
 		case 'F': req->follow = 1; break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	req->jobs = argv + optind;

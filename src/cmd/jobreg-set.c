@@ -338,7 +338,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 				bad_value("for", optarg, "more than 0, or inf");
 			break;
 		case 'R': choose_mode(req, MODE_RESUME); break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
