@@ -87,8 +87,9 @@ struct set_request {
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
 	int all;               /* -a: a sweep of every job with a record */
-	char **jobs;           /* --cancel, --pause, --resume: the JOB operands */
+	char **jobs;           /* the JOB operands */
 	int njobs;
+	const char *by;        /* --cancel, --pause: user@host */
 	struct cancel_request cancel;   /* --cancel */
 	double wait;           /* --cancel --wait: seconds, -1 inf, -2 not given */
 	double pause_for;      /* --pause --for: seconds, -1 inf (the default) */
@@ -215,12 +216,8 @@ static int pause_locked(const struct registry *reg, const struct set_request *re
 	/* Not paused: nothing to resume, nothing written. */
 	if (req->mode == MODE_RESUME && !*had)
 		goto out;
-	if (req->mode == MODE_PAUSE) {
-		struct buf by = {0};
-		user_at_host(&by);
-		record_pause(&rec, pause_end(req), by.data, req->note);
-		buf_free(&by);
-	}
+	if (req->mode == MODE_PAUSE)
+		record_pause(&rec, pause_end(req), req->by, req->note);
 	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, NULL);
 out:
 	record_free(&rec);
@@ -364,8 +361,9 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 	if (!req->all && argc - optind != 2)
 		usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
 	req->job = req->all ? NULL : argv[optind];
-	if (!req->all)
-		check_job_ids(argv + optind, 1);
+	req->jobs = argv + optind;
+	req->njobs = !req->all;
+	check_job_ids(argv + optind, req->njobs);
 	const char *word = argv[argc - 1];
 	int st = status_from_word(word, strlen(word), 1);
 	if (st == ST_STALE)
@@ -448,21 +446,6 @@ static int set_one(const struct registry *reg, const struct set_request *req, do
 	return rc;
 }
 
-/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause; the
- * pauses of single jobs stay as they are. */
-static int pause_registry(const struct registry *reg, const struct set_request *req,
-			  double lock_wait)
-{
-	struct buf by = {0};
-	int had, rc;
-	if (req->mode == MODE_RESUME)
-		return registry_resume(reg, lock_wait, &had);
-	user_at_host(&by);
-	rc = registry_pause(reg, pause_end(req), by.data, req->note, lock_wait);
-	buf_free(&by);
-	return rc;
-}
-
 /* --cancel of REQ's job: the request written under the job lock, then,
  * the lock let go, the wait for the dispatcher's answer. */
 static int cancel_one(struct registry *reg, const struct set_request *req, double lock_wait)
@@ -526,28 +509,28 @@ int main(int argc, char **argv)
 		reg_close(&reg);
 		return rc;
 	}
-	if (req.mode == MODE_CANCEL) {
-		struct buf by = {0};
+	struct buf by = {0};
+	if (req.mode == MODE_CANCEL || req.mode == MODE_PAUSE)
 		user_at_host(&by);
-		req.cancel.by = by.data;
-		req.cancel.note = req.note;
-		for (int i = 0; i < req.njobs; i++) {
-			req.job = req.jobs[i];
-			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
-		}
-		buf_free(&by);
-	} else if (req.all && req.mode != MODE_SET) {
-		rc = pause_registry(&reg, &req, common.lock_wait);
-	} else if (req.all) {
+	req.by = req.cancel.by = by.data;
+	req.cancel.note = req.note;
+	/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause;
+	 * the pauses of single jobs stay as they are. */
+	int had;
+	if (req.all && req.mode == MODE_PAUSE)
+		rc = registry_pause(&reg, pause_end(&req), req.by, req.note, common.lock_wait);
+	else if (req.all && req.mode == MODE_RESUME)
+		rc = registry_resume(&reg, common.lock_wait, &had);
+	else if (req.all)
 		rc = set_all(&reg, &req, common.lock_wait);
-	} else if (req.mode != MODE_SET) {
-		for (int i = 0; i < req.njobs; i++) {
-			req.job = req.jobs[i];
+	for (int i = 0; !req.all && i < req.njobs; i++) {
+		req.job = req.jobs[i];
+		if (req.mode == MODE_CANCEL)
+			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
+		else
 			keep_first(&rc, set_one(&reg, &req, common.lock_wait));
-		}
-	} else {
-		rc = set_one(&reg, &req, common.lock_wait);
 	}
+	buf_free(&by);
 	reg_close(&reg);
 	return rc;
 }
