@@ -120,8 +120,15 @@ static int running_owner(const struct set_request *req, struct owner *o, time_t 
 	return 0;
 }
 
-/* Apply REQ to the record under the job lock. */
-static int set_locked(const struct registry *reg, const struct set_request *req)
+/* When a --pause ends: now + --for, or INFINITY. */
+static double pause_end(const struct set_request *req)
+{
+	return req->pause_for >= 0 ? now_real() + req->pause_for : INFINITY;
+}
+
+/* Apply REQ (a STATUS, --pause or --resume) to the job's record under
+ * its lock; *HAD 1 when the record had a pause. */
+static int set_locked(const struct registry *reg, const struct set_request *req, int *had)
 {
 	struct job_state st;
 	struct record rec;
@@ -158,7 +165,17 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	struct owner o;
 	struct run_start how = { .owner = &o };
 	struct before_run before;
-	if (req->status == ST_PENDING)
+	if (req->mode != MODE_SET) {
+		/* --pause, --resume: the pause's keys, the rest as it was */
+		if (!st.found)
+			record_to_pending(&rec, now, NULL);
+		*had = record_resume(&rec);
+		/* Not paused: nothing to resume, nothing written. */
+		if (req->mode == MODE_RESUME && !*had)
+			goto out;
+		if (req->mode == MODE_PAUSE)
+			record_pause(&rec, pause_end(req), req->by, req->note);
+	} else if (req->status == ST_PENDING)
 		record_to_pending(&rec, now, req->note);
 	else if (req->status == ST_DONE) {
 		/* (an OK run corrected to FAILED: what was before it) */
@@ -182,43 +199,6 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		rc = logrelay_turn_over(reg, req->job, jobstate_last_run_failed(&st));
 		message_context(NULL);
 	}
-out:
-	record_free(&rec);
-	jobstate_free(&st);
-	return rc;
-}
-
-/* When a --pause ends: now + --for, or INFINITY. */
-static double pause_end(const struct set_request *req)
-{
-	return req->pause_for >= 0 ? now_real() + req->pause_for : INFINITY;
-}
-
-/* --pause or --resume of REQ's job, under its lock: the pause's keys
- * written or removed, the rest of the record as it was; *HAD 1 when it
- * had a pause. */
-static int pause_locked(const struct registry *reg, const struct set_request *req, int *had)
-{
-	struct job_state st;
-	struct record rec;
-	int rc = jobstate_load(reg, req->job, &st);
-
-	record_init(&rec);
-	if (rc == EXIT_CORRUPT)
-		rc = jobstate_corrupt(reg, req->job, &st);
-	if (rc)
-		goto out;
-	if (st.found)
-		record_copy(&rec, &st.rec);
-	else
-		record_to_pending(&rec, now_seconds(), NULL);
-	*had = record_resume(&rec);
-	/* Not paused: nothing to resume, nothing written. */
-	if (req->mode == MODE_RESUME && !*had)
-		goto out;
-	if (req->mode == MODE_PAUSE)
-		record_pause(&rec, pause_end(req), req->by, req->note);
-	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, NULL);
 out:
 	record_free(&rec);
 	jobstate_free(&st);
@@ -438,7 +418,7 @@ static int set_one(const struct registry *reg, const struct set_request *req, do
 	if (req->mode != MODE_RESUME || has_entry(reg, req->job)) {
 		rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
 		if (!rc)
-			rc = req->mode == MODE_SET ? set_locked(reg, req) : pause_locked(reg, req, &had);
+			rc = set_locked(reg, req, &had);
 		reg_unlock(&lock);
 	}
 	if (!rc && req->mode == MODE_RESUME)
