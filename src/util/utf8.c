@@ -95,14 +95,14 @@ void text_escape(struct buf *out, const char *s, size_t len, enum escape how)
 		if (s == end)
 			break;
 		unsigned char c = (unsigned char)*s;
-		size_t n = utf8_seq(s, (size_t)(end - s));
-		/* U+0080-U+009F, the C1 controls, are C2 80 to C2 9F. */
-		int c1 = n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0;
-		if (c >= 0x80 && n && !c1) {
+		size_t n = utf8_printable(s, (size_t)(end - s));
+		if (c >= 0x80 && n) {
 			buf_add(out, s, n);   /* a character past ASCII */
 			s += n;
 			continue;
 		}
+		/* Past ASCII, the only sequence not printable is a C1 control. */
+		int c1 = utf8_seq(s, (size_t)(end - s)) == 2;
 		if (c1)
 			c = (unsigned char)s[1];
 		s += c1 ? 2 : 1;
