@@ -212,13 +212,6 @@ static void suggest_long_option(const char *word)
 			    nearest->name);
 }
 
-/* Print TEXT on standard output and exit: 0, or 74 if it cannot. */
-static _Noreturn void print_and_exit(const char *text)
-{
-	out_adds(text);
-	exit(out_flush() ? EXIT_IO : 0);
-}
-
 /* An option every command takes, or getopt's error (cli_next_option()). */
 static void common_option(int opt, const char *arg)
 {
@@ -235,10 +228,12 @@ static void common_option(int opt, const char *arg)
 		out_adds("usage: ");
 		out_adds(usage_text);
 		out_adds("\n");
-		print_and_exit(help_text);
+		out_adds(help_text);
+		exit(out_flush() ? EXIT_IO : 0);
 	case 'V':
 		out_adds(prog_name);
-		print_and_exit(" " JOBREG_VERSION "\n");
+		out_adds(" " JOBREG_VERSION "\n");
+		exit(out_flush() ? EXIT_IO : 0);
 	case ':':
 		usage_error("option '%s' needs an argument", args[optind - 1]);
 	case '?':
