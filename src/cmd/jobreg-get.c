@@ -321,20 +321,6 @@ static void prom_slot_groups(const struct registry *reg, const struct listing *l
 	slotview_free(&views);
 }
 
-/* --report: the calls waiting for a slot, from the slot groups of -a's
- * listing, or of one read for the JOBs asked. */
-static int report_waits(const struct registry *reg, const struct request *req,
-			struct report *rp)
-{
-	struct listing own = {0};
-	const struct listing *l = req->listing;
-	int rc = l ? 0 : reg_list(reg, LIST_JOBS, &own);
-	if (!rc)
-		rc = report_slot_waits(reg, rp, l ? l : &own);
-	listing_free(&own);
-	return rc;
-}
-
 /* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
  * UP: REG exists and could be listed (-P's jobreg_registry_up). */
 static int report(const struct registry *reg, const char *path, const struct request *req,
@@ -344,6 +330,7 @@ static int report(const struct registry *reg, const char *path, const struct req
 	struct collect all = {0};
 	struct prom *prom = &all.prom;
 	struct outfile file = {0}, *to = req->out_file ? &file : NULL;
+	struct listing own = {0};
 	int status = 0;
 
 	/* Colour only on a terminal, and never with NO_COLOR set. */
@@ -362,8 +349,13 @@ static int report(const struct registry *reg, const char *path, const struct req
 		buf_free(&text);
 		return status;
 	}
-	if (req->format == REPORT)
-		status = report_waits(reg, req, &all.report);
+	/* --report: the calls waiting for a slot, from the slot groups of
+	 * -a's listing, or of one read for the JOBs asked. */
+	if (req->format == REPORT && !req->listing)
+		status = reg_list(reg, LIST_JOBS, &own);
+	if (req->format == REPORT && !status)
+		status = report_slot_waits(reg, &all.report, req->listing ? req->listing : &own);
+	listing_free(&own);
 	keep_first(&status, read_jobs(reg, req, &text, &all, to));
 	/* -P: the families, grouped, once every job is read; the report,
 	 * sorted */
