@@ -51,6 +51,8 @@ void message_release(struct buf *held, int write)
 {
 	if (write && held->len) {
 		start_line();
+		/* A closed stderr loses the message, nothing else (SIGPIPE is
+		 * ignored: cli.h). */
 		(void)write_full(2, held->data, held->len);
 	}
 	buf_free(held);
@@ -74,19 +76,11 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 	 * a note or a pause's user@host contains: escaped (\x0a, \u009b). */
 	struct buf shown = {0};
 	text_escape(&shown, line.data, line.len, ESCAPE_TEXT);
+	buf_addc(&shown, '\n');
 	buf_free(&line);
-	line = shown;
-	buf_addc(&line, '\n');
-	if (hold) {
-		buf_add(hold, line.data, line.len);
-		buf_free(&line);
-		return;
-	}
-	start_line();
-	/* A closed stderr loses the message, nothing else (SIGPIPE is
-	 * ignored: cli.h). */
-	(void)write_full(2, line.data, line.len);
-	buf_free(&line);
+	if (hold)
+		buf_add(hold, shown.data, shown.len);
+	message_release(&shown, !hold);
 }
 
 int fail(int code, const char *job, const char *fmt, ...)
