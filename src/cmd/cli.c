@@ -23,6 +23,7 @@
 static const char *usage_text = "", *help_text = "";
 static const struct option *long_options;
 static char **args;
+static struct common *common;
 
 /* As pid 1 the kernel gives TERM, INT and HUP no default action: end as
  * they would end any other process, as far as pid 1 can (it cannot die of
@@ -56,6 +57,7 @@ void cli_init(const char *name, char **argv, const char *usage, const char *help
 	help_text = help;
 	long_options = longopts;
 	args = argv;
+	common = c;
 	c->dir = NULL;
 	c->lock_wait = 10;
 	open_standard_fds();
@@ -138,18 +140,6 @@ static void refuse_single_dash_long(const char *word, const char *shortopts)
  * the options ended with "--". */
 static int option_word, in_bundle, dashdash;
 
-int cli_next_option(int argc, char **argv, const char *shortopts)
-{
-	opterr = 0;
-	if (!in_bundle && optind < argc)
-		refuse_single_dash_long(argv[optind], shortopts);
-	option_word = optind;
-	int opt = getopt_long(argc, argv, shortopts, long_options, NULL);
-	in_bundle = opt != -1 && optind == option_word;
-	dashdash = opt == -1 && optind == option_word + 1 && strcmp(argv[option_word], "--") == 0;
-	return opt;
-}
-
 int cli_after_dashdash(void)
 {
 	return dashdash;
@@ -173,15 +163,16 @@ static const char *valued_flag(int opt)
 	return NULL;
 }
 
-/* The edit distance of A (LEN bytes) and B: insertions, deletions,
- * substitutions and swaps of neighbours ("timout", "tiemout" -> "timeout"). */
+/* The edit distance of A (LEN bytes) and B, both at most 64 bytes:
+ * insertions, deletions, substitutions and swaps of neighbours ("timout",
+ * "tiemout" -> "timeout").  Row I of the table is rows[I % 3]. */
 static size_t edit_distance(const char *a, size_t len, const char *b)
 {
-	size_t blen = strlen(b), *row = xmalloc(3 * (blen + 1) * sizeof *row);
-	size_t *two_back = row, *back = row + blen + 1, *cur = row + 2 * (blen + 1);
+	size_t blen = strlen(b), rows[3][65];
 	for (size_t j = 0; j <= blen; j++)
-		back[j] = j;
+		rows[0][j] = j;
 	for (size_t i = 1; i <= len; i++) {
+		size_t *cur = rows[i % 3], *back = rows[(i - 1) % 3], *two_back = rows[(i + 1) % 3];
 		cur[0] = i;
 		for (size_t j = 1; j <= blen; j++) {
 			size_t d = back[j - 1] + (a[i - 1] != b[j - 1]);
@@ -194,14 +185,8 @@ static size_t edit_distance(const char *a, size_t len, const char *b)
 				d = two_back[j - 2] + 1;
 			cur[j] = d;
 		}
-		size_t *t = two_back;
-		two_back = back;
-		back = cur;
-		cur = t;
 	}
-	size_t d = back[blen];
-	free(row);
-	return d;
+	return rows[len % 3][blen];
 }
 
 /* An unknown long option WORD ("--timout=5"): "did you mean --timeout?"
@@ -227,32 +212,28 @@ static void suggest_long_option(const char *word)
 			    nearest->name);
 }
 
-/* Print TEXT on standard output and exit: 0, or 74 if it cannot. */
-static _Noreturn void print_and_exit(const char *text)
-{
-	out_adds(text);
-	exit(out_flush() ? EXIT_IO : 0);
-}
-
-void common_option(int opt, const char *arg, struct common *c)
+/* An option every command takes, or getopt's error (cli_next_option()). */
+static void common_option(int opt, const char *arg)
 {
 	const char *flag;
 	switch (opt) {
 	case 'd':
 		if (!*arg)
 			usage_error("empty registry directory");
-		c->dir = arg;
+		common->dir = arg;
 		return;
-	case 'w': c->lock_wait = duration_or_err(arg, "lock wait"); return;
+	case 'w': common->lock_wait = duration_or_err(arg, "lock wait"); return;
 	case 'q': quiet = 1; return;
 	case 'h':
 		out_adds("usage: ");
 		out_adds(usage_text);
 		out_adds("\n");
-		print_and_exit(help_text);
+		out_adds(help_text);
+		exit(out_flush() ? EXIT_IO : 0);
 	case 'V':
 		out_adds(prog_name);
-		print_and_exit(" " JOBREG_VERSION "\n");
+		out_adds(" " JOBREG_VERSION "\n");
+		exit(out_flush() ? EXIT_IO : 0);
 	case ':':
 		usage_error("option '%s' needs an argument", args[optind - 1]);
 	case '?':
@@ -263,6 +244,23 @@ void common_option(int opt, const char *arg, struct common *c)
 			usage_error("unknown option '-%c'", optopt);
 		suggest_long_option(args[optind - 1]);
 		usage_error("unknown option '%s'", args[optind - 1]);
+	}
+}
+
+int cli_next_option(int argc, char **argv, const char *shortopts)
+{
+	for (;;) {
+		opterr = 0;
+		if (!in_bundle && optind < argc)
+			refuse_single_dash_long(argv[optind], shortopts);
+		option_word = optind;
+		int opt = getopt_long(argc, argv, shortopts, long_options, NULL);
+		in_bundle = opt != -1 && optind == option_word;
+		dashdash = opt == -1 && optind == option_word + 1 &&
+			   strcmp(argv[option_word], "--") == 0;
+		if (opt == -1 || !strchr("dwqhV:?", opt))
+			return opt;
+		common_option(opt, optarg);
 	}
 }
 
@@ -465,7 +463,6 @@ char *registry_path(const char *opt_dir)
 {
 	const char *env;
 	struct buf path = {0};
-
 	if (opt_dir)
 		return xstrdup(opt_dir);
 	env = getenv("JOBREG_DIR");
@@ -474,8 +471,7 @@ char *registry_path(const char *opt_dir)
 	/* The XDG spec says relative paths there are to be ignored. */
 	env = getenv("XDG_STATE_HOME");
 	if (env && env[0] == '/') {
-		buf_adds(&path, env);
-		buf_adds(&path, "/jobreg");
+		buf_addf(&path, "%s/jobreg", env);
 		return path.data;
 	}
 	env = getenv("HOME");
@@ -484,7 +480,6 @@ char *registry_path(const char *opt_dir)
 		     "no registry: give -d DIR or set JOBREG_DIR, XDG_STATE_HOME or HOME");
 		return NULL;
 	}
-	buf_adds(&path, env);
-	buf_adds(&path, "/.local/state/jobreg");
+	buf_addf(&path, "%s/.local/state/jobreg", env);
 	return path.data;
 }

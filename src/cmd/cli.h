@@ -40,17 +40,16 @@ void cli_init(const char *name, char **argv, const char *usage, const char *help
 	      const struct option *longopts, struct common *c);
 
 /* getopt_long(3) over ARGV with SHORTOPTS and cli_init's LONGOPTS: the
- * next option, or -1.  A word with one dash that spells a long option
- * ("-history", "-log-size=1M") is a usage error asking "did you mean
- * --history?", never a bundle of short options. */
+ * next option of the command's own, or -1.  The options every command
+ * takes (-d, -w, -q) go into cli_init's C; -h and -V exit 0, and an
+ * error exits 64: an unknown long option a letter or two from a known
+ * one asks "did you mean --timeout?", and a word with one dash that
+ * spells a long option ("-history", "-log-size=1M") "did you mean
+ * --history?", never read as a bundle of short options. */
 int cli_next_option(int argc, char **argv, const char *shortopts);
 /* Did the options end with "--"?  Then a word after it that begins
  * with '-' is an operand, not a misplaced option. */
 int cli_after_dashdash(void);
-/* An option every command takes (-d, -w, -q), or getopt's error; exits
- * after -h, -V (0) or an error (64).  An unknown long option a letter or
- * two from a known one asks "did you mean --timeout?". */
-void common_option(int opt, const char *arg, struct common *c);
 
 /* A usage error: "PROG: text. Try 'PROG --help'." and exit 64. */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -66,13 +66,6 @@ static int matches(const struct filter *f, const struct job_state *st, time_t no
 	return 1;
 }
 
-/* A RUNNING record with an owner that is alive: clearing it would let a
- * second run start. */
-static int live_owned(const struct job_state *st)
-{
-	return st->status == ST_RUNNING && record_get(&st->rec, "owner");
-}
-
 static void print_job(const char *job)
 {
 	out_adds(job);
@@ -107,7 +100,9 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		}
 		goto out;
 	}
-	if (live_owned(&st) && !f->force) {
+	/* A RUNNING record with an owner that is alive: clearing it would
+	 * let a second run start. */
+	if (st.status == ST_RUNNING && record_get(&st.rec, "owner") && !f->force) {
 		struct buf who = {0};
 		jobstate_describe(&st.rec, &who);
 		rc = fail(EXIT_FALSE, job, "running (%s); not cleared without --force",
@@ -199,7 +194,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		case 'a': *all = 1; break;
 		case 'n': f->dry_run = 1; break;
 		case 'v': f->verbose = 1; break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	*jobs = argv + optind;

@@ -77,14 +77,6 @@ static void set_log(struct run_request *req, enum log_mode mode)
 	req->log = mode;
 }
 
-/* --slots NAME:N, one a group. */
-static void set_slots(struct run_request *req, const char *arg)
-{
-	const char *why = slots_add(req->slots, arg);
-	if (why)
-		usage_error("--slots %s: %s", arg, why);
-}
-
 /* JOB [--] COMMAND [ARG...], after the options. */
 static void parse_operands(int argc, char **argv, struct run_request *req)
 {
@@ -156,6 +148,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ 0, 0, 0, 0 },
 	};
 	unsigned char given[128] = {0};   /* the options given, by letter */
+	const char *why;
 	int opt;
 
 	cli_init("jobreg-dispatch", argv, usage, help, longopts, common);
@@ -194,8 +187,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'z': req->log_size = size_or_err(optarg); break;
 		case 'l': req->late_after = late_after_or_err(optarg); break;
 		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
-		case 'N': set_slots(req, optarg); break;
-		default: common_option(opt, optarg, common);
+		case 'N':
+			if ((why = slots_add(req->slots, optarg)) != NULL)
+				usage_error("--slots %s: %s", optarg, why);
+			break;
 		}
 	}
 	check_request(req, given);
@@ -250,40 +245,32 @@ int main(int argc, char **argv)
 	struct run run = {0};
 	struct slot_set slots = {0};
 	sigset_t hold, old_mask;
-	int run_lock = -1, rc;
+	int run_lock = -1, lost = 0, rc;
 
 	req.slots = &slots;
 	parse_options(argc, argv, &common, &req);
 	if ((rc = open_registry(&reg, &common, req.job)) != 0)
 		return rc;
-	if (start_not_due(&reg, &req)) {
-		slots_free(&slots);
-		reg_close(&reg);
-		return 0;
-	}
+	if (start_not_due(&reg, &req))
+		goto out;
 	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
 			    .command = req.command,
 			    .late_after = req.late_after, .keep_runs = req.keep_runs,
 			    .logged = req.log != LOG_NONE,
 			    .attempt = req.retries > 0, .slots = &slots };
-	if ((rc = identify(req.job, &run.owner)) != 0) {
-		reg_close(&reg);
-		return rc;
-	}
+	if ((rc = identify(req.job, &run.owner)) != 0)
+		goto out;
 	supervise_signals(&hold, &old_mask);
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
-	if (run_lock < 0) {
-		slots_free(&slots);
-		reg_close(&reg);
-		return rc;
-	}
-	int lost = 0, exit_status = run_attempts(&reg, &req, &run, run_lock, &hold, &old_mask,
-						 &lost);
+	if (run_lock < 0)
+		goto out;
+	rc = run_attempts(&reg, &req, &run, run_lock, &hold, &old_mask, &lost);
 	if (lost)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else
 		run_lock_release(&reg, req.job, &run_lock);
+out:
 	slots_free(&slots);
 	reg_close(&reg);
-	return exit_status;
+	return rc;
 }

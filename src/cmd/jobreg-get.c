@@ -65,10 +65,8 @@ enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS, LINE };
 struct request {
 	enum format format;
 	int all;                /* -a */
-	const char *show_arg;   /* -s S, as given; its mask: */
-	unsigned show_mask;
-	const char *is_arg;     /* --is S */
-	unsigned is_mask;
+	unsigned show_mask;     /* -s S; 0: not given */
+	unsigned is_mask;       /* --is S; 0: not given */
 	const char *wait_arg;   /* --wait D */
 	double wait_limit;      /* < 0: no limit */
 	const char *out_file;   /* -o FILE */
@@ -125,10 +123,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'j': set_format(req, JSON); break;
 		case 'P': set_format(req, PROMETHEUS); break;
 		case 'R': set_format(req, REPORT); break;
-		case 's': req->show_arg = optarg; req->show_mask = status_list_or_err(optarg); break;
+		case 's': req->show_mask = status_list_or_err(optarg); break;
 		case 'o': req->out_file = optarg; break;
 		case 'a': req->all = 1; break;
-		case 'I': req->is_arg = optarg; req->is_mask = status_list_or_err(optarg); break;
+		case 'I': req->is_mask = status_list_or_err(optarg); break;
 		case 'W':
 			req->wait_arg = optarg;
 			req->wait_limit = limit_or_err(optarg, "--wait duration");
@@ -139,7 +137,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'S': set_mode(req, SLOTS); break;
 		case 'N': set_mode(req, LINE); break;
 		case 'F': req->follow = 1; break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	req->jobs = argv + optind;
@@ -152,14 +149,14 @@ static void check_request(const struct request *req)
 {
 	if (req->all && req->njobs)
 		usage_error("-a takes no JOB");
-	if (req->mode == SLOTS && (req->all || req->is_arg || req->show_arg || req->out_file ||
+	if (req->mode == SLOTS && (req->all || req->is_mask || req->show_mask || req->out_file ||
 				   (req->format != PLAIN && req->format != JSON)))
 		usage_error("--slots takes NAMEs, or none for every group, and no -a, --is, -s, -o, -l, -P or --report");
 	if (!req->all && !req->njobs && req->mode != SLOTS)
 		usage_error("no JOB given");
-	if (req->is_arg && (req->format != PLAIN || req->show_arg || req->out_file))
+	if (req->is_mask && (req->format != PLAIN || req->show_mask || req->out_file))
 		usage_error("--is prints nothing; it takes no -l, -j, -P, --report, -s or -o");
-	if (req->wait_arg && (!req->is_arg || req->all))
+	if (req->wait_arg && (!req->is_mask || req->all))
 		usage_error("--wait needs --is and JOB ids (not -a)");
 	if (req->out_file && !*req->out_file)
 		usage_error("-o needs a file name");
@@ -167,7 +164,7 @@ static void check_request(const struct request *req)
 		usage_error("--follow needs --log");
 	if (req->mode == LINE && req->format != PLAIN && req->format != JSON)
 		usage_error("--line takes JOB ids, and no -l, -P or --report");
-	if (req->mode != STATUS && (req->all || req->is_arg || req->show_arg || req->out_file ||
+	if (req->mode != STATUS && (req->all || req->is_mask || req->show_mask || req->out_file ||
 				    req->format == PROMETHEUS || req->format == REPORT))
 		usage_error("--history, --log, --faillog and --line take JOB ids and no -a, --is, -s, -o, -P or --report");
 	if ((req->mode == LOG || req->mode == FAILLOG) && (req->njobs != 1 || req->format != PLAIN))
@@ -235,18 +232,16 @@ static int format_job(const struct registry *reg, const struct request *req, str
 {
 	const struct record *r = st->found ? &st->rec : NULL;
 	struct job_flags flags = { .late = st->late, .paused = st->paused };
-	struct prom *prom = &all->prom;
-	int rc = 0;
 	if (r && (req->format == JSON || req->format == PROMETHEUS))
 		flags.waiting = line_waiting(reg, job, r);
 	switch (req->format) {
 	case PLAIN: format_plain(out, job, st->status, req->all); break;
 	case LONG: format_long(out, job, r, st->status); break;
 	case JSON: format_json(out, job, r, st->status, &flags); break;
-	case PROMETHEUS: prom_add(prom, job, r, st->status, &flags); break;
-	case REPORT: rc = report_job(reg, &all->report, job, st); break;
+	case PROMETHEUS: prom_add(&all->prom, job, r, st->status, &flags); break;
+	case REPORT: return report_job(reg, &all->report, job, st);
 	}
-	return rc;
+	return 0;
 }
 
 /* TEXT to -o's FILE, else to standard output; then empty it. */
@@ -267,7 +262,7 @@ static int shown(const struct request *req, const struct job_state *st)
 	int unusable = st->status == ST_CORRUPT || st->status == ST_UNREADABLE;
 	if (req->all && !unusable && !st->found)
 		return 0;
-	if (!req->show_arg || (req->format == PROMETHEUS && unusable))
+	if (!req->show_mask || (req->format == PROMETHEUS && unusable))
 		return 1;
 	return jobstate_in(st, req->show_mask);
 }
@@ -294,9 +289,9 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 			keep_first(&status, rc);
 		jobstate_registry_pause(&st, paused ? &pause : NULL);
 		if (shown(req, &st)) {
-			if (req->is_arg && !rc && !jobstate_in(&st, req->is_mask))
+			if (req->is_mask && !rc && !jobstate_in(&st, req->is_mask))
 				keep_first(&status, EXIT_FALSE);
-			else if (!req->is_arg)
+			else if (!req->is_mask)
 				keep_first(&status, format_job(reg, req, text, all, req->jobs[i], &st));
 		}
 		jobstate_free(&st);
@@ -326,20 +321,6 @@ static void prom_slot_groups(const struct registry *reg, const struct listing *l
 	slotview_free(&views);
 }
 
-/* --report: the calls waiting for a slot, from the slot groups of -a's
- * listing, or of one read for the JOBs asked. */
-static int report_waits(const struct registry *reg, const struct request *req,
-			struct report *rp)
-{
-	struct listing own = {0};
-	const struct listing *l = req->listing;
-	int rc = l ? 0 : reg_list(reg, LIST_JOBS, &own);
-	if (!rc)
-		rc = report_slot_waits(reg, rp, l ? l : &own);
-	listing_free(&own);
-	return rc;
-}
-
 /* Print the jobs of REQ, read from REG (PATH), or write them to -o FILE.
  * UP: REG exists and could be listed (-P's jobreg_registry_up). */
 static int report(const struct registry *reg, const char *path, const struct request *req,
@@ -349,6 +330,7 @@ static int report(const struct registry *reg, const char *path, const struct req
 	struct collect all = {0};
 	struct prom *prom = &all.prom;
 	struct outfile file = {0}, *to = req->out_file ? &file : NULL;
+	struct listing own = {0};
 	int status = 0;
 
 	/* Colour only on a terminal, and never with NO_COLOR set. */
@@ -367,8 +349,13 @@ static int report(const struct registry *reg, const char *path, const struct req
 		buf_free(&text);
 		return status;
 	}
-	if (req->format == REPORT)
-		status = report_waits(reg, req, &all.report);
+	/* --report: the calls waiting for a slot, from the slot groups of
+	 * -a's listing, or of one read for the JOBs asked. */
+	if (req->format == REPORT && !req->listing)
+		status = reg_list(reg, LIST_JOBS, &own);
+	if (req->format == REPORT && !status)
+		status = report_slot_waits(reg, &all.report, req->listing ? req->listing : &own);
+	listing_free(&own);
 	keep_first(&status, read_jobs(reg, req, &text, &all, to));
 	/* -P: the families, grouped, once every job is read; the report,
 	 * sorted */
@@ -400,8 +387,7 @@ static int print_history(const struct registry *reg, const struct request *req)
 		keep_first(&status, rc);
 		while (!rc && found && history_next(&data, &pos, &line, &len))
 			format_history(&text, req->format == JSON, req->jobs[i], line, len);
-		out_add(text.data ? text.data : "", text.len);
-		buf_reset(&text);
+		put_text(NULL, &text);
 	}
 	buf_free(&data);
 	buf_free(&text);
@@ -428,8 +414,7 @@ static int print_slots(const struct registry *reg, const struct request *req)
 		for (size_t k = 0; k < line.count; k++)
 			format_slot_waiter(&text, views.v[i].group, &line.e[k], json);
 		line_entries_free(&line);
-		out_add(text.data ? text.data : "", text.len);
-		buf_reset(&text);
+		put_text(NULL, &text);
 	}
 	slotview_free(&views);
 	listing_free(&l);
@@ -453,20 +438,10 @@ static int print_line(const struct registry *reg, const struct request *req)
 			format_place(&text, req->jobs[i], &line.e[k], req->format == JSON);
 		line_entries_free(&line);
 		jobstate_free(&st);
-		out_add(text.data ? text.data : "", text.len);
-		buf_reset(&text);
+		put_text(NULL, &text);
 	}
 	buf_free(&text);
 	return out_flush() ? EXIT_IO : status;
-}
-
-/* --log [--follow], --faillog. */
-static int print_log(struct registry *reg, const struct request *req, double lock_wait)
-{
-	if (req->follow)
-		return logview_follow(reg, req->jobs[0]);
-	return req->mode == LOG ? logview_print(reg, req->jobs[0])
-				: logview_faillog(reg, req->jobs[0], lock_wait);
 }
 
 int main(int argc, char **argv)
@@ -488,8 +463,12 @@ int main(int argc, char **argv)
 		rc = print_line(&reg, &req);
 	else if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
-	else if (!rc && req.mode != STATUS)
-		rc = print_log(&reg, &req, common.lock_wait);
+	else if (!rc && req.follow)
+		rc = logview_follow(&reg, req.jobs[0]);
+	else if (!rc && req.mode == LOG)
+		rc = logview_print(&reg, req.jobs[0]);
+	else if (!rc && req.mode == FAILLOG)
+		rc = logview_faillog(&reg, req.jobs[0], common.lock_wait);
 	else if (!rc && req.wait_arg)
 		rc = wait_is(&reg, &req);
 	else if (!rc && req.all && (rc = reg_list(&reg, LIST_JOBS, &listing)) == 0) {

@@ -87,8 +87,9 @@ struct set_request {
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
 	int all;               /* -a: a sweep of every job with a record */
-	char **jobs;           /* --cancel, --pause, --resume: the JOB operands */
+	char **jobs;           /* the JOB operands */
 	int njobs;
+	const char *by;        /* --cancel, --pause: user@host */
 	struct cancel_request cancel;   /* --cancel */
 	double wait;           /* --cancel --wait: seconds, -1 inf, -2 not given */
 	double pause_for;      /* --pause --for: seconds, -1 inf (the default) */
@@ -119,8 +120,15 @@ static int running_owner(const struct set_request *req, struct owner *o, time_t 
 	return 0;
 }
 
-/* Apply REQ to the record under the job lock. */
-static int set_locked(const struct registry *reg, const struct set_request *req)
+/* When a --pause ends: now + --for, or INFINITY. */
+static double pause_end(const struct set_request *req)
+{
+	return req->pause_for >= 0 ? now_real() + req->pause_for : INFINITY;
+}
+
+/* Apply REQ (a STATUS, --pause or --resume) to the job's record under
+ * its lock; *HAD 1 when the record had a pause. */
+static int set_locked(const struct registry *reg, const struct set_request *req, int *had)
 {
 	struct job_state st;
 	struct record rec;
@@ -157,7 +165,17 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 	struct owner o;
 	struct run_start how = { .owner = &o };
 	struct before_run before;
-	if (req->status == ST_PENDING)
+	if (req->mode != MODE_SET) {
+		/* --pause, --resume: the pause's keys, the rest as it was */
+		if (!st.found)
+			record_to_pending(&rec, now, NULL);
+		*had = record_resume(&rec);
+		/* Not paused: nothing to resume, nothing written. */
+		if (req->mode == MODE_RESUME && !*had)
+			goto out;
+		if (req->mode == MODE_PAUSE)
+			record_pause(&rec, pause_end(req), req->by, req->note);
+	} else if (req->status == ST_PENDING)
 		record_to_pending(&rec, now, req->note);
 	else if (req->status == ST_DONE) {
 		/* (an OK run corrected to FAILED: what was before it) */
@@ -181,47 +199,6 @@ static int set_locked(const struct registry *reg, const struct set_request *req)
 		rc = logrelay_turn_over(reg, req->job, jobstate_last_run_failed(&st));
 		message_context(NULL);
 	}
-out:
-	record_free(&rec);
-	jobstate_free(&st);
-	return rc;
-}
-
-/* When a --pause ends: now + --for, or INFINITY. */
-static double pause_end(const struct set_request *req)
-{
-	return req->pause_for >= 0 ? now_real() + req->pause_for : INFINITY;
-}
-
-/* --pause or --resume of REQ's job, under its lock: the pause's keys
- * written or removed, the rest of the record as it was; *HAD 1 when it
- * had a pause. */
-static int pause_locked(const struct registry *reg, const struct set_request *req, int *had)
-{
-	struct job_state st;
-	struct record rec;
-	int rc = jobstate_load(reg, req->job, &st);
-
-	record_init(&rec);
-	if (rc == EXIT_CORRUPT)
-		rc = jobstate_corrupt(reg, req->job, &st);
-	if (rc)
-		goto out;
-	if (st.found)
-		record_copy(&rec, &st.rec);
-	else
-		record_to_pending(&rec, now_seconds(), NULL);
-	*had = record_resume(&rec);
-	/* Not paused: nothing to resume, nothing written. */
-	if (req->mode == MODE_RESUME && !*had)
-		goto out;
-	if (req->mode == MODE_PAUSE) {
-		struct buf by = {0};
-		user_at_host(&by);
-		record_pause(&rec, pause_end(req), by.data, req->note);
-		buf_free(&by);
-	}
-	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, NULL);
 out:
 	record_free(&rec);
 	jobstate_free(&st);
@@ -338,7 +315,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 				bad_value("for", optarg, "more than 0, or inf");
 			break;
 		case 'R': choose_mode(req, MODE_RESUME); break;
-		default: common_option(opt, optarg, common);
 		}
 	}
 	for (int i = optind; i < argc && !cli_after_dashdash(); i++)
@@ -365,8 +341,9 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 	if (!req->all && argc - optind != 2)
 		usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
 	req->job = req->all ? NULL : argv[optind];
-	if (!req->all)
-		check_job_ids(argv + optind, 1);
+	req->jobs = argv + optind;
+	req->njobs = !req->all;
+	check_job_ids(argv + optind, req->njobs);
 	const char *word = argv[argc - 1];
 	int st = status_from_word(word, strlen(word), 1);
 	if (st == ST_STALE)
@@ -441,26 +418,11 @@ static int set_one(const struct registry *reg, const struct set_request *req, do
 	if (req->mode != MODE_RESUME || has_entry(reg, req->job)) {
 		rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
 		if (!rc)
-			rc = req->mode == MODE_SET ? set_locked(reg, req) : pause_locked(reg, req, &had);
+			rc = set_locked(reg, req, &had);
 		reg_unlock(&lock);
 	}
 	if (!rc && req->mode == MODE_RESUME)
 		rc = registry_pause_remains(reg, req->job, had);
-	return rc;
-}
-
-/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause; the
- * pauses of single jobs stay as they are. */
-static int pause_registry(const struct registry *reg, const struct set_request *req,
-			  double lock_wait)
-{
-	struct buf by = {0};
-	int had, rc;
-	if (req->mode == MODE_RESUME)
-		return registry_resume(reg, lock_wait, &had);
-	user_at_host(&by);
-	rc = registry_pause(reg, pause_end(req), by.data, req->note, lock_wait);
-	buf_free(&by);
 	return rc;
 }
 
@@ -527,28 +489,28 @@ int main(int argc, char **argv)
 		reg_close(&reg);
 		return rc;
 	}
-	if (req.mode == MODE_CANCEL) {
-		struct buf by = {0};
+	struct buf by = {0};
+	if (req.mode == MODE_CANCEL || req.mode == MODE_PAUSE)
 		user_at_host(&by);
-		req.cancel.by = by.data;
-		req.cancel.note = req.note;
-		for (int i = 0; i < req.njobs; i++) {
-			req.job = req.jobs[i];
-			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
-		}
-		buf_free(&by);
-	} else if (req.all && req.mode != MODE_SET) {
-		rc = pause_registry(&reg, &req, common.lock_wait);
-	} else if (req.all) {
+	req.by = req.cancel.by = by.data;
+	req.cancel.note = req.note;
+	/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause;
+	 * the pauses of single jobs stay as they are. */
+	int had;
+	if (req.all && req.mode == MODE_PAUSE)
+		rc = registry_pause(&reg, pause_end(&req), req.by, req.note, common.lock_wait);
+	else if (req.all && req.mode == MODE_RESUME)
+		rc = registry_resume(&reg, common.lock_wait, &had);
+	else if (req.all)
 		rc = set_all(&reg, &req, common.lock_wait);
-	} else if (req.mode != MODE_SET) {
-		for (int i = 0; i < req.njobs; i++) {
-			req.job = req.jobs[i];
+	for (int i = 0; !req.all && i < req.njobs; i++) {
+		req.job = req.jobs[i];
+		if (req.mode == MODE_CANCEL)
+			keep_first(&rc, cancel_one(&reg, &req, common.lock_wait));
+		else
 			keep_first(&rc, set_one(&reg, &req, common.lock_wait));
-		}
-	} else {
-		rc = set_one(&reg, &req, common.lock_wait);
 	}
+	buf_free(&by);
 	reg_close(&reg);
 	return rc;
 }

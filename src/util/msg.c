@@ -51,6 +51,8 @@ void message_release(struct buf *held, int write)
 {
 	if (write && held->len) {
 		start_line();
+		/* A closed stderr loses the message, nothing else (SIGPIPE is
+		 * ignored: cli.h). */
 		(void)write_full(2, held->data, held->len);
 	}
 	buf_free(held);
@@ -62,38 +64,23 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 
 	if (errors_are_info && quiet)
 		return;
-	buf_adds(&line, prog_name);
-	buf_adds(&line, ": ");
-	if (job) {
-		buf_adds(&line, job);
-		buf_adds(&line, ": ");
-	}
-	if (context) {
-		buf_adds(&line, context);
-		buf_adds(&line, ": ");
-	}
+	buf_addf(&line, "%s: ", prog_name);
+	if (job)
+		buf_addf(&line, "%s: ", job);
+	if (context)
+		buf_addf(&line, "%s: ", context);
 	buf_vaddf(&line, fmt, ap);
-	if (err) {
-		buf_adds(&line, ": ");
-		buf_adds(&line, strerror(err));
-	}
+	if (err)
+		buf_addf(&line, ": %s", strerror(err));
 	/* One message is one line, and drives no terminal, whatever a path,
 	 * a note or a pause's user@host contains: escaped (\x0a, \u009b). */
 	struct buf shown = {0};
 	text_escape(&shown, line.data, line.len, ESCAPE_TEXT);
+	buf_addc(&shown, '\n');
 	buf_free(&line);
-	line = shown;
-	buf_addc(&line, '\n');
-	if (hold) {
-		buf_add(hold, line.data, line.len);
-		buf_free(&line);
-		return;
-	}
-	start_line();
-	/* A closed stderr loses the message, nothing else (SIGPIPE is
-	 * ignored: cli.h). */
-	(void)write_full(2, line.data, line.len);
-	buf_free(&line);
+	if (hold)
+		buf_add(hold, shown.data, shown.len);
+	message_release(&shown, !hold);
 }
 
 int fail(int code, const char *job, const char *fmt, ...)

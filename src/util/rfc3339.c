@@ -21,9 +21,10 @@ static int leap(long long y)
 	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
+static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+
 void time_format(time_t t, char out[21])
 {
-	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	char text[64];
 	/* The format has four digits of year: clamp to what it can say. */
 	if ((long long)t < -62167219200LL)   /* 0000-01-01T00:00:00Z */
@@ -62,16 +63,14 @@ static int digits(const char *s, size_t n, unsigned *v)
 int time_parse(const char *s, time_t *t)
 {
 	unsigned y, mo, d, h, mi, sec;
-	static const unsigned mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	if (strlen(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
 	    s[13] != ':' || s[16] != ':' || s[19] != 'Z')
 		return -1;
 	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
 	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &sec))
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
-		return -1;
-	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+	if (mo < 1 || mo > 12 || d < 1 || d > (unsigned)(mdays[mo - 1] + (mo == 2 && leap(y))) ||
+	    h > 23 || mi > 59 || sec > 60)
 		return -1;
 	long long v = days_from_civil(y, mo, d) * 86400 + (long long)h * 3600 +
 		      (long long)mi * 60 + sec;

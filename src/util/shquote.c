@@ -11,26 +11,12 @@ static int plain_byte(unsigned char c, int first)
 	       strchr("@%+:,./_-", c) || (c == '=' && !first) || c >= 0x80;
 }
 
-/* The length of the character at S (LEN > 0 bytes there) that a record
- * can hold as it is: printable ASCII, or well-formed UTF-8 other than the
- * C1 controls (U+0080..U+009F).  0: it must be escaped. */
-static size_t holdable(const char *s, size_t len)
-{
-	unsigned char c = (unsigned char)s[0];
-	if (c < 0x20 || c == 0x7f)
-		return 0;
-	size_t n = utf8_seq(s, len);
-	if (n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0)
-		return 0;
-	return n;
-}
-
 /* WORD as $'…': escapes for what a record cannot hold, and for \ and '. */
 static void add_escaped(struct buf *out, const char *word, size_t len)
 {
 	buf_adds(out, "$'");
 	for (size_t i = 0, n; i < len; i += n ? n : 1) {
-		n = holdable(word + i, len - i);
+		n = utf8_printable(word + i, len - i);
 		if (n == 1 && (word[i] == '\\' || word[i] == '\''))
 			buf_addc(out, '\\');
 		if (n) {
@@ -53,7 +39,7 @@ static void add_word(struct buf *out, const char *word, int first)
 	size_t len = strlen(word);
 	int escape = 0, quote = len == 0;
 	for (size_t i = 0, n; i < len; i += n ? n : 1) {
-		n = holdable(word + i, len - i);
+		n = utf8_printable(word + i, len - i);
 		escape |= !n;
 		quote |= !plain_byte((unsigned char)word[i], first);
 	}

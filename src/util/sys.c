@@ -81,10 +81,7 @@ void buf_adds(struct buf *b, const char *s)
 
 void buf_addc(struct buf *b, char c)
 {
-	if (b->len + 2 > b->cap)
-		buf_grow(b, 1);
-	b->data[b->len++] = c;
-	b->data[b->len] = '\0';
+	buf_add(b, &c, 1);
 }
 
 void buf_vaddf(struct buf *b, const char *fmt, va_list ap)
@@ -145,12 +142,15 @@ ssize_t read_full(int fd, void *data, size_t len)
 	return (ssize_t)got;
 }
 
-int write_full(int fd, const void *data, size_t len)
+/* Write all LEN bytes: with write(2), or at offset AT with pwrite(2)
+ * when AT >= 0. */
+static int write_all(int fd, const char *data, size_t len, off_t at)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	size_t done = 0;
 	while (done < len) {
-		ssize_t n = write(fd, (const char *)data + done, len - done);
+		ssize_t n = at < 0 ? write(fd, data + done, len - done)
+				   : pwrite(fd, data + done, len - done, at + (off_t)done);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			/* a non-blocking descriptor (one we were given): wait */
 			if (poll(&p, 1, -1) < 0 && errno != EINTR)
@@ -171,18 +171,14 @@ int write_full(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int write_full(int fd, const void *data, size_t len)
+{
+	return write_all(fd, data, len, -1);
+}
+
 int pwrite_full(int fd, const void *data, size_t len, off_t at)
 {
-	const char *p = data;
-	for (size_t done = 0; done < len;) {
-		ssize_t w = pwrite(fd, p + done, len - done, at + (off_t)done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -1 : (errno = EIO, -1);
-		done += (size_t)w;
-	}
-	return 0;
+	return write_all(fd, data, len, at);
 }
 
 int fsync_retry(int fd)

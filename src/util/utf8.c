@@ -31,6 +31,15 @@ size_t utf8_seq(const char *str, size_t len)
 	return more + 1;
 }
 
+size_t utf8_printable(const char *s, size_t len)
+{
+	unsigned char c = (unsigned char)s[0];
+	/* U+0080-U+009F, the C1 controls, are C2 80 to C2 9F. */
+	if (c < 0x20 || c == 0x7f || (c == 0xc2 && len > 1 && (unsigned char)s[1] < 0xa0))
+		return 0;
+	return utf8_seq(s, len);
+}
+
 int utf8_valid(const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str, *end = s + len;
@@ -63,9 +72,8 @@ const char *note_problem(const char *s)
 		return "longer than " NUMBER_TEXT(NOTE_MAX) " bytes";
 	if (!utf8_valid(s, len))
 		return "invalid UTF-8";
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f ||
-		    ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] < 0xa0))
+	for (size_t i = 0, n; i < len; i += n)
+		if ((n = utf8_printable(s + i, len - i)) == 0)
 			return "a newline or other control character";
 	return NULL;
 }
@@ -87,14 +95,14 @@ void text_escape(struct buf *out, const char *s, size_t len, enum escape how)
 		if (s == end)
 			break;
 		unsigned char c = (unsigned char)*s;
-		size_t n = utf8_seq(s, (size_t)(end - s));
-		/* U+0080-U+009F, the C1 controls, are C2 80 to C2 9F. */
-		int c1 = n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0;
-		if (c >= 0x80 && n && !c1) {
+		size_t n = utf8_printable(s, (size_t)(end - s));
+		if (c >= 0x80 && n) {
 			buf_add(out, s, n);   /* a character past ASCII */
 			s += n;
 			continue;
 		}
+		/* Past ASCII, the only sequence not printable is a C1 control. */
+		int c1 = utf8_seq(s, (size_t)(end - s)) == 2;
 		if (c1)
 			c = (unsigned char)s[1];
 		s += c1 ? 2 : 1;

@@ -13,6 +13,11 @@ int utf8_valid(const char *s, size_t len);
 /* The length of the well-formed sequence at S (LEN > 0 bytes there), as
  * utf8_valid() judges; 0 when the first byte begins none. */
 size_t utf8_seq(const char *s, size_t len);
+/* The length of the character at S (LEN > 0 bytes there) that text may
+ * hold as it is: printable ASCII, or well-formed UTF-8 other than the C1
+ * controls (U+0080-U+009F); 0 for a control character, or a byte that
+ * begins no sequence. */
+size_t utf8_printable(const char *s, size_t len);
 /* A note is valid UTF-8 with no control character (C0, DEL, or C1:
  * U+0080-U+009F, whose CSI a terminal obeys as ESC [), at most NOTE_MAX
  * bytes: the rule note S breaks, for a message ("invalid UTF-8"); NULL if
