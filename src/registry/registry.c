@@ -43,9 +43,7 @@ const char *reg_path(const struct registry *reg, const char *name)
 char *reg_dot_name(const char *job, const char *suffix)
 {
 	struct buf name = {0};
-	buf_addc(&name, '.');
-	buf_adds(&name, job);
-	buf_adds(&name, suffix);
+	buf_addf(&name, ".%s%s", job, suffix);
 	return name.data;
 }
 
@@ -87,19 +85,6 @@ static int make_dirs(char *path)
 	return -1;
 }
 
-/* In a group-writable registry the files we create are made group-readable
- * and -writable as well (SPEC §1). */
-static int note_sharing(struct registry *reg)
-{
-	struct stat st;
-	if (fstat(reg->fd, &st) < 0)
-		return fail_errno(errno, NULL, "stat registry %s", reg->path);
-	reg->share_mode = entry_share_mode(st.st_mode);
-	reg->dev = st.st_dev;
-	reg->ino = st.st_ino;
-	return 0;
-}
-
 /* Why a writer could not make or open the registry PATH: exit 73 when the
  * path cannot name a directory we could create (a missing parent that
  * cannot be made, a file or dangling symlink in the way, a name too long),
@@ -118,15 +103,13 @@ static int cannot_create(const char *path, int err)
 
 int reg_open(struct registry *reg, const char *path, int create)
 {
+	struct stat st;
 	int rc;
 	reg->path = xstrdup(path);
 	reg->share_mode = 0;
 	reg->fd = open_dir(path);
 	if (reg->fd < 0 && errno == ENOENT && create) {
-		char *copy = xstrdup(path);
-		int made = make_dirs(copy);
-		free(copy);
-		if (made < 0) {
+		if (make_dirs(reg->path) < 0) {
 			rc = fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
 				  path, strerror(errno));
 			goto failed;
@@ -134,8 +117,15 @@ int reg_open(struct registry *reg, const char *path, int create)
 		reg->fd = open_dir(path);
 	}
 	if (reg->fd >= 0) {
-		if ((rc = note_sharing(reg)) == 0)
+		/* In a group-writable registry the files we create are made
+		 * group-readable and -writable as well (SPEC §1). */
+		if (fstat(reg->fd, &st) == 0) {
+			reg->share_mode = entry_share_mode(st.st_mode);
+			reg->dev = st.st_dev;
+			reg->ino = st.st_ino;
 			return 0;
+		}
+		rc = fail_errno(errno, NULL, "stat registry %s", reg->path);
 		close_fd(reg->fd);
 		reg->fd = -1;
 		goto failed;
@@ -188,22 +178,6 @@ int reg_cannot_write(const struct registry *reg, const char *job, int err)
 	return fail_errno(err, job, "cannot write to registry %s", reg->path);
 }
 
-/* entry_open() that reports: 0 with *fd, or -1 in *fd when there is none;
- * else the exit status after the message. */
-static int open_entry(const struct registry *reg, const char *job, const char *name,
-		      int flags, int *fd, off_t *size)
-{
-	struct stat st;
-	int rc = entry_open(reg->fd, name, flags, fd, &st);
-	if (rc == ENTRY_NOT_REGULAR)
-		return reg_not_regular(reg, job, name);
-	if (rc < 0)
-		return errno == ENOENT ? 0 : fail_errno(errno, job, "open %s", reg_path(reg, name));
-	if (size)
-		*size = st.st_size;
-	return 0;
-}
-
 /* Read the file on FD, SIZE bytes by fstat, into DATA: at most MAX + 1
  * bytes, one past the limit being enough to tell it is too big.  Asked
  * for one byte more than fstat saw, a regular file that returns less is
@@ -242,11 +216,13 @@ int reg_read(const struct registry *reg, const char *job, const char *name, size
 	if (reg->fd < 0)
 		return 0;
 	for (;;) {
-		off_t size = 0;
-		int rc = open_entry(reg, job, name, O_RDONLY, &fd, &size);
-		if (rc || fd < 0)
-			return rc;
-		rc = read_entry(fd, size, max, data);
+		struct stat st;
+		int rc = entry_open(reg->fd, name, O_RDONLY, &fd, &st);
+		if (rc == ENTRY_NOT_REGULAR)
+			return reg_not_regular(reg, job, name);
+		if (rc < 0)
+			return errno == ENOENT ? 0 : fail_errno(errno, job, "open %s", reg_path(reg, name));
+		rc = read_entry(fd, st.st_size, max, data);
 		int err = errno;
 		close_fd(fd);
 		if (rc == 0)
@@ -259,18 +235,24 @@ int reg_read(const struct registry *reg, const char *job, const char *name, size
 	return 0;
 }
 
+int reg_read_record(const struct registry *reg, const char *job, struct record *rec,
+		    int *found)
+{
+	struct buf data = {0};
+	const char *why;
+	int rc = reg_read(reg, job, job, RECORD_MAX, &data, found);
+	if (rc || !*found || record_parse(rec, data.data, data.len, &why) < 0) {
+		record_init(rec);
+		*found = 0;
+	}
+	buf_free(&data);
+	return rc;
+}
+
 void reg_remove_leftover(const struct registry *reg, const char *job, const char *name)
 {
 	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
 		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
-}
-
-static int sync_dir(const struct registry *reg, const char *job, const char *after)
-{
-	if (fsync_retry(reg->fd) == 0)
-		return 0;
-	int err = errno;
-	return fail(EXIT_IO, job, "fsync %s: %s (%s)", reg->path, strerror(err), after);
 }
 
 /* Create JOB's temp file TMP afresh into *fd.  Every writer of JOB holds
@@ -353,5 +335,8 @@ int reg_remove(const struct registry *reg, const char *job, int sync)
 
 int reg_sync(const struct registry *reg, const char *job)
 {
-	return sync_dir(reg, job, "the record is removed but that may not be durable");
+	if (fsync_retry(reg->fd) == 0)
+		return 0;
+	return fail(EXIT_IO, job, "fsync %s: %s (the record is removed but that may not be durable)",
+		    reg->path, strerror(errno));
 }

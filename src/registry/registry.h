@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "record/record.h"
 #include "util/sys.h"
 
 struct registry {
@@ -66,6 +67,11 @@ const char *reg_path(const struct registry *reg, const char *name);
  * whatever a listing said of it. */
 int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
 	     struct buf *data, int *found);
+/* Read JOB's record into REC, which is then to be freed: *found 0 when
+ * there is none, or one that does not parse (REC empty).  An exit status
+ * of the read. */
+int reg_read_record(const struct registry *reg, const char *job, struct record *rec,
+		    int *found);
 
 /* Replace JOB's file NAME (the record: NAME is JOB) with DATA, through
  * DIR/.JOB.tmp (made with O_CREAT|O_EXCL; a leftover of a crashed writer
