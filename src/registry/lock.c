@@ -146,13 +146,15 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
 }
 
-/* Take lock NAME of JOB (see reg_lock()). */
-static int take_lock(const struct registry *reg, const char *job, const char *name,
-		     int op, double wait, int flags, int *fd)
+int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
+		   int op, double wait, int flags, int *fd)
 {
 	double deadline = now_mono() + wait;
 	int tries = 0;
 
+	*fd = -1;
+	if (reg->fd < 0)
+		return 0;
 	for (;;) {
 		struct stat held, named;
 		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
@@ -193,11 +195,8 @@ static int take_lock(const struct registry *reg, const char *job, const char *na
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd)
 {
-	*fd = -1;
-	if (reg->fd < 0)
-		return 0;
 	char *name = reg_lock_name(job, kind);
-	int rc = take_lock(reg, job, name, op, wait, flags, fd);
+	int rc = reg_lock_entry(reg, job, name, op, wait, flags, fd);
 	free(name);
 	return rc;
 }
@@ -217,7 +216,7 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 		if (rc || *fd < 0)
 			break;
 		*ino = (unsigned long long)st.st_ino;
-		if (flock(*fd, LOCK_SH | LOCK_NB) == 0)
+		if (flock_wait(*fd, LOCK_SH, 0) == 0)
 			break;
 		int err = errno;
 		reg_unlock(fd);
@@ -233,13 +232,6 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 	}
 	free(name);
 	return rc;
-}
-
-int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
-		   int op, double wait, int flags, int *fd)
-{
-	*fd = -1;
-	return reg->fd < 0 ? 0 : take_lock(reg, job, name, op, wait, flags, fd);
 }
 
 int reg_open_lock(const struct registry *reg, const char *job, const char *name,
