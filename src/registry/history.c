@@ -182,18 +182,17 @@ static int store(const struct registry *reg, const char *job, const char *name,
 	return reg_replace(reg, job, name, text->data + pos, text->len - pos);
 }
 
-/* Do the lines L (LEN bytes) and LINE give their run the same outcome? */
-static int same_outcome(const char *l, size_t len, const char *line)
+/* Is the outcome of LINE (LEN bytes) WORD? */
+static int outcome_is(const char *line, size_t len, const char *word)
 {
-	const char *a, *b;
-	size_t alen, blen;
-	return history_get(l, len, "outcome", &a, &alen) &&
-	       history_get(line, strlen(line), "outcome", &b, &blen) && alen == blen &&
-	       memcmp(a, b, alen) == 0;
+	const char *v;
+	size_t n;
+	return history_get(line, len, "outcome", &v, &n) && n == strlen(word) &&
+	       memcmp(v, word, n) == 0;
 }
 
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
-		const char *line, unsigned long keep, int keep_same)
+		const char *line, unsigned long keep, const char *keep_same)
 {
 	char *name = reg_dot_name(job, HISTORY_SUFFIX);
 	struct buf old = {0}, text = {0};
@@ -208,7 +207,7 @@ int history_put(const struct registry *reg, const char *job, unsigned long long 
 	/* The lines as they will be: LINE in place of its run's, else last. */
 	while (history_next(&old, &pos, &l, &len)) {
 		if (line_run(l, len, &r) && r == run) {
-			if (keep_same && same_outcome(l, len, line))
+			if (keep_same && outcome_is(l, len, keep_same))
 				goto out;
 			if (placed)
 				continue;
@@ -249,15 +248,6 @@ int history_trim(const struct registry *reg, const char *job, unsigned long keep
 	buf_free(&text);
 	free(name);
 	return rc;
-}
-
-/* Is the outcome of LINE (LEN bytes) WORD? */
-static int outcome_is(const char *line, size_t len, const char *word)
-{
-	const char *v;
-	size_t n;
-	return history_get(line, len, "outcome", &v, &n) && n == strlen(word) &&
-	       memcmp(v, word, n) == 0;
 }
 
 int history_before(const struct registry *reg, const char *job, const struct record *r,
