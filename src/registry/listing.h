@@ -16,8 +16,9 @@
 struct listing {
 	char **jobs;              /* jobs with a record, sorted by id */
 	size_t njobs;
-	unsigned char *regular;   /* regular[i]: the entry of jobs[i] said it is
-				   * a regular file (0: not, or not told) */
+	char **unsure;            /* those of the jobs whose entry did not say it
+				   * is a regular file (not, or not told) */
+	size_t nunsure;
 	char **temps;             /* ".X.tmp", and 0.1's ".X.tmp.XXXXXX" */
 	size_t ntemps;
 	char **runs;              /* ".X.run" */

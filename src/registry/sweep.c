@@ -24,8 +24,7 @@
 
 int sweep_listed_regular(const struct listing *l, const char *job)
 {
-	size_t i = listing_lower_bound(l->jobs, l->njobs, job);
-	return i < l->njobs && strcmp(l->jobs[i], job) == 0 && l->regular[i];
+	return listing_has(l->jobs, l->njobs, job) && !listing_has(l->unsure, l->nunsure, job);
 }
 
 /* After the prefix ".JOB.tmp": nothing (ours), or "." and mkstemp's six
