@@ -4,6 +4,7 @@
 #include "util/utf8.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,15 +99,8 @@ static int line_run(const char *line, size_t len, unsigned long long *run)
 {
 	const char *v;
 	size_t n;
-	char digits[21];
-	if (!history_get(line, len, "run", &v, &n) || n == 0 || n >= sizeof digits)
-		return 0;
-	memcpy(digits, v, n);
-	digits[n] = '\0';
-	if (strspn(digits, "0123456789") != n || memchr(line, '\0', len) || !utf8_valid(line, len))
-		return 0;
-	*run = strtoull(digits, NULL, 10);
-	return 1;
+	return history_get(line, len, "run", &v, &n) && parse_digits(v, n, ULLONG_MAX, run) == 0 &&
+	       !memchr(line, '\0', len) && utf8_valid(line, len);
 }
 
 int history_read(const struct registry *reg, const char *job, struct buf *data, int *found)
