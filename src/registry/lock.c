@@ -41,12 +41,10 @@ int flock_wait(int fd, int op, double wait)
 		return 0;
 	}
 
-	struct sigaction sa, old_sa;
+	/* No SA_RESTART: the wait must return EINTR. */
+	struct sigaction sa = { .sa_handler = on_alarm }, old_sa;
 	struct itimerval timer = {0};
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;   /* no SA_RESTART: the wait must return EINTR */
 	double deadline = now_mono() + wait;
 	alarm_rang = 0;
 	sigaction(SIGALRM, &sa, &old_sa);
@@ -86,16 +84,6 @@ int flock_wait(int fd, int op, double wait)
 	return rc;
 }
 
-/* A planted non-regular entry at DIR/JOB is refused before a lock file is
- * made for it, so a refused set or clear leaves nothing behind. */
-static int record_refused(const struct registry *reg, const char *job)
-{
-	struct stat st;
-	if (fstatat(reg->fd, job, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		return reg_not_regular(reg, job, job);
-	return 0;
-}
-
 /* Open lock file NAME of JOB into *fd (its status in *st), or -1 in *fd
  * when it is missing and CREATE is 0.  An exclusive lock is opened
  * read-write where we may, since NFS maps flock(2) to POSIX locks, which
@@ -124,8 +112,10 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 			return fail_errno(errno, job, "open %s", reg_path(reg, name));
 		if (!create)
 			return 0;
-		if ((rc = record_refused(reg, job)) != 0)
-			return rc;
+		/* A planted non-regular entry at DIR/JOB is refused before a
+		 * lock file is made for it: a refused call leaves nothing. */
+		if (fstatat(reg->fd, job, st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st->st_mode))
+			return reg_not_regular(reg, job, job);
 		rc = entry_open(reg->fd, name, mode | O_CREAT | O_EXCL, fd, st);
 		if (rc == 0 && entry_share(*fd, reg->share_mode) == 0)
 			return 0;
