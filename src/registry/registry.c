@@ -281,14 +281,11 @@ static int create_temp(const struct registry *reg, const char *job, const char *
 int reg_replace(const struct registry *reg, const char *job, const char *name,
 		const char *data, size_t len)
 {
-	char *tmp = reg_dot_name(job, ".tmp");
 	int is_record = strcmp(name, job) == 0, rc, fd, tries = 0;
-
-	if (is_record && len > RECORD_MAX) {
-		rc = fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
-			  len, RECORD_MAX, strerror(EFBIG));
-		goto out;
-	}
+	if (is_record && len > RECORD_MAX)
+		return fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
+			    len, RECORD_MAX, strerror(EFBIG));
+	char *tmp = reg_dot_name(job, ".tmp");
 	for (;;) {
 		if ((rc = create_temp(reg, job, tmp, &fd)) != 0)
 			break;
@@ -316,7 +313,6 @@ int reg_replace(const struct registry *reg, const char *job, const char *name,
 			     strerror(f.tmp_err));
 		break;
 	}
-out:
 	free(tmp);
 	return rc;
 }
