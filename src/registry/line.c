@@ -1,7 +1,7 @@
 /* line: the one line of waiters (see line.h).  Its two users differ only
  * in where their numbers live: a job's in its record, a slot group's in
  * .NAME.slotline; the places, their probes and their sweeps are shared.
- * Past 600 lines because both users and the readers of who waits are
+ * Past 450 lines because both users and the readers of who waits are
  * here: split, each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
@@ -312,7 +312,7 @@ void line_sweep(const struct registry *reg, const char *job, unsigned long long 
 		unsigned long long to)
 {
 	char *stem = reg_dot_name(job, ".wait.");
-	(void)walk(reg, job, stem, NULL, from, to, NULL);
+	(void)walk(reg, job, stem, "kind", from, to, NULL);
 	free(stem);
 }
 
@@ -496,7 +496,7 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 	if (gp->ahead >= gp->p.n &&
 	    reg_lock_entry(reg, job, lname, LOCK_EX, lock_wait, LOCK_CREATE, &lfd) == 0 &&
 	    group_numbers(reg, job, lname, lfd, &nums) == 0 && nums.head <= gp->p.n) {
-		(void)walk(reg, job, stem, NULL, nums.head, gp->p.n, NULL);
+		(void)walk(reg, job, stem, "job", nums.head, gp->p.n, NULL);
 		nums.head = gp->p.n + 1;
 		if (nums.next < nums.head)
 			nums.next = nums.head;
