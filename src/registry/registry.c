@@ -13,19 +13,8 @@
 
 int valid_job_id(const char *id)
 {
-	size_t n = 0;
-	if (id[0] == '.' || id[0] == '-' || id[0] == '\0')
-		return 0;
-	for (; id[n]; n++) {
-		unsigned char ch = (unsigned char)id[n];
-		if (n >= JOB_ID_MAX)
-			return 0;
-		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
-		      ch == '@' || ch == '+' || ch == '-'))
-			return 0;
-	}
-	return 1;
+	size_t n = strspn(id, ALNUM "._@+-");
+	return n > 0 && n <= JOB_ID_MAX && id[n] == '\0' && id[0] != '.' && id[0] != '-';
 }
 
 const char *reg_path(const struct registry *reg, const char *name)

@@ -30,6 +30,8 @@ struct registry {
  * '.' or '-'. */
 #define JOB_ID_MAX 128
 int valid_job_id(const char *id);
+/* The ASCII letters and digits (a set for strspn(3)). */
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 /* The job lock, the run lock, and the coalescing waiter's (SPEC §5a). */
 enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK };

@@ -31,14 +31,7 @@ int sweep_listed_regular(const struct listing *l, const char *job)
  * letters and digits (0.1's). */
 static int temp_suffix(const char *s)
 {
-	if (!*s)
-		return 1;
-	if (*s++ != '.' || strlen(s) != 6)
-		return 0;
-	for (; *s; s++)
-		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9'))
-			return 0;
-	return 1;
+	return !*s || (s[0] == '.' && strlen(s + 1) == 6 && strspn(s + 1, ALNUM) == 6);
 }
 
 void sweep_temps(const struct registry *reg, const char *job, const struct listing *l)
