@@ -1,12 +1,9 @@
 /* registry: the directory of records (SPEC §1, §4, §6) — opening it,
- * names, reading a record, and replacing or removing one.  Every entry is opened relative to the directory with
- * O_NOFOLLOW and must be a regular file (else 77).  In a group-writable
- * directory every file created is made group-readable and -writable;
- * existing lock files are opened without O_CREAT (fs.protected_regular);
- * exclusive locks are taken on read-write descriptors where allowed (NFS).
- * Operations that meet ESTALE are tried again a few times.  Functions
- * return an exit status (0 on success) after printing any error.
- * Opening one entry safely lives in openat.c, reading the directory in
+ * names, reading a record, and replacing or removing one.  Every entry
+ * must be a regular file (else 77); in a group-writable directory every
+ * file created is made group-readable and -writable.  Functions return an
+ * exit status (0 on success) after printing any error.  Opening one entry
+ * safely (and ESTALE) lives in openat.c, reading the directory in
  * listing.c, the atomic replace in atomic.c, the locks in lock.c. */
 #ifndef JOBREG_REGISTRY_H
 #define JOBREG_REGISTRY_H
