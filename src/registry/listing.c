@@ -27,7 +27,7 @@ static void push(char ***list, size_t *count, const char *name, size_t len)
 static void push_job(struct listing *l, const char *name, int regular)
 {
 	push(&l->jobs, &l->njobs, name, strlen(name));
-	if (!regular)
+	if (!regular && !l->jobs_only)
 		push(&l->unsure, &l->nunsure, name, strlen(name));
 }
 
