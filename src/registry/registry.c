@@ -115,16 +115,13 @@ int reg_open(struct registry *reg, const char *path, int create)
 			return 0;
 		}
 		rc = fail_errno(errno, NULL, "stat registry %s", reg->path);
-		close_fd(reg->fd);
-		reg->fd = -1;
-		goto failed;
-	}
-	if (errno == ENOENT && !create)
+	} else if (errno == ENOENT && !create) {
 		return 0;
-	rc = create ? cannot_create(path, errno) : fail_errno(errno, NULL, "open registry %s", path);
+	} else {
+		rc = create ? cannot_create(path, errno) : fail_errno(errno, NULL, "open registry %s", path);
+	}
 failed:
-	free(reg->path);
-	reg->path = NULL;
+	reg_close(reg);
 	return rc;
 }
 
