@@ -4,6 +4,7 @@
 #include "util/utf8.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,15 +99,8 @@ static int line_run(const char *line, size_t len, unsigned long long *run)
 {
 	const char *v;
 	size_t n;
-	char digits[21];
-	if (!history_get(line, len, "run", &v, &n) || n == 0 || n >= sizeof digits)
-		return 0;
-	memcpy(digits, v, n);
-	digits[n] = '\0';
-	if (strspn(digits, "0123456789") != n || memchr(line, '\0', len) || !utf8_valid(line, len))
-		return 0;
-	*run = strtoull(digits, NULL, 10);
-	return 1;
+	return history_get(line, len, "run", &v, &n) && parse_digits(v, n, ULLONG_MAX, run) == 0 &&
+	       !memchr(line, '\0', len) && utf8_valid(line, len);
 }
 
 int history_read(const struct registry *reg, const char *job, struct buf *data, int *found)
@@ -182,18 +176,17 @@ static int store(const struct registry *reg, const char *job, const char *name,
 	return reg_replace(reg, job, name, text->data + pos, text->len - pos);
 }
 
-/* Do the lines L (LEN bytes) and LINE give their run the same outcome? */
-static int same_outcome(const char *l, size_t len, const char *line)
+/* Is the outcome of LINE (LEN bytes) WORD? */
+static int outcome_is(const char *line, size_t len, const char *word)
 {
-	const char *a, *b;
-	size_t alen, blen;
-	return history_get(l, len, "outcome", &a, &alen) &&
-	       history_get(line, strlen(line), "outcome", &b, &blen) && alen == blen &&
-	       memcmp(a, b, alen) == 0;
+	const char *v;
+	size_t n;
+	return history_get(line, len, "outcome", &v, &n) && n == strlen(word) &&
+	       memcmp(v, word, n) == 0;
 }
 
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
-		const char *line, unsigned long keep, int keep_same)
+		const char *line, unsigned long keep, const char *keep_same)
 {
 	char *name = reg_dot_name(job, HISTORY_SUFFIX);
 	struct buf old = {0}, text = {0};
@@ -208,7 +201,7 @@ int history_put(const struct registry *reg, const char *job, unsigned long long 
 	/* The lines as they will be: LINE in place of its run's, else last. */
 	while (history_next(&old, &pos, &l, &len)) {
 		if (line_run(l, len, &r) && r == run) {
-			if (keep_same && same_outcome(l, len, line))
+			if (keep_same && outcome_is(l, len, keep_same))
 				goto out;
 			if (placed)
 				continue;
@@ -249,15 +242,6 @@ int history_trim(const struct registry *reg, const char *job, unsigned long keep
 	buf_free(&text);
 	free(name);
 	return rc;
-}
-
-/* Is the outcome of LINE (LEN bytes) WORD? */
-static int outcome_is(const char *line, size_t len, const char *word)
-{
-	const char *v;
-	size_t n;
-	return history_get(line, len, "outcome", &v, &n) && n == strlen(word) &&
-	       memcmp(v, word, n) == 0;
 }
 
 int history_before(const struct registry *reg, const char *job, const struct record *r,

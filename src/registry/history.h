@@ -30,12 +30,12 @@ void history_line(struct buf *out, const struct record *r, const char *outcome, 
 
 /* Put LINE, of run RUN, into JOB's history: it replaces the line of that
  * run, else it is added last; then only the last KEEP lines stay (KEEP 0:
- * no history, the file is removed).  With KEEP_SAME, a line of that run
- * already there that gives it LINE's outcome is left as it is; one with
- * another outcome (a correction's record written, then a crash or an
+ * no history, the file is removed).  With KEEP_SAME (LINE's outcome), a
+ * line of that run already there with that outcome is left as it is; one
+ * with another outcome (a correction's record written, then a crash or an
  * error before its line) is replaced.  Job lock held; an exit status. */
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
-		const char *line, unsigned long keep, int keep_same);
+		const char *line, unsigned long keep, const char *keep_same);
 
 /* Only the last KEEP lines of JOB's history stay (0: none, the file is
  * removed), now rather than at the next line put.  Job lock held; an exit

@@ -1,7 +1,7 @@
 /* line: the one line of waiters (see line.h).  Its two users differ only
  * in where their numbers live: a job's in its record, a slot group's in
  * .NAME.slotline; the places, their probes and their sweeps are shared.
- * Past 600 lines because both users and the readers of who waits are
+ * Past 450 lines because both users and the readers of who waits are
  * here: split, each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
@@ -38,18 +38,6 @@ static char *place_name(const char *stem, unsigned long long n)
 	return b.data;
 }
 
-static char *job_stem(const char *job)
-{
-	return reg_dot_name(job, ".wait.");
-}
-
-static char *group_file(const char *group, const char *suffix)
-{
-	struct buf b = {0};
-	buf_addf(&b, ".%s%s", group, suffix);
-	return b.data;
-}
-
 /* A line that spans more than a line can is read as its last part. */
 static void clamp(struct line_numbers *nums)
 {
@@ -61,8 +49,8 @@ static void clamp(struct line_numbers *nums)
 		nums->head = nums->next - LINE_SPAN_MAX;
 }
 
-/* "FIRST pid=P host=H since=T\n": who waits, for a place's file. */
-static void who_line(struct buf *b, const char *first)
+/* "KEY=VALUE pid=P host=H since=T\n": who waits, for a place's file. */
+static void who_line(struct buf *b, const char *key, const char *value)
 {
 	char host[HOST_NAME_MAX + 1] = "-", since[21];
 	if (gethostname(host, sizeof host - 1) < 0 || !host[0])
@@ -71,7 +59,19 @@ static void who_line(struct buf *b, const char *first)
 		if ((unsigned char)*c <= ' ' || *c == 0x7f)
 			*c = '?';   /* one field, whatever the name */
 	time_format(now_seconds(), since);
-	buf_addf(b, "%s pid=%ld host=%s since=%s\n", first, (long)getpid(), host, since);
+	buf_addf(b, "%s=%s pid=%ld host=%s since=%s\n", key, value, (long)getpid(), host, since);
+}
+
+/* Remove place P's file and let it go. */
+static void drop(const struct registry *reg, const char *stem, struct place *p)
+{
+	if (p->fd < 0)
+		return;
+	char *name = place_name(stem, p->n);
+	(void)unlinkat(reg->fd, name, 0);
+	free(name);
+	close_fd(p->fd);
+	p->fd = -1;
 }
 
 /* Take place NEXT of line STEM (or the first free number after it), made
@@ -88,19 +88,15 @@ static int join(const struct registry *reg, const char *job, const char *stem,
 		char *name = place_name(stem, next);
 		struct stat st;
 		int rc = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &p->fd, &st);
+		p->n = next;
 		/* (blocking: a reader's probe may hold the new file an instant) */
 		if (rc == 0 && entry_share(p->fd, reg->share_mode) == 0 &&
 		    flock_wait(p->fd, LOCK_EX, -1) == 0 && write_full(p->fd, who, strlen(who)) == 0) {
 			free(name);
-			p->n = next;
 			return 0;
 		}
 		int err = errno;
-		if (rc == 0) {
-			(void)unlinkat(reg->fd, name, 0);
-			close_fd(p->fd);
-			p->fd = -1;
-		}
+		drop(reg, stem, p);
 		if (rc == ENTRY_NOT_REGULAR || (rc != 0 && err == EEXIST)) {
 			free(name);
 			continue;   /* a leftover: the next number is ours */
@@ -113,44 +109,29 @@ static int join(const struct registry *reg, const char *job, const char *stem,
 		    JOIN_TRIES);
 }
 
-/* Remove place P's file and let it go. */
-static void drop(const struct registry *reg, const char *stem, struct place *p)
+/* The place (or follower's lock) file NAME: 1 live (locked), 0 not (free,
+ * or no regular file: a planted name is nobody's place), 2 its file is
+ * gone; -1 with errno when the probe failed, which decides nothing.  With
+ * FD, the file of a live place is left open there; with SWEEP (the job
+ * lock held), a free one is removed: it is nobody's, since a place is
+ * locked by its maker before the lock we hold was let go. */
+static int probe(const struct registry *reg, const char *name, int *fd, int sweep)
 {
-	if (p->fd < 0)
-		return;
-	char *name = place_name(stem, p->n);
-	(void)unlinkat(reg->fd, name, 0);
-	free(name);
-	close_fd(p->fd);
-	p->fd = -1;
-}
-
-/* Place N of STEM: 1 live (locked), 0 not (free, or no regular file: a
- * planted name is nobody's place), 2 its file is gone; -1 with errno
- * when the probe failed, which decides nothing.  With FD, the place's
- * file is left open there when it is live. */
-static int probe(const struct registry *reg, const char *stem, unsigned long long n, int *fd)
-{
-	char *name = place_name(stem, n);
 	struct stat st;
 	int pfd, rc = entry_open(reg->fd, name, O_RDONLY, &pfd, &st);
-	free(name);
 	if (rc == ENTRY_NOT_REGULAR)
 		return 0;
 	if (rc < 0)
 		return errno == ENOENT ? 2 : -1;
-	do
-		rc = flock(pfd, LOCK_SH | LOCK_NB);
-	while (rc < 0 && errno == EINTR);
-	int err = errno, live = rc < 0 && err == EWOULDBLOCK;
-	if (live && fd)
+	int live = flock_wait(pfd, LOCK_SH, 0) == 0 ? 0 : errno == EWOULDBLOCK ? 1 : -1;
+	int err = errno;
+	if (live == 0 && sweep)
+		(void)unlinkat(reg->fd, name, 0);
+	if (live == 1 && fd)
 		*fd = pfd;
 	else
 		close_fd(pfd);
-	if (rc < 0 && !live) {
-		errno = err;
-		return -1;
-	}
+	errno = err;
 	return live;
 }
 
@@ -160,44 +141,77 @@ static int nearest(const struct registry *reg, const char *job, const char *stem
 {
 	*ahead = 0;
 	for (unsigned long long n = below; n > from && reg->fd >= 0;) {
-		int state = probe(reg, stem, --n, NULL);
-		if (state < 0) {
-			char *name = place_name(stem, n);
-			int rc = fail_errno(errno, job, "look at the place %s", reg_path(reg, name));
-			free(name);
-			return rc;
-		}
-		if (state == 1) {
+		char *name = place_name(stem, --n);
+		int rc = 0, state = probe(reg, name, NULL, 0);
+		if (state < 0)
+			rc = fail_errno(errno, job, "look at the place %s", reg_path(reg, name));
+		free(name);
+		if (state == 1)
 			*ahead = n;
-			return 0;
-		}
+		if (state == 1 || state < 0)
+			return rc;
 	}
 	return 0;
 }
 
 int line_sweep_file(const struct registry *reg, const char *name)
 {
-	struct stat st;
-	int fd;
-	if (entry_open(reg->fd, name, O_RDONLY, &fd, &st) != 0)
-		return errno == ENOENT ? -1 : 0;
-	/* Held: a live place (or follower).  Free: nobody's, since a place
-	 * is locked by its maker before the lock we hold was let go. */
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
-		(void)unlinkat(reg->fd, name, 0);
-	close_fd(fd);
-	return 0;
+	return probe(reg, name, NULL, 1) == 2 ? -1 : 0;
 }
 
-static void sweep_range(const struct registry *reg, const char *stem, unsigned long long from,
-			unsigned long long to)
+/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
+ * first one's name ("kind" or "job"). */
+static void entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
+{
+	char format[64], *line = xstrndup(text, len);
+	char **fields[] = { &e->first, &e->pid, &e->host, &e->since };
+	snprintf(format, sizeof format, "%.16s=%%ms pid=%%ms host=%%ms since=%%ms", key);
+	e->first = e->pid = e->host = e->since = NULL;
+	/* One line, whole: a torn one (no newline yet) tells nothing. */
+	if (memchr(text, '\n', len))
+		(void)sscanf(line, format, fields[0], fields[1], fields[2], fields[3]);
+	for (size_t i = 0; i < 4; i++)
+		if (!*fields[i])
+			*fields[i] = xstrdup("-");
+	free(line);
+}
+
+/* The places of STEM in [FROM, TO): with OUT, the live ones listed, each
+ * with its waiter's line (KEY its first field's name); without, the files
+ * nobody holds removed (the job lock held).  A place that cannot be
+ * looked at is reported (74), and the others are still listed: a reader
+ * leaves none out silently. */
+static int walk(const struct registry *reg, const char *job, const char *stem, const char *key,
+		unsigned long long from, unsigned long long to, struct line_entries *out)
 {
 	unsigned missing = 0;
-	for (unsigned long long n = from; n < to && missing < MISSING_MAX; n++) {
+	int rc = 0;
+	if (out)
+		*out = (struct line_entries){ NULL, 0 };
+	for (unsigned long long n = from; n < to && missing < MISSING_MAX && reg->fd >= 0; n++) {
 		char *name = place_name(stem, n);
-		missing = line_sweep_file(reg, name) < 0 ? missing + 1 : 0;
+		int fd = -1, state = probe(reg, name, out ? &fd : NULL, !out);
+		if (state < 0 && out && !rc)
+			rc = fail_errno(errno, job, "cannot look at place %llu: %s", n,
+					reg_path(reg, name));
 		free(name);
+		if (state < 0 && out)
+			continue;
+		missing = state == 2 ? missing + 1 : 0;
+		if (state != 1 || !out)
+			continue;
+		char text[512];
+		ssize_t got;
+		do
+			got = pread(fd, text, sizeof text, 0);
+		while (got < 0 && errno == EINTR);
+		close_fd(fd);
+		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
+		struct line_entry *e = &out->e[out->count++];
+		e->n = n;
+		entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
 	}
+	return rc;
 }
 
 /* ---- a job's line ---- */
@@ -215,18 +229,10 @@ void line_numbers(const struct record *rec, struct line_numbers *nums)
 
 int line_read(const struct registry *reg, const char *job, struct line_numbers *nums)
 {
-	struct buf data = {0};
 	struct record rec;
-	const char *why;
-	int found = 0;
-	int rc = reg_read(reg, job, job, RECORD_MAX, &data, &found);
-	if (!rc && found && record_parse(&rec, data.data, data.len, &why) == 0) {
-		line_numbers(&rec, nums);
-		record_free(&rec);
-	} else {
-		line_numbers(NULL, nums);
-	}
-	buf_free(&data);
+	int found, rc = reg_read_record(reg, job, &rec, &found);
+	line_numbers(found ? &rec : NULL, nums);
+	record_free(&rec);
 	return rc;
 }
 
@@ -234,15 +240,13 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 	      const char *kind, struct place *p)
 {
 	struct line_numbers nums;
-	struct buf who = {0}, first = {0};
-	char *stem = job_stem(job);
+	struct buf who = {0};
+	char *stem = reg_dot_name(job, ".wait.");
 	line_numbers(rec, &nums);
-	buf_addf(&first, "kind=%s", kind);
-	who_line(&who, first.data);
+	who_line(&who, "kind", kind);
 	int rc = join(reg, job, stem, nums.next, who.data, "line", "clear the job", p);
 	if (!rc)
 		record_put_number(rec, "wait_next", p->n + 1);
-	buf_free(&first);
 	buf_free(&who);
 	free(stem);
 	return rc;
@@ -250,7 +254,7 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 
 void line_abandon(const struct registry *reg, const char *job, struct place *p)
 {
-	char *stem = job_stem(job);
+	char *stem = reg_dot_name(job, ".wait.");
 	drop(reg, stem, p);
 	free(stem);
 }
@@ -258,7 +262,7 @@ void line_abandon(const struct registry *reg, const char *job, struct place *p)
 int line_ahead(const struct registry *reg, const char *job, const struct line_numbers *nums,
 	       unsigned long long below, unsigned long long *ahead)
 {
-	char *stem = job_stem(job);
+	char *stem = reg_dot_name(job, ".wait.");
 	unsigned long long from = nums->head > nums->replaced_below ? nums->head
 								    : nums->replaced_below;
 	int rc = nearest(reg, job, stem, from, below, ahead);
@@ -279,7 +283,7 @@ unsigned long long line_waiting(const struct registry *reg, const char *job,
 
 int line_open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd)
 {
-	char *stem = job_stem(job), *name = place_name(stem, n);
+	char *stem = reg_dot_name(job, ".wait."), *name = place_name(stem, n);
 	struct stat st;
 	int rc = 0;
 	*fd = -1;
@@ -307,8 +311,8 @@ void line_passed(struct record *rec, const struct line_numbers *nums)
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
 		unsigned long long to)
 {
-	char *stem = job_stem(job);
-	sweep_range(reg, stem, from, to);
+	char *stem = reg_dot_name(job, ".wait.");
+	(void)walk(reg, job, stem, "kind", from, to, NULL);
 	free(stem);
 }
 
@@ -357,16 +361,15 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 
 /* ---- a slot group's line ---- */
 
-/* Read the numbers from the line file FD (missing: 1, 1).  An exit
- * status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
-static int group_numbers(const struct registry *reg, const char *job, const char *group,
+/* Read the numbers of the line file NAME from FD (missing: 1, 1).  An
+ * exit status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
+static int group_numbers(const struct registry *reg, const char *job, const char *name,
 			 int fd, struct line_numbers *nums)
 {
 	char text[128];
 	ssize_t n;
 	static const char *const keys[] = { "next=", "head=" };
 	unsigned long long *at[] = { &nums->next, &nums->head };
-	char *name = group_file(group, ".slotline");
 	int rc = 0;
 	do
 		n = pread(fd, text, sizeof text - 1, 0);
@@ -382,8 +385,25 @@ static int group_numbers(const struct registry *reg, const char *job, const char
 			rc = fail(EXIT_CORRUPT, job, "corrupt %s: %s is not a number up to 2^63-1",
 				  reg_path(reg, name), keys[i]);
 	}
-	free(name);
 	clamp(nums);
+	return rc;
+}
+
+/* GROUP's numbers as its line file says now, read without its lock (a
+ * place taken meanwhile comes after ours anyway); no line yet, or no file
+ * of ours: 1, 1. */
+static int group_look(const struct registry *reg, const char *job, const char *group,
+		      struct line_numbers *nums)
+{
+	char *name = reg_dot_name(group, ".slotline");
+	struct stat st;
+	int fd, rc = 0;
+	*nums = (struct line_numbers){ 1, 1, 0 };
+	if (entry_open(reg->fd, name, O_RDONLY, &fd, &st) == 0) {
+		rc = group_numbers(reg, job, name, fd, nums);
+		close_fd(fd);
+	}
+	free(name);
 	return rc;
 }
 
@@ -402,43 +422,31 @@ static int group_write(int fd, const struct line_numbers *nums)
 	return rc;
 }
 
-static int group_lock(const struct registry *reg, const char *job, const char *group,
-		      double lock_wait, int *fd)
-{
-	char *name = group_file(group, ".slotline");
-	int rc = reg_lock_entry(reg, job, name, LOCK_EX, lock_wait, LOCK_CREATE, fd);
-	free(name);
-	return rc;
-}
-
 int line_group_join(const struct registry *reg, const char *job, const char *group,
 		    double lock_wait, struct group_place *gp)
 {
 	struct line_numbers nums = { 1, 1, 0 };
-	struct buf who = {0}, first = {0}, what = {0};
-	char *stem = group_file(group, ".slotwait."), *lname = group_file(group, ".slotline");
-	int lfd, rc = group_lock(reg, job, group, lock_wait, &lfd);
+	struct buf who = {0}, what = {0};
+	char *stem = reg_dot_name(group, ".slotwait."), *lname = reg_dot_name(group, ".slotline");
+	int lfd, rc = reg_lock_entry(reg, job, lname, LOCK_EX, lock_wait, LOCK_CREATE, &lfd);
 	if (!rc)
-		rc = group_numbers(reg, job, group, lfd, &nums);
-	buf_addf(&first, "job=%s", job);
-	who_line(&who, first.data);
+		rc = group_numbers(reg, job, lname, lfd, &nums);
+	who_line(&who, "job", job);
 	buf_addf(&what, "the line of slot group %s", group);
 	if (!rc)
 		rc = join(reg, job, stem, nums.next, who.data, what.data, "remove its .slotline",
 			  &gp->p);
 	if (!rc) {
-		unsigned long long head = nums.head;
 		nums.next = gp->p.n + 1;
 		if (group_write(lfd, &nums) < 0) {
 			rc = fail_errno(errno, job, "write %s", reg_path(reg, lname));
 			drop(reg, stem, &gp->p);
 		} else {
 			gp->group = group;
-			gp->ahead = head;
+			gp->ahead = nums.head;
 		}
 	}
 	reg_unlock(&lfd);
-	buf_free(&first);
 	buf_free(&who);
 	buf_free(&what);
 	free(stem);
@@ -449,7 +457,7 @@ int line_group_join(const struct registry *reg, const char *job, const char *gro
 int line_group_turn(const struct registry *reg, const char *job, struct group_place *gp,
 		    int *turn)
 {
-	char *stem = group_file(gp->group, ".slotwait.");
+	char *stem = reg_dot_name(gp->group, ".slotwait.");
 	unsigned long long ahead;
 	/* Places below AHEAD were found dead: a place, once dead, stays so. */
 	if (gp->p.n - gp->ahead > LINE_SPAN_MAX)
@@ -464,20 +472,13 @@ int line_group_turn(const struct registry *reg, const char *job, struct group_pl
 
 int line_group_busy(const struct registry *reg, const char *job, const char *group, int *busy)
 {
-	char *lname = group_file(group, ".slotline"), *stem = group_file(group, ".slotwait.");
+	char *stem = reg_dot_name(group, ".slotwait.");
 	struct line_numbers nums;
-	struct stat st;
 	unsigned long long ahead = 0;
-	int fd, rc = entry_open(reg->fd, lname, O_RDONLY, &fd, &st);
-	if (rc == 0) {
-		if ((rc = group_numbers(reg, job, group, fd, &nums)) == 0)
-			rc = nearest(reg, job, stem, nums.head, nums.next, &ahead);
-		close_fd(fd);
-	} else {
-		rc = 0;   /* no line yet (or no file of ours): nobody waits */
-	}
+	int rc = group_look(reg, job, group, &nums);
+	if (!rc)
+		rc = nearest(reg, job, stem, nums.head, nums.next, &ahead);
 	*busy = ahead != 0;
-	free(lname);
 	free(stem);
 	return rc;
 }
@@ -489,11 +490,13 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 	int lfd = -1;
 	if (!gp->group)
 		return;
-	char *stem = group_file(gp->group, ".slotwait.");
+	char *stem = reg_dot_name(gp->group, ".slotwait.");
+	char *lname = reg_dot_name(gp->group, ".slotline");
 	/* Our turn had come: the places below ours are over. */
-	if (gp->ahead >= gp->p.n && group_lock(reg, job, gp->group, lock_wait, &lfd) == 0 &&
-	    group_numbers(reg, job, gp->group, lfd, &nums) == 0 && nums.head <= gp->p.n) {
-		sweep_range(reg, stem, nums.head, gp->p.n);
+	if (gp->ahead >= gp->p.n &&
+	    reg_lock_entry(reg, job, lname, LOCK_EX, lock_wait, LOCK_CREATE, &lfd) == 0 &&
+	    group_numbers(reg, job, lname, lfd, &nums) == 0 && nums.head <= gp->p.n) {
+		(void)walk(reg, job, stem, "job", nums.head, gp->p.n, NULL);
 		nums.head = gp->p.n + 1;
 		if (nums.next < nums.head)
 			nums.next = nums.head;
@@ -504,91 +507,32 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 	drop(reg, stem, &gp->p);
 	reg_unlock(&lfd);
 	free(stem);
+	free(lname);
 	gp->group = NULL;
 }
 
 /* ---- readers ---- */
 
-/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
- * first one's name ("kind" or "job"). */
-static void entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
-{
-	char format[64], *line = xstrndup(text, len);
-	char **fields[] = { &e->first, &e->pid, &e->host, &e->since };
-	snprintf(format, sizeof format, "%.16s=%%ms pid=%%ms host=%%ms since=%%ms", key);
-	e->first = e->pid = e->host = e->since = NULL;
-	/* One line, whole: a torn one (no newline yet) tells nothing. */
-	if (memchr(text, '\n', len))
-		(void)sscanf(line, format, fields[0], fields[1], fields[2], fields[3]);
-	for (size_t i = 0; i < 4; i++)
-		if (!*fields[i])
-			*fields[i] = xstrdup("-");
-	free(line);
-}
-
-/* The live places of STEM in [FROM, TO), each with its waiter's line.  A
- * place that cannot be looked at is reported (74), and the others are
- * still listed: a reader leaves none out silently. */
-static int list(const struct registry *reg, const char *job, const char *stem, const char *key,
-		unsigned long long from, unsigned long long to, struct line_entries *out)
-{
-	unsigned missing = 0;
-	int rc = 0;
-	*out = (struct line_entries){ NULL, 0 };
-	for (unsigned long long n = from; n < to && missing < MISSING_MAX && reg->fd >= 0; n++) {
-		int fd = -1, state = probe(reg, stem, n, &fd);
-		if (state < 0) {
-			char *name = place_name(stem, n);
-			if (!rc)
-				rc = fail_errno(errno, job, "cannot look at place %llu: %s", n,
-						reg_path(reg, name));
-			free(name);
-			continue;
-		}
-		missing = state == 2 ? missing + 1 : 0;
-		if (state != 1)
-			continue;
-		char text[512];
-		ssize_t got;
-		do
-			got = pread(fd, text, sizeof text, 0);
-		while (got < 0 && errno == EINTR);
-		close_fd(fd);
-		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
-		struct line_entry *e = &out->e[out->count++];
-		e->n = n;
-		entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
-	}
-	return rc;
-}
-
 int line_list(const struct registry *reg, const char *job, const struct record *rec,
 	      struct line_entries *out)
 {
 	struct line_numbers nums;
-	char *stem = job_stem(job);
+	char *stem = reg_dot_name(job, ".wait.");
 	line_numbers(rec, &nums);
 	unsigned long long from = nums.head > nums.replaced_below ? nums.head : nums.replaced_below;
-	int rc = list(reg, job, stem, "kind", from, nums.next, out);
+	int rc = walk(reg, job, stem, "kind", from, nums.next, out);
 	free(stem);
 	return rc;
 }
 
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out)
 {
-	char *lname = group_file(group, ".slotline"), *stem = group_file(group, ".slotwait.");
+	char *stem = reg_dot_name(group, ".slotwait.");
 	struct line_numbers nums;
-	struct stat st;
-	int fd, rc = entry_open(reg->fd, lname, O_RDONLY, &fd, &st);
+	int rc = group_look(reg, group, group, &nums);
 	*out = (struct line_entries){ NULL, 0 };
-	if (rc == 0) {
-		if ((rc = group_numbers(reg, group, group, fd, &nums)) == 0)
-			rc = list(reg, group, stem, "job", nums.head, nums.next, out);
-		close_fd(fd);
-	} else {
-		rc = 0;
-	}
-	free(lname);
+	if (!rc)
+		rc = walk(reg, group, stem, "job", nums.head, nums.next, out);
 	free(stem);
 	return rc;
 }

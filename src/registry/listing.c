@@ -27,9 +27,8 @@ static void push(char ***list, size_t *count, const char *name, size_t len)
 static void push_job(struct listing *l, const char *name, int regular)
 {
 	push(&l->jobs, &l->njobs, name, strlen(name));
-	if ((l->njobs & (l->njobs - 1)) == 0)
-		l->regular = xrealloc(l->regular, l->njobs * 2);
-	l->regular[l->njobs - 1] = (unsigned char)regular;
+	if (!regular && !l->jobs_only)
+		push(&l->unsure, &l->nunsure, name, strlen(name));
 }
 
 static int ends_with(const char *name, size_t n, const char *suffix)
@@ -122,23 +121,6 @@ int listing_has(char *const *names, size_t n, const char *name)
 	return n > 0 && bsearch(&name, names, n, sizeof *names, cmp_names) != NULL;
 }
 
-/* Sort the jobs by id, REGULAR beside them. */
-static void sort_jobs(struct listing *l)
-{
-	struct pair { char *name; unsigned char regular; } *v;
-	if (l->njobs < 2)
-		return;
-	v = xmalloc(l->njobs * sizeof *v);
-	for (size_t i = 0; i < l->njobs; i++)
-		v[i] = (struct pair){ l->jobs[i], l->regular[i] };
-	qsort(v, l->njobs, sizeof *v, cmp_names);
-	for (size_t i = 0; i < l->njobs; i++) {
-		l->jobs[i] = v[i].name;
-		l->regular[i] = v[i].regular;
-	}
-	free(v);
-}
-
 /* The jobs whose lock was listed but whose record was not, although it
  * exists: replaced by rename while the directory was read. */
 static void add_missed(const struct registry *reg, struct listing *l)
@@ -153,7 +135,7 @@ static void add_missed(const struct registry *reg, struct listing *l)
 		free(job);
 	}
 	if (l->njobs > listed)
-		sort_jobs(l);
+		sort_names(l->jobs, l->njobs);
 }
 
 int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
@@ -182,9 +164,10 @@ int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
 	closedir(dir);
 	if (err)
 		return fail_errno(err, NULL, "read registry %s", reg->path);
-	sort_jobs(l);
+	sort_names(l->jobs, l->njobs);
 	sort_names(l->locks, l->nlocks);
 	add_missed(reg, l);
+	sort_names(l->unsure, l->nunsure);
 	sort_names(l->temps, l->ntemps);
 	sort_names(l->runs, l->nruns);
 	sort_names(l->runfiles, l->nrunfiles);
@@ -194,14 +177,14 @@ int reg_list(const struct registry *reg, enum list_what what, struct listing *l)
 
 void listing_free(struct listing *l)
 {
-	char **lists[] = { l->jobs, l->temps, l->runs, l->locks, l->runfiles, l->places, l->slots };
-	const size_t counts[] = { l->njobs, l->ntemps, l->nruns, l->nlocks, l->nrunfiles,
-				  l->nplaces, l->nslots };
-	for (int k = 0; k < 7; k++) {
+	char **lists[] = { l->jobs, l->unsure, l->temps, l->runs, l->locks, l->runfiles,
+			   l->places, l->slots };
+	const size_t counts[] = { l->njobs, l->nunsure, l->ntemps, l->nruns, l->nlocks,
+				  l->nrunfiles, l->nplaces, l->nslots };
+	for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
 		for (size_t i = 0; i < counts[k]; i++)
 			free(lists[k][i]);
 		free(lists[k]);
 	}
-	free(l->regular);
 	memset(l, 0, sizeof *l);
 }

@@ -16,8 +16,10 @@
 struct listing {
 	char **jobs;              /* jobs with a record, sorted by id */
 	size_t njobs;
-	unsigned char *regular;   /* regular[i]: the entry of jobs[i] said it is
-				   * a regular file (0: not, or not told) */
+	char **unsure;            /* those of the jobs whose entry did not say it
+				   * is a regular file (not, or not told); a
+				   * sweep's listing only */
+	size_t nunsure;
 	char **temps;             /* ".X.tmp", and 0.1's ".X.tmp.XXXXXX" */
 	size_t ntemps;
 	char **runs;              /* ".X.run" */
@@ -30,7 +32,8 @@ struct listing {
 	size_t nplaces;
 	char **slots;             /* ".NAME.slot.K" (slots.h), listed always */
 	size_t nslots;
-	int jobs_only;            /* LIST_JOBS: temps, runs and runfiles not listed */
+	int jobs_only;            /* LIST_JOBS: unsure, temps, runs and runfiles
+				   * not listed */
 };
 
 /* What reg_list() lists: every kind of entry (a sweep), or only the jobs

@@ -41,12 +41,10 @@ int flock_wait(int fd, int op, double wait)
 		return 0;
 	}
 
-	struct sigaction sa, old_sa;
+	/* No SA_RESTART: the wait must return EINTR. */
+	struct sigaction sa = { .sa_handler = on_alarm }, old_sa;
 	struct itimerval timer = {0};
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;   /* no SA_RESTART: the wait must return EINTR */
 	double deadline = now_mono() + wait;
 	alarm_rang = 0;
 	sigaction(SIGALRM, &sa, &old_sa);
@@ -86,16 +84,6 @@ int flock_wait(int fd, int op, double wait)
 	return rc;
 }
 
-/* A planted non-regular entry at DIR/JOB is refused before a lock file is
- * made for it, so a refused set or clear leaves nothing behind. */
-static int record_refused(const struct registry *reg, const char *job)
-{
-	struct stat st;
-	if (fstatat(reg->fd, job, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		return reg_not_regular(reg, job, job);
-	return 0;
-}
-
 /* Open lock file NAME of JOB into *fd (its status in *st), or -1 in *fd
  * when it is missing and CREATE is 0.  An exclusive lock is opened
  * read-write where we may, since NFS maps flock(2) to POSIX locks, which
@@ -124,8 +112,10 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 			return fail_errno(errno, job, "open %s", reg_path(reg, name));
 		if (!create)
 			return 0;
-		if ((rc = record_refused(reg, job)) != 0)
-			return rc;
+		/* A planted non-regular entry at DIR/JOB is refused before a
+		 * lock file is made for it: a refused call leaves nothing. */
+		if (fstatat(reg->fd, job, st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st->st_mode))
+			return reg_not_regular(reg, job, job);
 		rc = entry_open(reg->fd, name, mode | O_CREAT | O_EXCL, fd, st);
 		if (rc == 0 && entry_share(*fd, reg->share_mode) == 0)
 			return 0;
@@ -146,13 +136,15 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
 }
 
-/* Take lock NAME of JOB (see reg_lock()). */
-static int take_lock(const struct registry *reg, const char *job, const char *name,
-		     int op, double wait, int flags, int *fd)
+int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
+		   int op, double wait, int flags, int *fd)
 {
 	double deadline = now_mono() + wait;
 	int tries = 0;
 
+	*fd = -1;
+	if (reg->fd < 0)
+		return 0;
 	for (;;) {
 		struct stat held, named;
 		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
@@ -193,11 +185,8 @@ static int take_lock(const struct registry *reg, const char *job, const char *na
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd)
 {
-	*fd = -1;
-	if (reg->fd < 0)
-		return 0;
 	char *name = reg_lock_name(job, kind);
-	int rc = take_lock(reg, job, name, op, wait, flags, fd);
+	int rc = reg_lock_entry(reg, job, name, op, wait, flags, fd);
 	free(name);
 	return rc;
 }
@@ -217,7 +206,7 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 		if (rc || *fd < 0)
 			break;
 		*ino = (unsigned long long)st.st_ino;
-		if (flock(*fd, LOCK_SH | LOCK_NB) == 0)
+		if (flock_wait(*fd, LOCK_SH, 0) == 0)
 			break;
 		int err = errno;
 		reg_unlock(fd);
@@ -233,13 +222,6 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 	}
 	free(name);
 	return rc;
-}
-
-int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
-		   int op, double wait, int flags, int *fd)
-{
-	*fd = -1;
-	return reg->fd < 0 ? 0 : take_lock(reg, job, name, op, wait, flags, fd);
 }
 
 int reg_open_lock(const struct registry *reg, const char *job, const char *name,

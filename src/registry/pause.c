@@ -18,7 +18,7 @@ int registry_pause_read(const struct registry *reg, double now, struct record *p
 	int found = 0;
 	record_init(pause);
 	*paused = 0;
-	int rc = reg->fd < 0 ? 0 : reg_read(reg, NULL, PAUSE_FILE, RECORD_MAX, &data, &found);
+	int rc = reg_read(reg, NULL, PAUSE_FILE, RECORD_MAX, &data, &found);
 	if (!rc && found && record_parse_settings(pause, data.data, data.len, &why) < 0)
 		rc = fail(EXIT_CORRUPT, NULL, "corrupt registry pause %s: %s",
 			  reg_path(reg, PAUSE_FILE), why);

@@ -13,19 +13,8 @@
 
 int valid_job_id(const char *id)
 {
-	size_t n = 0;
-	if (id[0] == '.' || id[0] == '-' || id[0] == '\0')
-		return 0;
-	for (; id[n]; n++) {
-		unsigned char ch = (unsigned char)id[n];
-		if (n >= JOB_ID_MAX)
-			return 0;
-		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
-		      ch == '@' || ch == '+' || ch == '-'))
-			return 0;
-	}
-	return 1;
+	size_t n = strspn(id, ALNUM "._@+-");
+	return n > 0 && n <= JOB_ID_MAX && id[n] == '\0' && id[0] != '.' && id[0] != '-';
 }
 
 const char *reg_path(const struct registry *reg, const char *name)
@@ -43,9 +32,7 @@ const char *reg_path(const struct registry *reg, const char *name)
 char *reg_dot_name(const char *job, const char *suffix)
 {
 	struct buf name = {0};
-	buf_addc(&name, '.');
-	buf_adds(&name, job);
-	buf_adds(&name, suffix);
+	buf_addf(&name, ".%s%s", job, suffix);
 	return name.data;
 }
 
@@ -87,19 +74,6 @@ static int make_dirs(char *path)
 	return -1;
 }
 
-/* In a group-writable registry the files we create are made group-readable
- * and -writable as well (SPEC §1). */
-static int note_sharing(struct registry *reg)
-{
-	struct stat st;
-	if (fstat(reg->fd, &st) < 0)
-		return fail_errno(errno, NULL, "stat registry %s", reg->path);
-	reg->share_mode = entry_share_mode(st.st_mode);
-	reg->dev = st.st_dev;
-	reg->ino = st.st_ino;
-	return 0;
-}
-
 /* Why a writer could not make or open the registry PATH: exit 73 when the
  * path cannot name a directory we could create (a missing parent that
  * cannot be made, a file or dangling symlink in the way, a name too long),
@@ -118,15 +92,13 @@ static int cannot_create(const char *path, int err)
 
 int reg_open(struct registry *reg, const char *path, int create)
 {
+	struct stat st;
 	int rc;
 	reg->path = xstrdup(path);
 	reg->share_mode = 0;
 	reg->fd = open_dir(path);
 	if (reg->fd < 0 && errno == ENOENT && create) {
-		char *copy = xstrdup(path);
-		int made = make_dirs(copy);
-		free(copy);
-		if (made < 0) {
+		if (make_dirs(reg->path) < 0) {
 			rc = fail(EXIT_CANTCREAT, NULL, "cannot create registry %s: %s",
 				  path, strerror(errno));
 			goto failed;
@@ -134,18 +106,22 @@ int reg_open(struct registry *reg, const char *path, int create)
 		reg->fd = open_dir(path);
 	}
 	if (reg->fd >= 0) {
-		if ((rc = note_sharing(reg)) == 0)
+		/* In a group-writable registry the files we create are made
+		 * group-readable and -writable as well (SPEC §1). */
+		if (fstat(reg->fd, &st) == 0) {
+			reg->share_mode = entry_share_mode(st.st_mode);
+			reg->dev = st.st_dev;
+			reg->ino = st.st_ino;
 			return 0;
-		close_fd(reg->fd);
-		reg->fd = -1;
-		goto failed;
-	}
-	if (errno == ENOENT && !create)
+		}
+		rc = fail_errno(errno, NULL, "stat registry %s", reg->path);
+	} else if (errno == ENOENT && !create) {
 		return 0;
-	rc = create ? cannot_create(path, errno) : fail_errno(errno, NULL, "open registry %s", path);
+	} else {
+		rc = create ? cannot_create(path, errno) : fail_errno(errno, NULL, "open registry %s", path);
+	}
 failed:
-	free(reg->path);
-	reg->path = NULL;
+	reg_close(reg);
 	return rc;
 }
 
@@ -188,22 +164,6 @@ int reg_cannot_write(const struct registry *reg, const char *job, int err)
 	return fail_errno(err, job, "cannot write to registry %s", reg->path);
 }
 
-/* entry_open() that reports: 0 with *fd, or -1 in *fd when there is none;
- * else the exit status after the message. */
-static int open_entry(const struct registry *reg, const char *job, const char *name,
-		      int flags, int *fd, off_t *size)
-{
-	struct stat st;
-	int rc = entry_open(reg->fd, name, flags, fd, &st);
-	if (rc == ENTRY_NOT_REGULAR)
-		return reg_not_regular(reg, job, name);
-	if (rc < 0)
-		return errno == ENOENT ? 0 : fail_errno(errno, job, "open %s", reg_path(reg, name));
-	if (size)
-		*size = st.st_size;
-	return 0;
-}
-
 /* Read the file on FD, SIZE bytes by fstat, into DATA: at most MAX + 1
  * bytes, one past the limit being enough to tell it is too big.  Asked
  * for one byte more than fstat saw, a regular file that returns less is
@@ -242,11 +202,13 @@ int reg_read(const struct registry *reg, const char *job, const char *name, size
 	if (reg->fd < 0)
 		return 0;
 	for (;;) {
-		off_t size = 0;
-		int rc = open_entry(reg, job, name, O_RDONLY, &fd, &size);
-		if (rc || fd < 0)
-			return rc;
-		rc = read_entry(fd, size, max, data);
+		struct stat st;
+		int rc = entry_open(reg->fd, name, O_RDONLY, &fd, &st);
+		if (rc == ENTRY_NOT_REGULAR)
+			return reg_not_regular(reg, job, name);
+		if (rc < 0)
+			return errno == ENOENT ? 0 : fail_errno(errno, job, "open %s", reg_path(reg, name));
+		rc = read_entry(fd, st.st_size, max, data);
 		int err = errno;
 		close_fd(fd);
 		if (rc == 0)
@@ -259,18 +221,24 @@ int reg_read(const struct registry *reg, const char *job, const char *name, size
 	return 0;
 }
 
+int reg_read_record(const struct registry *reg, const char *job, struct record *rec,
+		    int *found)
+{
+	struct buf data = {0};
+	const char *why;
+	int rc = reg_read(reg, job, job, RECORD_MAX, &data, found);
+	if (rc || !*found || record_parse(rec, data.data, data.len, &why) < 0) {
+		record_init(rec);
+		*found = 0;
+	}
+	buf_free(&data);
+	return rc;
+}
+
 void reg_remove_leftover(const struct registry *reg, const char *job, const char *name)
 {
 	if (unlinkat(reg->fd, name, 0) < 0 && errno != ENOENT)
 		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
-}
-
-static int sync_dir(const struct registry *reg, const char *job, const char *after)
-{
-	if (fsync_retry(reg->fd) == 0)
-		return 0;
-	int err = errno;
-	return fail(EXIT_IO, job, "fsync %s: %s (%s)", reg->path, strerror(err), after);
 }
 
 /* Create JOB's temp file TMP afresh into *fd.  Every writer of JOB holds
@@ -299,14 +267,11 @@ static int create_temp(const struct registry *reg, const char *job, const char *
 int reg_replace(const struct registry *reg, const char *job, const char *name,
 		const char *data, size_t len)
 {
-	char *tmp = reg_dot_name(job, ".tmp");
 	int is_record = strcmp(name, job) == 0, rc, fd, tries = 0;
-
-	if (is_record && len > RECORD_MAX) {
-		rc = fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
-			  len, RECORD_MAX, strerror(EFBIG));
-		goto out;
-	}
+	if (is_record && len > RECORD_MAX)
+		return fail(EXIT_IO, job, "the new record would be %zu bytes, over the %d-byte limit: %s",
+			    len, RECORD_MAX, strerror(EFBIG));
+	char *tmp = reg_dot_name(job, ".tmp");
 	for (;;) {
 		if ((rc = create_temp(reg, job, tmp, &fd)) != 0)
 			break;
@@ -334,7 +299,6 @@ int reg_replace(const struct registry *reg, const char *job, const char *name,
 			     strerror(f.tmp_err));
 		break;
 	}
-out:
 	free(tmp);
 	return rc;
 }
@@ -353,5 +317,8 @@ int reg_remove(const struct registry *reg, const char *job, int sync)
 
 int reg_sync(const struct registry *reg, const char *job)
 {
-	return sync_dir(reg, job, "the record is removed but that may not be durable");
+	if (fsync_retry(reg->fd) == 0)
+		return 0;
+	return fail(EXIT_IO, job, "fsync %s: %s (the record is removed but that may not be durable)",
+		    reg->path, strerror(errno));
 }

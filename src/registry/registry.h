@@ -1,12 +1,9 @@
 /* registry: the directory of records (SPEC §1, §4, §6) — opening it,
- * names, reading a record, and replacing or removing one.  Every entry is opened relative to the directory with
- * O_NOFOLLOW and must be a regular file (else 77).  In a group-writable
- * directory every file created is made group-readable and -writable;
- * existing lock files are opened without O_CREAT (fs.protected_regular);
- * exclusive locks are taken on read-write descriptors where allowed (NFS).
- * Operations that meet ESTALE are tried again a few times.  Functions
- * return an exit status (0 on success) after printing any error.
- * Opening one entry safely lives in openat.c, reading the directory in
+ * names, reading a record, and replacing or removing one.  Every entry
+ * must be a regular file (else 77); in a group-writable directory every
+ * file created is made group-readable and -writable.  Functions return an
+ * exit status (0 on success) after printing any error.  Opening one entry
+ * safely (and ESTALE) lives in openat.c, reading the directory in
  * listing.c, the atomic replace in atomic.c, the locks in lock.c. */
 #ifndef JOBREG_REGISTRY_H
 #define JOBREG_REGISTRY_H
@@ -14,6 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "record/record.h"
 #include "util/sys.h"
 
 struct registry {
@@ -29,6 +27,8 @@ struct registry {
  * '.' or '-'. */
 #define JOB_ID_MAX 128
 int valid_job_id(const char *id);
+/* The ASCII letters and digits (a set for strspn(3)). */
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 /* The job lock, the run lock, and the coalescing waiter's (SPEC §5a). */
 enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK };
@@ -66,6 +66,11 @@ const char *reg_path(const struct registry *reg, const char *name);
  * whatever a listing said of it. */
 int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
 	     struct buf *data, int *found);
+/* Read JOB's record into REC, which is then to be freed: *found 0 when
+ * there is none, or one that does not parse (REC empty).  An exit status
+ * of the read. */
+int reg_read_record(const struct registry *reg, const char *job, struct record *rec,
+		    int *found);
 
 /* Replace JOB's file NAME (the record: NAME is JOB) with DATA, through
  * DIR/.JOB.tmp (made with O_CREAT|O_EXCL; a leftover of a crashed writer

@@ -58,20 +58,19 @@ const char *slots_add(struct slot_set *set, const char *arg)
 	if (strchr(colon, ','))
 		return "one group per --slots; give one --slots NAME:N for each group";
 	char *name = xstrndup(arg, (size_t)(colon - arg));
-	if (!valid_job_id(name)) {
-		free(name);
-		return "NAME must be spelled as a job id";
-	}
-	if (parse_digits(colon + 1, strlen(colon + 1), SLOTS_MAX, &n) < 0 || n == 0) {
-		free(name);
-		return "N must be a number from 1 to 10000";
-	}
+	const char *why = NULL;
 	size_t at = 0;
 	while (at < set->count && strcmp(set->groups[at].name, name) < 0)
 		at++;
-	if (at < set->count && strcmp(set->groups[at].name, name) == 0) {
+	if (!valid_job_id(name))
+		why = "NAME must be spelled as a job id";
+	else if (parse_digits(colon + 1, strlen(colon + 1), SLOTS_MAX, &n) < 0 || n == 0)
+		why = "N must be a number from 1 to 10000";
+	else if (at < set->count && strcmp(set->groups[at].name, name) == 0)
+		why = "the same group given twice";
+	if (why) {
 		free(name);
-		return "the same group given twice";
+		return why;
 	}
 	set->groups = xrealloc(set->groups, (set->count + 1) * sizeof *set->groups);
 	memmove(set->groups + at + 1, set->groups + at, (set->count - at) * sizeof *set->groups);
@@ -163,8 +162,8 @@ static int take_one(const struct registry *reg, const char *job, struct slot_gro
 	for (unsigned long k = 1; k <= g->n; k++) {
 		char *name = slot_file_name(g->name, k);
 		int rc = 0, fd = g->fds[k - 1];
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			if (errno != EWOULDBLOCK && errno != EINTR)
+		if (flock_wait(fd, LOCK_EX, 0) < 0) {
+			if (errno != EWOULDBLOCK)
 				rc = fail_errno(errno, job, "lock %s", reg_path(reg, name));
 		} else if (!still_named(reg, fd, name) && ++rounds < 100) {
 			/* Removed or replaced while we held it open: try the

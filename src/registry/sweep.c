@@ -24,22 +24,14 @@
 
 int sweep_listed_regular(const struct listing *l, const char *job)
 {
-	size_t i = listing_lower_bound(l->jobs, l->njobs, job);
-	return i < l->njobs && strcmp(l->jobs[i], job) == 0 && l->regular[i];
+	return listing_has(l->jobs, l->njobs, job) && !listing_has(l->unsure, l->nunsure, job);
 }
 
 /* After the prefix ".JOB.tmp": nothing (ours), or "." and mkstemp's six
  * letters and digits (0.1's). */
 static int temp_suffix(const char *s)
 {
-	if (!*s)
-		return 1;
-	if (*s++ != '.' || strlen(s) != 6)
-		return 0;
-	for (; *s; s++)
-		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9'))
-			return 0;
-	return 1;
+	return !*s || (s[0] == '.' && strlen(s + 1) == 6 && strspn(s + 1, ALNUM) == 6);
 }
 
 void sweep_temps(const struct registry *reg, const char *job, const struct listing *l)
@@ -97,39 +89,30 @@ void sweep_run_files(const struct registry *reg, const char *job, const struct l
 	(void)run_files_after(reg, job, l, "the record is removed");
 }
 
-/* Unlink JOB's lock files: the run lock too when RUN (we hold it, free of
- * any run), then the job lock.  This is tidying: a failure is reported,
- * once, after what it was part of (AFTER). */
-static void remove_locks(const struct registry *reg, const char *job, int run, const char *after)
-{
-	/* Run lock first: its holder is us, and the job lock still keeps
-	 * every other writer out until both are gone. */
-	int rc = 0;
-	for (int kind = run ? RUN_LOCK : JOB_LOCK; !rc && kind >= JOB_LOCK; kind--) {
-		char *name = reg_lock_name(job, (enum lock_kind)kind);
-		rc = remove_file(reg, job, name, after, 1);
-		free(name);
-	}
-}
-
-/* With the run lock free too, no run and no writer can be using the lock
- * files: remove them, so a cleared job leaves nothing behind.  Lockers
- * re-check the inode after locking, so this is safe.  A sweep whose
- * listing has no run lock of JOB does not look for one: a run lock made
- * since (by a run that started after the listing) is left in place, which
- * only costs a file, and it is never unlinked without being held. */
-/* sweep_locks(), saying AFTER what a failure came. */
+/* sweep_locks(), saying AFTER what a failure came.  With the run lock
+ * free too, no run and no writer can be using the lock files: remove
+ * them, so a cleared job leaves nothing behind.  Lockers re-check the
+ * inode after locking, so this is safe.  A sweep whose listing has no run
+ * lock of JOB does not look for one: a run lock made since (by a run that
+ * started after the listing) is left in place, which only costs a file,
+ * and it is never unlinked without being held. */
 static void locks_after(const struct registry *reg, const char *job, const struct listing *l,
 			const char *after)
 {
 	char *run_name = reg_lock_name(job, RUN_LOCK);
-	int listed = !l || listing_has(l->runs, l->nruns, run_name), run = -1;
+	int listed = !l || listing_has(l->runs, l->nruns, run_name), run = -1, rc = 0;
 	free(run_name);
-	if (!listed)
-		remove_locks(reg, job, 0, after);
-	else if (reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0,
-			  LOCK_QUIET_BUSY | LOCK_NO_RECHECK, &run) == 0)
-		remove_locks(reg, job, run >= 0, after);
+	if (listed && reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY | LOCK_NO_RECHECK,
+			       &run) != 0)
+		return;
+	/* The run lock first, when we hold it: the job lock still keeps
+	 * every other writer out until both are gone.  This is tidying: a
+	 * failure is reported, once, after what it was part of. */
+	for (int kind = run >= 0 ? RUN_LOCK : JOB_LOCK; !rc && kind >= JOB_LOCK; kind--) {
+		char *name = reg_lock_name(job, (enum lock_kind)kind);
+		rc = remove_file(reg, job, name, after, 1);
+		free(name);
+	}
 	reg_unlock(&run);
 }
 

@@ -15,30 +15,24 @@ static const char *outcome_word(const struct record *r)
 	}
 }
 
-/* When the DONE record R's run ended. */
-static time_t ended_at(const struct record *r)
+/* The time R's KEY says ("ended": when a DONE record's run ended,
+ * "since": when the record was written), or now. */
+static time_t time_of(const struct record *r, const char *key)
 {
-	const char *e = record_get(r, "ended");
-	time_t t;
-	return e && time_parse(e, &t) == 0 ? t : now_seconds();
-}
-
-/* When the record R was written, its since. */
-static time_t since_at(const struct record *r)
-{
-	const char *e = record_get(r, "since");
+	const char *e = record_get(r, key);
 	time_t t;
 	return e && time_parse(e, &t) == 0 ? t : now_seconds();
 }
 
 /* Put R's line (OUTCOME, ended at ENDED) into JOB's history, bounded by
- * KEEP. */
+ * KEEP; with KEEP_SAME, one of that run with OUTCOME already is kept. */
 static int put_line(const struct registry *reg, const char *job, const struct record *r,
 		    const char *outcome, time_t ended, unsigned long keep, int keep_same)
 {
 	struct buf line = {0};
 	history_line(&line, r, outcome, ended);
-	int rc = history_put(reg, job, record_count(r, "runs"), line.data, keep, keep_same);
+	int rc = history_put(reg, job, record_count(r, "runs"), line.data, keep,
+			     keep_same ? outcome : NULL);
 	buf_free(&line);
 	return rc;
 }
@@ -65,13 +59,12 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 		   record_outcome(was) != OUTCOME_UNKNOWN) {
 		/* Leaving a DONE record: its run's line, if a crash lost it
 		 * or left it with the outcome a correction took back. */
-		rc = put_line(reg, job, was, outcome_word(was), ended_at(was),
-			      keep, 1);
+		rc = put_line(reg, job, was, outcome_word(was), time_of(was, "ended"), keep, 1);
 	} else if (between_attempts && !ends_was && record_get(was, "started")) {
 		/* Leaving the record between two attempts: the failed one's
 		 * line, if a crash lost it (it ended when that record was
 		 * written, its since). */
-		rc = put_line(reg, job, was, "FAILED", since_at(was), keep, 1);
+		rc = put_line(reg, job, was, "FAILED", time_of(was, "since"), keep, 1);
 	}
 	if (rc)
 		return rc;
@@ -80,7 +73,7 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 	buf_free(&text);
 	if (!rc && ended) {
 		const char *was_context = message_context("the record is in place, not its history line");
-		rc = put_line(reg, job, ended, outcome_word(ended), ended_at(ended),
+		rc = put_line(reg, job, ended, outcome_word(ended), time_of(ended, "ended"),
 			      record_keep_runs(ended), 0);
 		message_context(was_context);
 	}

@@ -192,19 +192,15 @@ static void signal_holders(int run_lock, struct supervise_end *end, int sig, dou
  * client cut off from its server is the lock check's to report. */
 static int asked(const struct registry *reg, const struct run *run)
 {
-	struct buf data = {0}, failed = {0};
+	struct buf failed = {0};
 	struct record rec;
-	const char *why;
-	int found = 0, yes = 0;
+	int found, yes = 0;
 	struct buf *was_held = message_hold(&failed);
-	if (reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found) == 0 && found &&
-	    record_parse(&rec, data.data, data.len, &why) == 0) {
+	if (reg_read_record(reg, run->job, &rec, &found) == 0 && found)
 		yes = run_cancel_request(&rec, run, 0) != NULL;
-		record_free(&rec);
-	}
+	record_free(&rec);
 	message_hold(was_held);
 	message_release(&failed, 0);
-	buf_free(&data);
 	return yes;
 }
 

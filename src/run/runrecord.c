@@ -110,25 +110,19 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 int run_lock_record(const struct registry *reg, const struct run *run, double wait,
 		     int *job_lock, struct job_state *st, int *ours)
 {
-	const char *why;
-	struct buf data = {0};
-	int found = 0;
-
 	*ours = 0;
 	record_init(&st->rec);
 	st->found = 0;
 	int rc = reg_lock(reg, run->job, JOB_LOCK, LOCK_EX, wait,
 			  LOCK_CREATE | (wait >= 0 ? LOCK_QUIET_BUSY : 0), job_lock);
 	if (!rc)
-		rc = reg_read(reg, run->job, run->job, RECORD_MAX, &data, &found);
-	if (!rc && found && record_parse(&st->rec, data.data, data.len, &why) == 0) {
+		rc = reg_read_record(reg, run->job, &st->rec, &st->found);
+	if (!rc && st->found) {
 		const char *started = record_get(&st->rec, "started");
-		st->found = 1;
 		st->status = record_status(&st->rec);
 		*ours = record_owned_by(&st->rec, &run->owner) && started &&
 			strcmp(started, run->started) == 0;
 	}
-	buf_free(&data);
 	if (!rc && !*ours) {
 		message_context(NULL);
 		warn(run->job, "the record changed during the run; left alone");

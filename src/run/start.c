@@ -54,17 +54,12 @@ static void say_not_due(const char *job, double at)
 int start_not_due(const struct registry *reg, const struct run_request *req)
 {
 	struct job_state st = { .status = ST_PENDING };
-	struct buf data = {0};
-	const char *why;
 	double at = -1;
 	if (req->every <= 0)
 		return 0;
-	if (reg_read(reg, req->job, req->job, RECORD_MAX, &data, &st.found) == 0 && st.found &&
-	    record_parse(&st.rec, data.data, data.len, &why) == 0) {
+	if (reg_read_record(reg, req->job, &st.rec, &st.found) == 0 && st.found)
 		at = due_at(req, &st, now_real());   /* (no liveness asked) */
-		record_free(&st.rec);
-	}
-	buf_free(&data);
+	record_free(&st.rec);
 	if (at < 0)
 		return 0;
 	say_not_due(req->job, at);

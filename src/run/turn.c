@@ -17,18 +17,14 @@ void turn_let_go_coalesced(const struct registry *reg, const char *job, struct t
 {
 	if (t->coalesce_fd < 0)
 		return;
-	struct buf data = {0};
 	struct record rec;
-	const char *why;
-	int found = 0;
-	if (reg_read(reg, job, job, RECORD_MAX, &data, &found) == 0 && found &&
-	    record_parse(&rec, data.data, data.len, &why) == 0) {
+	int found;
+	if (reg_read_record(reg, job, &rec, &found) == 0 && found) {
 		unsigned long long n = record_count(&rec, "coalesced") - t->coalesced;
 		if (n)
 			warn(job, "%llu coalesced call%s left unanswered", n, n == 1 ? "" : "s");
-		record_free(&rec);
 	}
-	buf_free(&data);
+	record_free(&rec);
 	reg_unlock(&t->coalesce_fd);
 }
 
