@@ -1,5 +1,5 @@
 /* The wait of wait.h.  One file although it is longer than the others:
- * the loop, its checks and the inotify events that wake it share the
+ * the looks, the sleeps and the inotify events that wake them share the
  * struct waiter, and split apart they would only pass it to and fro. */
 #include "liveness/wait.h"
 #include "registry/lock.h"
@@ -25,8 +25,7 @@
 
 /* What the last check found out about one job. */
 struct wjob {
-	int unmet;          /* the condition did not hold */
-	int lock_run;       /* unmet, RUNNING, judged by its run lock */
+	int lock_run;       /* RUNNING, judged by its run lock */
 	int pidfd;          /* watches PID's exit, or -1 */
 	long pid;
 	long exited;        /* a pid whose pidfd fired: not watched again */
@@ -44,6 +43,9 @@ struct waiter {
 	const char *file;      /* an entry of DIR whose writes count as
 				* changes (--follow's log), or NULL */
 	struct wjob *w;
+	struct job_state *states;   /* what the last look found */
+	struct pollfd *fds;    /* poll()'s, and the job of each (njobs: inotify) */
+	size_t *owner;
 	double check_at;       /* when to check next (-1: on an event) */
 	double last_check;
 	double followup;       /* a check after a run lock's close, or -1 */
@@ -159,8 +161,8 @@ static void unwatch_pid(struct wjob *j)
 	j->pid = 0;
 }
 
-/* Arm what tells of a change of an unmet job; returns 1 when something
- * new was armed (so the caller checks once more: no lost wake-up). */
+/* Arm what tells of a change of a job; returns 1 when something new was
+ * armed (so the caller looks once more: no lost wake-up). */
 static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, double now)
 {
 	const struct record *r = &st->rec;
@@ -208,40 +210,6 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		return 1;
 	}
 	want(w, now + POLL_EVERY);   /* nothing tells of this pid's death */
-	return 0;
-}
-
-/* Returns an exit status; *met when COND held for every job. */
-static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
-{
-	double now = now_mono();
-	int armed = 0;
-
-	*met = 1;
-	for (size_t i = 0; i < w->njobs; i++) {
-		struct job_state st;
-		struct wjob *j = &w->w[i];
-		int rc = jobstate_read(w->reg, w->jobs[i], &st);
-		if (rc) {
-			jobstate_free(&st);
-			return rc;
-		}
-		j->unmet = !cond(ctx, i, &st);
-		j->lock_run = 0;
-		if (j->unmet) {
-			*met = 0;
-			armed |= arm(w, j, &st, now);
-		} else {
-			unwatch_pid(j);
-		}
-		jobstate_free(&st);
-	}
-	if (armed)
-		want(w, now);
-	if (w->polling || (w->reg->fd < 0 && w->parent_wd < 0))
-		want(w, now + POLL_EVERY);
-	/* A symlink DIR re-pointed tells inotify nothing. */
-	want(w, now + FOLLOW_EVERY);
 	return 0;
 }
 
@@ -340,104 +308,118 @@ static int timeout_ms(double next, double now)
 	return (int)ms + 1;
 }
 
-static int wait_loop(struct registry *reg, char *const *jobs, size_t njobs, const char *file,
-		     wait_cond cond, void *ctx, double deadline)
+struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t njobs,
+			      const char *file)
 {
-	struct waiter w = {
+	struct waiter *w = xmalloc(sizeof *w);
+	*w = (struct waiter){
 		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
 		.njobs = njobs, .file = file, .check_at = -1, .followup = -1,
+		.w = xmalloc((njobs ? njobs : 1) * sizeof *w->w),
+		.states = xmalloc((njobs ? njobs : 1) * sizeof *w->states),
+		.fds = xmalloc((njobs + 1) * sizeof *w->fds),
+		.owner = xmalloc((njobs + 1) * sizeof *w->owner),
 	};
-	struct pollfd *fds = xmalloc((njobs + 1) * sizeof *fds);
-	size_t *owner = xmalloc((njobs + 1) * sizeof *owner);
-	int rc = 0, met;
-
-	w.w = xmalloc((njobs ? njobs : 1) * sizeof *w.w);
 	for (size_t i = 0; i < njobs; i++) {
-		w.w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
+		w->w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
+		record_init(&w->states[i].rec);
 	}
-	split_path(&w);
-	w.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w.ino < 0)
-		w.polling = 1;
-	want(&w, now_mono());
+	split_path(w);
+	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ino < 0)
+		w->polling = 1;
+	return w;
+}
+
+int wait_jobs_look(struct waiter *w, const struct job_state **states)
+{
+	double now = now_mono();
+	int armed = 0;
+
+	w->check_at = -1;
+	int rc = attach(w);
+	for (size_t i = 0; !rc && i < w->njobs; i++) {
+		jobstate_free(&w->states[i]);
+		w->w[i].lock_run = 0;
+		if ((rc = jobstate_read(w->reg, w->jobs[i], &w->states[i])) == 0)
+			armed |= arm(w, &w->w[i], &w->states[i], now);
+	}
+	if (rc)
+		return rc;
+	if (armed)
+		want(w, now);
+	if (w->polling || (w->reg->fd < 0 && w->parent_wd < 0))
+		want(w, now + POLL_EVERY);
+	/* A symlink DIR re-pointed tells inotify nothing. */
+	want(w, now + FOLLOW_EVERY);
+	w->last_check = now_mono();
+	if (w->ino >= 0)
+		read_events(w, 1);
+	*states = w->states;
+	return 0;
+}
+
+int wait_jobs_sleep(struct waiter *w, double deadline)
+{
 	for (;;) {
 		double now = now_mono();
-		if (w.followup >= 0 && now >= w.followup) {
-			w.followup = -1;
-			want(&w, now);
+		if (w->followup >= 0 && now >= w->followup) {
+			w->followup = -1;
+			want(w, now);
 		}
-		if (w.check_at >= 0 && now >= w.check_at) {
-			w.check_at = -1;
-			if ((rc = attach(&w)) != 0 || (rc = check(&w, cond, ctx, &met)) != 0 || met)
-				break;
-			w.last_check = now_mono();
-			if (w.ino >= 0)
-				read_events(&w, 1);
-			continue;
-		}
-		if (deadline >= 0 && now >= deadline) {
-			rc = EXIT_BUSY;
-			break;
-		}
+		if (w->check_at >= 0 && now >= w->check_at)
+			return 0;
+		if (deadline >= 0 && now >= deadline)
+			return EXIT_BUSY;
 
 		size_t nfds = 0;
-		if (w.ino >= 0) {
-			fds[nfds] = (struct pollfd){ .fd = w.ino, .events = POLLIN };
-			owner[nfds++] = njobs;
+		if (w->ino >= 0) {
+			w->fds[nfds] = (struct pollfd){ .fd = w->ino, .events = POLLIN };
+			w->owner[nfds++] = w->njobs;
 		}
-		for (size_t i = 0; i < njobs; i++)
-			if (w.w[i].pidfd >= 0) {
-				fds[nfds] = (struct pollfd){ .fd = w.w[i].pidfd, .events = POLLIN };
-				owner[nfds++] = i;
+		for (size_t i = 0; i < w->njobs; i++)
+			if (w->w[i].pidfd >= 0) {
+				w->fds[nfds] = (struct pollfd){ .fd = w->w[i].pidfd, .events = POLLIN };
+				w->owner[nfds++] = i;
 			}
-		double next = earliest(earliest(w.check_at, w.followup), deadline);
-		int n = poll(fds, (nfds_t)nfds, timeout_ms(next, now));
+		double next = earliest(earliest(w->check_at, w->followup), deadline);
+		int n = poll(w->fds, (nfds_t)nfds, timeout_ms(next, now));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			rc = fail_errno(errno, NULL, "poll");
-			break;
-		}
+		if (n < 0)
+			return fail_errno(errno, NULL, "poll");
 		for (size_t k = 0; k < nfds && n > 0; k++) {
-			if (!fds[k].revents)
+			if (!w->fds[k].revents)
 				continue;
-			if (owner[k] == njobs) {
-				read_events(&w, 0);
+			if (w->owner[k] == w->njobs) {
+				read_events(w, 0);
 			} else {
 				/* The pid ended (or the pidfd failed): look, once. */
-				struct wjob *j = &w.w[owner[k]];
+				struct wjob *j = &w->w[w->owner[k]];
 				j->exited = j->pid;
 				unwatch_pid(j);
-				want(&w, now_mono());
+				want(w, now_mono());
 			}
 		}
 	}
+}
 
-	for (size_t i = 0; i < njobs; i++) {
-		unwatch_pid(&w.w[i]);
-		free(w.w[i].run_name);
+void wait_jobs_close(struct waiter *w)
+{
+	for (size_t i = 0; i < w->njobs; i++) {
+		unwatch_pid(&w->w[i]);
+		free(w->w[i].run_name);
+		jobstate_free(&w->states[i]);
 	}
-	if (w.ino >= 0)
-		close_fd(w.ino);
-	free(w.w);
-	free(w.parent);
-	free(w.base);
-	free(fds);
-	free(owner);
-	return rc;
-}
-
-int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
-	       wait_cond cond, void *ctx, double deadline)
-{
-	return wait_loop(reg, jobs, njobs, NULL, cond, ctx, deadline);
-}
-
-int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
-		   void *ctx)
-{
-	char *jobs[] = { (char *)job };
-	return wait_loop(reg, jobs, 1, file, cond, ctx, -1);
+	if (w->ino >= 0)
+		close_fd(w->ino);
+	free(w->w);
+	free(w->states);
+	free(w->parent);
+	free(w->base);
+	free(w->fds);
+	free(w->owner);
+	free(w);
 }
 
 void wait_watch_open(struct entry_watch *w, const struct registry *reg)

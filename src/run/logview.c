@@ -326,19 +326,32 @@ static int next_attempt(struct view *v)
 	return 0;
 }
 
-/* The condition of the wait (wait.h), called at each change: print what
- * came; met when all is printed (--log), or when the run has ended and
- * the rest of its log is printed (--follow), or on an error (v->rc). */
-static int printed(void *ctx, size_t index, const struct job_state *st)
+/* At each change: print what came; 1 when all is printed (--log), or
+ * when the run has ended and the rest of its log is printed (--follow),
+ * or on an error (v->rc). */
+static int printed(struct view *v, const struct job_state *st)
 {
-	struct view *v = ctx;
 	int settled = 1, on = going(v, st);
-	(void)index;
 	if (on && v->follow)
 		v->rc = next_attempt(v);
 	if (!v->rc)
 		v->rc = take(&v->r, on, on && v->follow, &settled);
 	return v->rc || !on || (!v->follow && settled);
+}
+
+/* printed() at each change of the record or of the log NAME, until it
+ * is done (wait.h). */
+static int print_following(struct view *v, const char *name)
+{
+	char *jobs[] = { (char *)v->job };
+	struct waiter *w = wait_jobs_open(v->reg, jobs, 1, name);
+	const struct job_state *st;
+	int rc;
+	while ((rc = wait_jobs_look(w, &st)) == 0 && !printed(v, st) &&
+	       (rc = wait_jobs_sleep(w, -1)) == 0)
+		;
+	wait_jobs_close(w);
+	return rc;
 }
 
 /* --log: the log as it is now, the record read once (a corrupt one is no
@@ -347,11 +360,11 @@ static int print_now(struct view *v, const char *name)
 {
 	struct job_state st;
 	int rc = jobstate_load(v->reg, v->job, &st);
-	int done = rc == 0 || rc == EXIT_CORRUPT ? printed(v, 0, &st) : 1;
+	int done = rc == 0 || rc == EXIT_CORRUPT ? printed(v, &st) : 1;
 	jobstate_free(&st);
 	if (rc == EXIT_CORRUPT)
 		rc = 0;
-	return rc || done ? rc : wait_following(v->reg, v->job, name, printed, v);
+	return rc || done ? rc : print_following(v, name);
 }
 
 static int view(struct registry *reg, const char *job, int follow)
@@ -364,7 +377,7 @@ static int view(struct registry *reg, const char *job, int follow)
 	int rc = open_log(reg, job, ".log", &fd, 0, 0);
 	if (!rc) {
 		v.r = (struct reader){ .job = job, .fd = fd, .out = 1, .buf = xmalloc(CHUNK) };
-		rc = follow ? wait_following(reg, job, name, printed, &v) : print_now(&v, name);
+		rc = follow ? print_following(&v, name) : print_now(&v, name);
 		if (!rc)
 			rc = v.rc;
 		close_fd(v.r.fd);

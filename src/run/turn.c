@@ -226,11 +226,9 @@ int turn_superseded(const struct registry *reg, const char *job, const struct tu
 
 /* Is the run over, or this call superseded?  (The head of the line
  * waits for this.) */
-static int turn_may_come(void *ctx, size_t index, const struct job_state *st)
+static int turn_may_come(const struct turn *t, const struct job_state *st)
 {
-	const struct turn *t = ctx;
 	struct line_numbers nums;
-	(void)index;
 	line_numbers(jobstate_record(st), &nums);
 	return st->status != ST_RUNNING || t->place.n < nums.replaced_below || stopped_by;
 }
@@ -255,7 +253,12 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 		double until = earliest(deadline, t->answer_by > 0 ? t->answer_by : -1);
 		if (!ahead) {
 			char *jobs[] = { (char *)req->job };
-			rc = wait_until(reg, jobs, 1, turn_may_come, t, until);
+			struct waiter *w = wait_jobs_open(reg, jobs, 1, NULL);
+			const struct job_state *st;
+			while ((rc = wait_jobs_look(w, &st)) == 0 && !turn_may_come(t, st) &&
+			       (rc = wait_jobs_sleep(w, until)) == 0)
+				;
+			wait_jobs_close(w);
 			if (rc == EXIT_BUSY && (deadline < 0 || now_mono() < deadline))
 				rc = 0;   /* the answer is due: look */
 			return rc;
