@@ -160,10 +160,8 @@ static void tell(struct cancel_taken *c, int sig, const long *pids, size_t n)
 	char name[SIGNAME_MAX];
 	if (!n)
 		return;
-	buf_addf(&c->told, "%s%s to pid%s ", c->told.len ? "; " : "", signal_name(sig, name),
-		 n > 1 ? "s" : "");
-	for (size_t i = 0; i < n; i++)
-		buf_addf(&c->told, "%s%ld", i ? ", " : "", pids[i]);
+	buf_addf(&c->told, "%s%s to ", c->told.len ? "; " : "", signal_name(sig, name));
+	name_pids(&c->told, pids, n);
 }
 
 /* SIG, then SIGCONT, to all of this host holding RUN_LOCK, found first,
