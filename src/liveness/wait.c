@@ -1,15 +1,13 @@
-/* The wait of wait.h.  One file although it is longer than the others:
- * the looks, the sleeps and the inotify events that wake them share the
- * struct waiter, and split apart they would only pass it to and fro. */
+/* wait: the one wait (see wait.h). */
 #include "liveness/wait.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sys/inotify.h>
@@ -23,7 +21,7 @@
 			  * clock (expires, late) is judged again, for a
 			  * clock stepped or a machine suspended */
 
-/* What the last check found out about one job. */
+/* What the last look found out about one job. */
 struct wjob {
 	int lock_run;       /* RUNNING, judged by its run lock */
 	int pidfd;          /* watches PID's exit, or -1 */
@@ -44,8 +42,7 @@ struct waiter {
 				* changes (--follow's log), or NULL */
 	struct wjob *w;
 	struct job_state *states;   /* what the last look found */
-	struct pollfd *fds;    /* poll()'s, and the job of each (njobs: inotify) */
-	size_t *owner;
+	struct pollfd *fds;    /* inotify's, then each job's pidfd (-1: none) */
 	double check_at;       /* when to check next (-1: on an event) */
 	double last_check;
 	double followup;       /* a check after a run lock's close, or -1 */
@@ -102,24 +99,14 @@ static int remote_fs(int fd)
 /* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
 static void split_path(struct waiter *w)
 {
-	char *copy = xstrdup(w->reg->path);
-	size_t len = strlen(copy);
-	while (len > 1 && copy[len - 1] == '/')
-		copy[--len] = '\0';
-	char *slash = strrchr(copy, '/');
-	const char *base = slash ? slash + 1 : copy;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		free(copy);
-		return;
+	char *dir = xstrdup(w->reg->path), *name = xstrdup(w->reg->path);
+	const char *base = basename(name);
+	if (strcmp(base, "/") != 0 && strcmp(base, ".") != 0 && strcmp(base, "..") != 0) {
+		w->base = xstrdup(base);
+		w->parent = xstrdup(dirname(dir));
 	}
-	w->base = xstrdup(base);
-	if (!slash)
-		w->parent = xstrdup(".");
-	else if (slash == copy)
-		w->parent = xstrdup("/");
-	else
-		w->parent = xstrndup(copy, (size_t)(slash - copy));
-	free(copy);
+	free(dir);
+	free(name);
 }
 
 /* Follow DIR by name (SPEC §5): if it now names another directory, or
@@ -158,7 +145,6 @@ static void unwatch_pid(struct wjob *j)
 	if (j->pidfd >= 0)
 		close_fd(j->pidfd);
 	j->pidfd = -1;
-	j->pid = 0;
 }
 
 /* Arm what tells of a change of a job; returns 1 when something new was
@@ -170,19 +156,16 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	const char *pid_field = record_get(r, "pid");
 	const char *expires = record_get(r, "expires");
 	long pid = pid_field ? strtol(pid_field, NULL, 10) : 0;
+	int running = st->status == ST_RUNNING;
 	time_t until;
 
+	j->lock_run = running && owner && strcmp(owner, "lock") == 0;
 	if (st->late_at >= 0 && !st->late) {
 		/* LATE is a time, not a file change (SPEC §2). */
 		double at = now + (st->late_at - now_real()) + 0.01;
 		want(w, at < now + CLOCK_EVERY ? at : now + CLOCK_EVERY);
 	}
-	if (st->status != ST_RUNNING) {
-		unwatch_pid(j);   /* only a file change can change it */
-		return 0;
-	}
-	j->lock_run = owner && strcmp(owner, "lock") == 0;
-	if (!j->lock_run && expires && time_parse(expires, &until) == 0) {
+	if (running && !j->lock_run && expires && time_parse(expires, &until) == 0) {
 		/* STALE once the clock is past it (a lock-owned record is judged
 		 * by its lock alone); if not yet, look again no sooner than a
 		 * poll would, and no later than a second from now: the
@@ -192,13 +175,9 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 			at = now + CLOCK_EVERY;
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
-	if (!owner) {
-		unwatch_pid(j);
-		return 0;
-	}
-	if (j->lock_run && st->by_lock) {
-		/* The run lock decides (not removed or replaced, SPEC §2):
-		 * its close tells. */
+	if (!running || !owner || (j->lock_run && st->by_lock)) {
+		/* Only a file change can change it; or the run lock decides
+		 * (not removed or replaced, SPEC §2): its close tells. */
 		unwatch_pid(j);
 		return 0;
 	}
@@ -315,10 +294,9 @@ struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t nj
 	*w = (struct waiter){
 		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
 		.njobs = njobs, .file = file, .check_at = -1, .followup = -1,
-		.w = xmalloc((njobs ? njobs : 1) * sizeof *w->w),
-		.states = xmalloc((njobs ? njobs : 1) * sizeof *w->states),
+		.w = xmalloc(njobs * sizeof *w->w),
+		.states = xmalloc(njobs * sizeof *w->states),
 		.fds = xmalloc((njobs + 1) * sizeof *w->fds),
-		.owner = xmalloc((njobs + 1) * sizeof *w->owner),
 	};
 	for (size_t i = 0; i < njobs; i++) {
 		w->w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
@@ -326,8 +304,7 @@ struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t nj
 	}
 	split_path(w);
 	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->ino < 0)
-		w->polling = 1;
+	w->polling = w->ino < 0;
 	return w;
 }
 
@@ -340,7 +317,6 @@ int wait_jobs_look(struct waiter *w, const struct job_state **states)
 	int rc = attach(w);
 	for (size_t i = 0; !rc && i < w->njobs; i++) {
 		jobstate_free(&w->states[i]);
-		w->w[i].lock_run = 0;
 		if ((rc = jobstate_read(w->reg, w->jobs[i], &w->states[i])) == 0)
 			armed |= arm(w, &w->w[i], &w->states[i], now);
 	}
@@ -372,35 +348,26 @@ int wait_jobs_sleep(struct waiter *w, double deadline)
 		if (deadline >= 0 && now >= deadline)
 			return EXIT_BUSY;
 
-		size_t nfds = 0;
-		if (w->ino >= 0) {
-			w->fds[nfds] = (struct pollfd){ .fd = w->ino, .events = POLLIN };
-			w->owner[nfds++] = w->njobs;
-		}
+		/* (poll() passes over a descriptor -1) */
+		w->fds[0] = (struct pollfd){ .fd = w->ino, .events = POLLIN };
 		for (size_t i = 0; i < w->njobs; i++)
-			if (w->w[i].pidfd >= 0) {
-				w->fds[nfds] = (struct pollfd){ .fd = w->w[i].pidfd, .events = POLLIN };
-				w->owner[nfds++] = i;
-			}
+			w->fds[i + 1] = (struct pollfd){ .fd = w->w[i].pidfd, .events = POLLIN };
 		double next = earliest(earliest(w->check_at, w->followup), deadline);
-		int n = poll(w->fds, (nfds_t)nfds, timeout_ms(next, now));
+		int n = poll(w->fds, (nfds_t)(w->njobs + 1), timeout_ms(next, now));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return fail_errno(errno, NULL, "poll");
-		for (size_t k = 0; k < nfds && n > 0; k++) {
-			if (!w->fds[k].revents)
-				continue;
-			if (w->owner[k] == w->njobs) {
-				read_events(w, 0);
-			} else {
+		if (w->fds[0].revents)
+			read_events(w, 0);
+		for (size_t i = 0; i < w->njobs; i++)
+			if (w->fds[i + 1].revents) {
 				/* The pid ended (or the pidfd failed): look, once. */
-				struct wjob *j = &w->w[w->owner[k]];
+				struct wjob *j = &w->w[i];
 				j->exited = j->pid;
 				unwatch_pid(j);
 				want(w, now_mono());
 			}
-		}
 	}
 }
 
@@ -418,7 +385,6 @@ void wait_jobs_close(struct waiter *w)
 	free(w->parent);
 	free(w->base);
 	free(w->fds);
-	free(w->owner);
 	free(w);
 }
 
