@@ -313,6 +313,7 @@ int wait_jobs_look(struct waiter *w, const struct job_state **states)
 	double now = now_mono();
 	int armed = 0;
 
+	*states = w->states;
 	w->check_at = -1;
 	int rc = attach(w);
 	for (size_t i = 0; !rc && i < w->njobs; i++) {
@@ -331,7 +332,6 @@ int wait_jobs_look(struct waiter *w, const struct job_state **states)
 	w->last_check = now_mono();
 	if (w->ino >= 0)
 		read_events(w, 1);
-	*states = w->states;
 	return 0;
 }
 

@@ -47,7 +47,8 @@ struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t nj
 			      const char *file);
 /* Each job's state into (*STATES)[i], kept until the next look, with the
  * sources those states call for armed.  Returns an exit status (the error
- * printed; a corrupt record reported as jobstate_corrupt() does). */
+ * printed; a corrupt record reported as jobstate_corrupt() does; a state
+ * then left unread has no record). */
 int wait_jobs_look(struct waiter *w, const struct job_state **states);
 /* Sleep until a change may have come (0: look again) or DEADLINE, a
  * now_mono() time (< 0: none), passes: EXIT_BUSY (75, silently); or the
