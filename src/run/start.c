@@ -394,7 +394,6 @@ static int decide_locked(struct call *c, enum next *next)
 		else if (step == STEP_NOT_DUE)
 			say_not_due(job, due_at(req, &st, f.now));
 		slots_release(req->slots);
-		turn_let_go_coalesced(c->reg, job, t);
 		rc = turn_answer(c->reg, job, &st, t, skip_reasons[step], 0);
 		if (!rc && step == STEP_REPLAY)
 			rc = replay(c->reg, req, &st.rec);
