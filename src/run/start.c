@@ -2,7 +2,6 @@
  * the steps in the page's order, each a short function; decide() is the
  * pure part, decide_locked() its facts and its write. */
 #include "run/start.h"
-#include "liveness/facts.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
@@ -10,17 +9,14 @@
 #include "registry/lock.h"
 #include "registry/pause.h"
 #include "registry/slots.h"
-#include "registry/write.h"
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
 #include "liveness/slotview.h"
 #include "util/msg.h"
-#include "util/signame.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/file.h>
 
 static int waits(const struct run_request *req)
