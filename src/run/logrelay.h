@@ -54,13 +54,10 @@ struct logrelay {
 	int have_report;    /* the relay handed them over */
 };
 
-/* The first line of a log that lost bytes: "[jobreg: N bytes dropped]\n"
- * into LINE (DROPPED_LINE_MAX bytes); returns its length.  The one place
- * the line is made; logrelay_dropped_read() is the one place it is read. */
-int logrelay_dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped);
-
-/* Does the log text BUF (N bytes, its beginning) start with that line?
- * Returns the line's length with *DROPPED set, or 0 (none). */
+/* Does the log text BUF (N bytes, its beginning) start with the line of
+ * a log that lost bytes, "[jobreg: N bytes dropped]\n"?  Returns the
+ * line's length with *DROPPED set, or 0 (none).  The one place the line
+ * is read. */
 size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped);
 
 
