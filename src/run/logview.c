@@ -71,13 +71,9 @@ static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 
 /* Read the run's output from r->pos on into r->buf: the count of bytes
  * read, or -1 with errno; or 0 with *busy when the log changed under the
- * read, or, while GOING (a relay may write), a cut is seen under way: a
- * first byte NUL with LOG_CUT_MARK in the log's mode, before or after the
- * read (its first line not yet written; a NUL the run printed first is
- * its output), or the same first line
- * as at the last read over another start, the log not shortened since
- * (the kept bytes moved, the line not yet rewritten).  Output dropped
- * before it was read is told here. */
+ * read, or, while GOING (a relay may write), a cut is seen under way, as
+ * logview.h tells (a NUL first byte without LOG_CUT_MARK is the run's
+ * own).  Output dropped before it was read is told here. */
 static ssize_t look(struct reader *r, int going, int *busy)
 {
 	char h1[HEAD], h2[HEAD];
@@ -183,14 +179,14 @@ static int take(struct reader *r, int going, int whole, int *settled)
 	}
 }
 
-/* Print all of FD (no relay writes it any more) to OUT; *MID_LINE (when
- * not NULL) 1 if the last byte printed was no newline. */
-static int print_fd(const char *job, int fd, int out, int *mid_line)
+/* Print all of FD (no relay writes it any more) to OUT; with END_LINE,
+ * a newline after a last line left open. */
+static int print_fd(const char *job, int fd, int out, int end_line)
 {
 	struct reader r = { .job = job, .fd = fd, .out = out, .buf = xmalloc(CHUNK) };
 	int settled, rc = take(&r, 0, 0, &settled);
-	if (mid_line)
-		*mid_line = r.mid_line;
+	if (end_line && r.mid_line)
+		(void)write_full(out, "\n", 1);
 	free(r.buf);
 	return rc;
 }
@@ -212,7 +208,7 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	}
 	reg_unlock(&lock);
 	if (!rc)
-		rc = print_fd(job, fd, 1, NULL);
+		rc = print_fd(job, fd, 1, 0);
 	if (fd >= 0)
 		close_fd(fd);
 	return rc;
@@ -220,13 +216,11 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 
 void logview_chronic(const struct registry *reg, const char *job)
 {
-	int fd, mid_line = 0;
+	int fd;
 	if (open_log(reg, job, ".log", &fd, 1, 1) == 0) {
-		(void)print_fd(job, fd, 2, &mid_line);
+		(void)print_fd(job, fd, 2, 1);
 		close_fd(fd);
 	}
-	if (mid_line)
-		(void)write_full(2, "\n", 1);
 }
 
 /* ---- --log and --follow: the latest log, which a relay may write. ---- */
