@@ -18,14 +18,12 @@
  * first and writes that line last, and the log's mode has LOG_CUT_MARK
  * meanwhile, so a reader tells a cut under way from a run whose own
  * output begins with a NUL byte (logview.h).  The log is diagnostics, not
- * state, and is not fsynced.  A log that cannot be
- * written (a full disk) never stops or slows the command: the relay goes
- * on passing the output on and says once, at the end, how many bytes it
- * could not log.  With --chronic the relay keeps the last SIZE bytes in
- * memory too, and hands them to dispatch at the end: the report of a
- * failed run is whole even when the disk could not hold its log.
- * (logrelay.c is near 660 lines: the relay process and its log, bounded
- * on disk and in memory, are one concern, read from the top down.) */
+ * state, and is not fsynced.  A log that cannot be written (a full disk)
+ * never stops or slows the command: the relay goes on passing the output
+ * on and says once, at the end, how many bytes it could not log.  With
+ * --chronic the relay keeps the last SIZE bytes in memory too, and hands
+ * them to dispatch at the end: the report of a failed run is whole even
+ * when the disk could not hold its log. */
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
 
