@@ -69,21 +69,16 @@ int run_lock_busy(const struct registry *reg, const char *job, long earlier)
 	struct buf who = {0}, relays = {0}, why = {0};
 	char *name = reg_lock_name(job, RUN_LOCK);
 	struct stat st;
-	size_t found = 0, n_relays = 0;
-	int rc, left = 0;
-	if (fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who, &relays, &n_relays);
-		found = left ? 1 : holders_text(st.st_dev, st.st_ino, 0, &who, &relays, &n_relays);
-	}
+	size_t n_relays = 0;
+	int left = earlier > 0 && fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		   holders_text(st.st_dev, st.st_ino, earlier, &who, &relays, &n_relays);
 	/* What left them: the run, or jobreg's own relay of its log. */
 	if (left)
 		why_held(&why, &who, &relays, n_relays, "the log relay of an earlier run",
 			 "left behind by an earlier run", "its log relay");
-	if (found)
-		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name),
-			  who.data, why.data ? why.data : "");
-	else
-		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name));
+	int found = left || run_lock_holders(reg, job, &who);
+	int rc = fail(EXIT_BUSY, job, "lock busy: %s%s%s%s", reg_path(reg, name),
+		      found ? " held by " : "", found ? who.data : "", why.data ? why.data : "");
 	free(name);
 	buf_free(&who);
 	buf_free(&relays);
