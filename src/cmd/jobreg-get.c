@@ -212,13 +212,13 @@ static int wait_is(struct registry *reg, const struct request *req)
 			     .met = xmalloc(req->njobs) };
 	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
 	record_init(&w.pause);
-	struct waiter *wait = wait_jobs_open(reg, req->jobs, req->njobs, NULL);
+	struct waiter *waiter = wait_jobs_open(reg, req->jobs, req->njobs, NULL);
 	const struct job_state *st;
 	int rc;
-	while ((rc = wait_jobs_look(wait, &st)) == 0 && !job_is(&w, st, req->njobs) &&
-	       (rc = wait_jobs_sleep(wait, deadline)) == 0)
+	while ((rc = wait_jobs_look(waiter, &st)) == 0 && !job_is(&w, st, req->njobs) &&
+	       (rc = wait_jobs_sleep(waiter, deadline)) == 0)
 		;
-	wait_jobs_close(wait);
+	wait_jobs_close(waiter);
 	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
 		if (!w.met[i]) {
 			fail(rc, req->jobs[i], "still %s after --wait %s", status_word(w.seen[i]),
