@@ -473,9 +473,7 @@ static int print_line(const struct registry *reg, const struct request *req)
 /* --log [--follow], --faillog. */
 static int print_log(struct registry *reg, const struct request *req, double lock_wait)
 {
-	if (req->follow)
-		return logview_follow(reg, req->jobs[0]);
-	return req->mode == LOG ? logview_print(reg, req->jobs[0])
+	return req->mode == LOG ? logview_print(reg, req->jobs[0], req->follow)
 				: logview_faillog(reg, req->jobs[0], lock_wait);
 }
 

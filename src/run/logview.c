@@ -361,7 +361,7 @@ static int print_now(struct view *v, const char *name)
 	return rc || done ? rc : print_following(v, name);
 }
 
-static int view(struct registry *reg, const char *job, int follow)
+int logview_print(struct registry *reg, const char *job, int follow)
 {
 	struct view v = { .reg = reg, .job = job, .follow = follow };
 	char *name = reg_dot_name(job, ".log");
@@ -381,14 +381,4 @@ static int view(struct registry *reg, const char *job, int follow)
 		record_free(&v.run);
 	free(name);
 	return rc;
-}
-
-int logview_print(struct registry *reg, const char *job)
-{
-	return view(reg, job, 0);
-}
-
-int logview_follow(struct registry *reg, const char *job)
-{
-	return view(reg, job, 1);
 }
