@@ -43,9 +43,9 @@ struct waiter {
 	struct wjob *w;
 	struct job_state *states;   /* what the last look found */
 	struct pollfd *fds;    /* inotify's, then each job's pidfd (-1: none) */
-	double check_at;       /* when to check next (-1: on an event) */
+	double check_at;       /* when to look next (-1: on an event) */
 	double last_check;
-	double followup;       /* a check after a run lock's close, or -1 */
+	double followup;       /* a look after a run lock's close, or -1 */
 };
 
 static void want(struct waiter *w, double when)
@@ -112,7 +112,7 @@ static void split_path(struct waiter *w)
 /* Follow DIR by name (SPEC §5): if it now names another directory, or
  * none, or one again, forget the old one's watch and open what it names.
  * Then watch DIR if it exists (else its parent, to see it made), before
- * any check reads it. */
+ * any look reads it. */
 static int attach(struct waiter *w)
 {
 	if (!reg_same(w->reg)) {
@@ -138,7 +138,7 @@ static int attach(struct waiter *w)
 	return 0;
 }
 
-/* ---- One check: every job's state, and what to watch for each. ---- */
+/* ---- One look: every job's state, and what to watch for each. ---- */
 
 static void unwatch_pid(struct wjob *j)
 {
@@ -245,7 +245,7 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 	}
 }
 
-/* Take every queued event.  OURS: they came while we checked, so a
+/* Take every queued event.  OURS: they came while we looked, so a
  * read-only close of a run lock is our own probe's. */
 static void read_events(struct waiter *w, int ours)
 {
