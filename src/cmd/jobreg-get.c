@@ -184,18 +184,22 @@ struct is_wait {
 			   then no more read */
 };
 
-static int job_is(void *ctx, size_t index, const struct job_state *st)
+/* Is each of the N jobs in the state --is asks, as ST says? */
+static int job_is(struct is_wait *w, const struct job_state *st, size_t n)
 {
-	struct is_wait *w = ctx;
-	struct job_state seen = *st;
-	if (index == 0 && !w->pause_rc) {
+	int all = 1;
+	if (!w->pause_rc) {
 		record_free(&w->pause);
 		w->pause_rc = registry_pause_read(w->reg, now_real(), &w->pause, &w->paused);
 	}
-	jobstate_registry_pause(&seen, w->paused && !w->pause_rc ? &w->pause : NULL);
-	w->seen[index] = seen.status;
-	w->met[index] = jobstate_in(&seen, w->mask) != 0;
-	return w->met[index];
+	for (size_t i = 0; i < n; i++) {
+		struct job_state seen = st[i];
+		jobstate_registry_pause(&seen, w->paused && !w->pause_rc ? &w->pause : NULL);
+		w->seen[i] = seen.status;
+		w->met[i] = jobstate_in(&seen, w->mask) != 0;
+		all &= w->met[i];
+	}
+	return all;
 }
 
 static int wait_is(struct registry *reg, const struct request *req)
@@ -205,7 +209,13 @@ static int wait_is(struct registry *reg, const struct request *req)
 			     .met = xmalloc(req->njobs) };
 	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
 	record_init(&w.pause);
-	int rc = wait_until(reg, req->jobs, req->njobs, job_is, &w, deadline);
+	struct waiter *waiter = wait_jobs_open(reg, req->jobs, req->njobs, NULL);
+	const struct job_state *st;
+	int rc;
+	while ((rc = wait_jobs_look(waiter, &st)) == 0 && !job_is(&w, st, req->njobs) &&
+	       (rc = wait_jobs_sleep(waiter, deadline)) == 0)
+		;
+	wait_jobs_close(waiter);
 	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
 		if (!w.met[i]) {
 			fail(rc, req->jobs[i], "still %s after --wait %s", status_word(w.seen[i]),
@@ -463,10 +473,8 @@ int main(int argc, char **argv)
 		rc = print_line(&reg, &req);
 	else if (!rc && req.mode == HISTORY)
 		rc = print_history(&reg, &req);
-	else if (!rc && req.follow)
-		rc = logview_follow(&reg, req.jobs[0]);
 	else if (!rc && req.mode == LOG)
-		rc = logview_print(&reg, req.jobs[0]);
+		rc = logview_print(&reg, req.jobs[0], req.follow);
 	else if (!rc && req.mode == FAILLOG)
 		rc = logview_faillog(&reg, req.jobs[0], common.lock_wait);
 	else if (!rc && req.wait_arg)

@@ -1,15 +1,13 @@
-/* The wait of wait.h.  One file although it is longer than the others:
- * the loop, its checks and the inotify events that wake it share the
- * struct waiter, and split apart they would only pass it to and fro. */
+/* wait: the one wait (see wait.h). */
 #include "liveness/wait.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sys/inotify.h>
@@ -23,10 +21,9 @@
 			  * clock (expires, late) is judged again, for a
 			  * clock stepped or a machine suspended */
 
-/* What the last check found out about one job. */
+/* What the last look found out about one job. */
 struct wjob {
-	int unmet;          /* the condition did not hold */
-	int lock_run;       /* unmet, RUNNING, judged by its run lock */
+	int lock_run;       /* RUNNING, judged by its run lock */
 	int pidfd;          /* watches PID's exit, or -1 */
 	long pid;
 	long exited;        /* a pid whose pidfd fired: not watched again */
@@ -44,9 +41,11 @@ struct waiter {
 	const char *file;      /* an entry of DIR whose writes count as
 				* changes (--follow's log), or NULL */
 	struct wjob *w;
-	double check_at;       /* when to check next (-1: on an event) */
+	struct job_state *states;   /* what the last look found */
+	struct pollfd *fds;    /* inotify's, then each job's pidfd (-1: none) */
+	double check_at;       /* when to look next (-1: on an event) */
 	double last_check;
-	double followup;       /* a check after a run lock's close, or -1 */
+	double followup;       /* a look after a run lock's close, or -1 */
 };
 
 static void want(struct waiter *w, double when)
@@ -100,30 +99,20 @@ static int remote_fs(int fd)
 /* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
 static void split_path(struct waiter *w)
 {
-	char *copy = xstrdup(w->reg->path);
-	size_t len = strlen(copy);
-	while (len > 1 && copy[len - 1] == '/')
-		copy[--len] = '\0';
-	char *slash = strrchr(copy, '/');
-	const char *base = slash ? slash + 1 : copy;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		free(copy);
-		return;
+	char *dir = xstrdup(w->reg->path), *name = xstrdup(w->reg->path);
+	const char *base = basename(name);
+	if (strcmp(base, "/") != 0 && strcmp(base, ".") != 0 && strcmp(base, "..") != 0) {
+		w->base = xstrdup(base);
+		w->parent = xstrdup(dirname(dir));
 	}
-	w->base = xstrdup(base);
-	if (!slash)
-		w->parent = xstrdup(".");
-	else if (slash == copy)
-		w->parent = xstrdup("/");
-	else
-		w->parent = xstrndup(copy, (size_t)(slash - copy));
-	free(copy);
+	free(dir);
+	free(name);
 }
 
 /* Follow DIR by name (SPEC §5): if it now names another directory, or
  * none, or one again, forget the old one's watch and open what it names.
  * Then watch DIR if it exists (else its parent, to see it made), before
- * any check reads it. */
+ * any look reads it. */
 static int attach(struct waiter *w)
 {
 	if (!reg_same(w->reg)) {
@@ -149,18 +138,17 @@ static int attach(struct waiter *w)
 	return 0;
 }
 
-/* ---- One check: every job's state, and what to watch for each. ---- */
+/* ---- One look: every job's state, and what to watch for each. ---- */
 
 static void unwatch_pid(struct wjob *j)
 {
 	if (j->pidfd >= 0)
 		close_fd(j->pidfd);
 	j->pidfd = -1;
-	j->pid = 0;
 }
 
-/* Arm what tells of a change of an unmet job; returns 1 when something
- * new was armed (so the caller checks once more: no lost wake-up). */
+/* Arm what tells of a change of a job; returns 1 when something new was
+ * armed (so the caller looks once more: no lost wake-up). */
 static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, double now)
 {
 	const struct record *r = &st->rec;
@@ -168,19 +156,16 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	const char *pid_field = record_get(r, "pid");
 	const char *expires = record_get(r, "expires");
 	long pid = pid_field ? strtol(pid_field, NULL, 10) : 0;
+	int running = st->status == ST_RUNNING;
 	time_t until;
 
+	j->lock_run = running && owner && strcmp(owner, "lock") == 0;
 	if (st->late_at >= 0 && !st->late) {
 		/* LATE is a time, not a file change (SPEC §2). */
 		double at = now + (st->late_at - now_real()) + 0.01;
 		want(w, at < now + CLOCK_EVERY ? at : now + CLOCK_EVERY);
 	}
-	if (st->status != ST_RUNNING) {
-		unwatch_pid(j);   /* only a file change can change it */
-		return 0;
-	}
-	j->lock_run = owner && strcmp(owner, "lock") == 0;
-	if (!j->lock_run && expires && time_parse(expires, &until) == 0) {
+	if (running && !j->lock_run && expires && time_parse(expires, &until) == 0) {
 		/* STALE once the clock is past it (a lock-owned record is judged
 		 * by its lock alone); if not yet, look again no sooner than a
 		 * poll would, and no later than a second from now: the
@@ -190,13 +175,9 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 			at = now + CLOCK_EVERY;
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
-	if (!owner) {
-		unwatch_pid(j);
-		return 0;
-	}
-	if (j->lock_run && st->by_lock) {
-		/* The run lock decides (not removed or replaced, SPEC §2):
-		 * its close tells. */
+	if (!running || !owner || (j->lock_run && st->by_lock)) {
+		/* Only a file change can change it; or the run lock decides
+		 * (not removed or replaced, SPEC §2): its close tells. */
 		unwatch_pid(j);
 		return 0;
 	}
@@ -208,40 +189,6 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		return 1;
 	}
 	want(w, now + POLL_EVERY);   /* nothing tells of this pid's death */
-	return 0;
-}
-
-/* Returns an exit status; *met when COND held for every job. */
-static int check(struct waiter *w, wait_cond cond, void *ctx, int *met)
-{
-	double now = now_mono();
-	int armed = 0;
-
-	*met = 1;
-	for (size_t i = 0; i < w->njobs; i++) {
-		struct job_state st;
-		struct wjob *j = &w->w[i];
-		int rc = jobstate_read(w->reg, w->jobs[i], &st);
-		if (rc) {
-			jobstate_free(&st);
-			return rc;
-		}
-		j->unmet = !cond(ctx, i, &st);
-		j->lock_run = 0;
-		if (j->unmet) {
-			*met = 0;
-			armed |= arm(w, j, &st, now);
-		} else {
-			unwatch_pid(j);
-		}
-		jobstate_free(&st);
-	}
-	if (armed)
-		want(w, now);
-	if (w->polling || (w->reg->fd < 0 && w->parent_wd < 0))
-		want(w, now + POLL_EVERY);
-	/* A symlink DIR re-pointed tells inotify nothing. */
-	want(w, now + FOLLOW_EVERY);
 	return 0;
 }
 
@@ -298,7 +245,7 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 	}
 }
 
-/* Take every queued event.  OURS: they came while we checked, so a
+/* Take every queued event.  OURS: they came while we looked, so a
  * read-only close of a run lock is our own probe's. */
 static void read_events(struct waiter *w, int ours)
 {
@@ -340,104 +287,105 @@ static int timeout_ms(double next, double now)
 	return (int)ms + 1;
 }
 
-static int wait_loop(struct registry *reg, char *const *jobs, size_t njobs, const char *file,
-		     wait_cond cond, void *ctx, double deadline)
+struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t njobs,
+			      const char *file)
 {
-	struct waiter w = {
+	struct waiter *w = xmalloc(sizeof *w);
+	*w = (struct waiter){
 		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
 		.njobs = njobs, .file = file, .check_at = -1, .followup = -1,
+		.w = xmalloc(njobs * sizeof *w->w),
+		.states = xmalloc(njobs * sizeof *w->states),
+		.fds = xmalloc((njobs + 1) * sizeof *w->fds),
 	};
-	struct pollfd *fds = xmalloc((njobs + 1) * sizeof *fds);
-	size_t *owner = xmalloc((njobs + 1) * sizeof *owner);
-	int rc = 0, met;
-
-	w.w = xmalloc((njobs ? njobs : 1) * sizeof *w.w);
 	for (size_t i = 0; i < njobs; i++) {
-		w.w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
+		w->w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
+		record_init(&w->states[i].rec);
 	}
-	split_path(&w);
-	w.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w.ino < 0)
-		w.polling = 1;
-	want(&w, now_mono());
+	split_path(w);
+	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->polling = w->ino < 0;
+	return w;
+}
+
+int wait_jobs_look(struct waiter *w, const struct job_state **states)
+{
+	double now = now_mono();
+	int armed = 0;
+
+	*states = w->states;
+	w->check_at = -1;
+	int rc = attach(w);
+	for (size_t i = 0; !rc && i < w->njobs; i++) {
+		jobstate_free(&w->states[i]);
+		if ((rc = jobstate_read(w->reg, w->jobs[i], &w->states[i])) == 0)
+			armed |= arm(w, &w->w[i], &w->states[i], now);
+	}
+	if (rc)
+		return rc;
+	if (armed)
+		want(w, now);
+	if (w->polling || (w->reg->fd < 0 && w->parent_wd < 0))
+		want(w, now + POLL_EVERY);
+	/* A symlink DIR re-pointed tells inotify nothing. */
+	want(w, now + FOLLOW_EVERY);
+	w->last_check = now_mono();
+	if (w->ino >= 0)
+		read_events(w, 1);
+	return 0;
+}
+
+int wait_jobs_sleep(struct waiter *w, double deadline)
+{
 	for (;;) {
 		double now = now_mono();
-		if (w.followup >= 0 && now >= w.followup) {
-			w.followup = -1;
-			want(&w, now);
+		if (w->followup >= 0 && now >= w->followup) {
+			w->followup = -1;
+			want(w, now);
 		}
-		if (w.check_at >= 0 && now >= w.check_at) {
-			w.check_at = -1;
-			if ((rc = attach(&w)) != 0 || (rc = check(&w, cond, ctx, &met)) != 0 || met)
-				break;
-			w.last_check = now_mono();
-			if (w.ino >= 0)
-				read_events(&w, 1);
-			continue;
-		}
-		if (deadline >= 0 && now >= deadline) {
-			rc = EXIT_BUSY;
-			break;
-		}
+		if (w->check_at >= 0 && now >= w->check_at)
+			return 0;
+		if (deadline >= 0 && now >= deadline)
+			return EXIT_BUSY;
 
-		size_t nfds = 0;
-		if (w.ino >= 0) {
-			fds[nfds] = (struct pollfd){ .fd = w.ino, .events = POLLIN };
-			owner[nfds++] = njobs;
-		}
-		for (size_t i = 0; i < njobs; i++)
-			if (w.w[i].pidfd >= 0) {
-				fds[nfds] = (struct pollfd){ .fd = w.w[i].pidfd, .events = POLLIN };
-				owner[nfds++] = i;
-			}
-		double next = earliest(earliest(w.check_at, w.followup), deadline);
-		int n = poll(fds, (nfds_t)nfds, timeout_ms(next, now));
+		/* (poll() passes over a descriptor -1) */
+		w->fds[0] = (struct pollfd){ .fd = w->ino, .events = POLLIN };
+		for (size_t i = 0; i < w->njobs; i++)
+			w->fds[i + 1] = (struct pollfd){ .fd = w->w[i].pidfd, .events = POLLIN };
+		double next = earliest(earliest(w->check_at, w->followup), deadline);
+		int n = poll(w->fds, (nfds_t)(w->njobs + 1), timeout_ms(next, now));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			rc = fail_errno(errno, NULL, "poll");
-			break;
-		}
-		for (size_t k = 0; k < nfds && n > 0; k++) {
-			if (!fds[k].revents)
-				continue;
-			if (owner[k] == njobs) {
-				read_events(&w, 0);
-			} else {
+		if (n < 0)
+			return fail_errno(errno, NULL, "poll");
+		if (w->fds[0].revents)
+			read_events(w, 0);
+		for (size_t i = 0; i < w->njobs; i++)
+			if (w->fds[i + 1].revents) {
 				/* The pid ended (or the pidfd failed): look, once. */
-				struct wjob *j = &w.w[owner[k]];
+				struct wjob *j = &w->w[i];
 				j->exited = j->pid;
 				unwatch_pid(j);
-				want(&w, now_mono());
+				want(w, now_mono());
 			}
-		}
 	}
-
-	for (size_t i = 0; i < njobs; i++) {
-		unwatch_pid(&w.w[i]);
-		free(w.w[i].run_name);
-	}
-	if (w.ino >= 0)
-		close_fd(w.ino);
-	free(w.w);
-	free(w.parent);
-	free(w.base);
-	free(fds);
-	free(owner);
-	return rc;
 }
 
-int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
-	       wait_cond cond, void *ctx, double deadline)
+void wait_jobs_close(struct waiter *w)
 {
-	return wait_loop(reg, jobs, njobs, NULL, cond, ctx, deadline);
-}
-
-int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
-		   void *ctx)
-{
-	char *jobs[] = { (char *)job };
-	return wait_loop(reg, jobs, 1, file, cond, ctx, -1);
+	for (size_t i = 0; i < w->njobs; i++) {
+		unwatch_pid(&w->w[i]);
+		free(w->w[i].run_name);
+		jobstate_free(&w->states[i]);
+	}
+	if (w->ino >= 0)
+		close_fd(w->ino);
+	free(w->w);
+	free(w->states);
+	free(w->parent);
+	free(w->base);
+	free(w->fds);
+	free(w);
 }
 
 void wait_watch_open(struct entry_watch *w, const struct registry *reg)

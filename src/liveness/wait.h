@@ -1,6 +1,6 @@
 /* wait: the one wait of jobreg (SPEC §5: get --wait, dispatch --wait and
- * --once) — until a condition holds for every job of a list, or a
- * deadline passes.  The caller holds no job lock while it waits.
+ * --once) — until the caller finds the jobs of a list as it wants them,
+ * or a deadline passes.  The caller holds no job lock while it waits.
  *
  * It notices a change within 100 ms and does not spin.  It sleeps in
  * poll(2) on:
@@ -13,7 +13,7 @@
  *   probe, ours included, so that one re-checks at most every 100 ms and
  *   ignores the closes that come while it checks, its own probes among
  *   them — a read-only holder dying in those microseconds is missed);
- * - for wait_following(), the writes to one file of DIR (IN_MODIFY), its
+ * - with a FILE, the writes to that file of DIR (IN_MODIFY), its
  *   creation, rename and removal;
  * - a pidfd of a RUNNING record's pid, where pidfd_open(2) works;
  * - timers: the deadline, a record's `expires` (judged again at least once
@@ -26,8 +26,8 @@
  *   (NFS, SMB, Ceph, FUSE, ...) whose changes on other hosts inotify never
  *   sees.
  * Every wake-up is only a hint: the states always come from jobstate_load(),
- * and the condition is checked again after each source is armed, so no
- * wake-up is lost.  All descriptors are close-on-exec and closed on return. */
+ * and the caller judges them only after the sources are armed, so no
+ * wake-up is lost.  All descriptors are close-on-exec and closed at the end. */
 #ifndef JOBREG_WAIT_H
 #define JOBREG_WAIT_H
 
@@ -36,25 +36,25 @@
 #include "registry/registry.h"
 #include "liveness/jobstate.h"
 
-/* Is job JOBS[INDEX], in state ST, where the caller wants it?  Called for
- * every job at each check, in order. */
-typedef int (*wait_cond)(void *ctx, size_t index, const struct job_state *st);
-
-/* Wait until COND holds for every job at one check.  DEADLINE is a
- * now_mono() time (< 0: none).  REG follows DIR by name: if DIR is
- * removed, renamed, replaced or (as a symlink) re-pointed, the wait goes
- * on in what DIR names now, noticed within a second, and REG is left
- * open on that (fd -1 when there is none).  Returns 0, EXIT_BUSY (75, silently) when
- * the deadline passes first, or the status of an error (printed; a
- * corrupt record is reported as jobstate_corrupt() does). */
-int wait_until(struct registry *reg, char *const *jobs, size_t njobs,
-	       wait_cond cond, void *ctx, double deadline);
-
-/* wait_until() for the one job JOB, with no deadline, checking also
- * whenever DIR's entry FILE is written, made, renamed or removed
- * (jobreg-get --log --follow: FILE is the log, and COND prints what came). */
-int wait_following(struct registry *reg, const char *job, const char *file, wait_cond cond,
-		   void *ctx);
+/* The wait for jobs: the caller looks, judges, sleeps, looks again.
+ * Opened for the NJOBS jobs JOBS of REG and, with FILE, for the writes of
+ * DIR's entry FILE too (jobreg-get --log --follow: its log).  REG follows
+ * DIR by name: if DIR is removed, renamed, replaced or (as a symlink)
+ * re-pointed, the wait goes on in what DIR names now, noticed within a
+ * second, and REG is left open on that (fd -1 when there is none). */
+struct waiter;
+struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t njobs,
+			      const char *file);
+/* Each job's state into (*STATES)[i], kept until the next look, with the
+ * sources those states call for armed.  Returns an exit status (the error
+ * printed; a corrupt record reported as jobstate_corrupt() does; a state
+ * then left unread has no record). */
+int wait_jobs_look(struct waiter *w, const struct job_state **states);
+/* Sleep until a change may have come (0: look again) or DEADLINE, a
+ * now_mono() time (< 0: none), passes: EXIT_BUSY (75, silently); or the
+ * status of an error (printed). */
+int wait_jobs_sleep(struct waiter *w, double deadline);
+void wait_jobs_close(struct waiter *w);
 
 /* The one blocking flock: flock(FD, OP) until it is granted, UNTIL (a
  * now_mono() time, < 0: none) passes or a second has, whichever comes

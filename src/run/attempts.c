@@ -165,15 +165,8 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		int chronic = chronic_mode && (status || lost);
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
-		if (lost) {
-			if (chronic) {
-				chronic_report(reg, req->job, &relay);
-				say_failure(req, run, &end, &ended, 1, 1);
-			}
-			buf_free(&relay.report);
-			buf_free(&cancel.told);
-			return EXIT_IO;
-		}
+		if (lost)
+			ours = 0;
 		/* The report comes after the record, but from the log only
 		 * before --clear removes it. */
 		if (chronic && req->clear_after && !relay.have_report)
@@ -183,7 +176,7 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		if (chronic && (!req->clear_after || relay.have_report))
 			chronic_report(reg, req->job, &relay);
 		if (chronic)
-			say_failure(req, run, &end, &ended, 0, 1);
+			say_failure(req, run, &end, &ended, lost, 1);
 		if (!rc && ours && run->cancelled_by)
 			cancel_say(run, &cancel, between);
 		free(run->cancelled_by);
@@ -192,6 +185,6 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		buf_free(&relay.report);
 		/* A result that could not be recorded is still the run's: a
 		 * failed run exits with its status, a good one with the error's. */
-		return status ? status : rc;
+		return lost ? EXIT_IO : status ? status : rc;
 	}
 }

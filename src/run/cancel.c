@@ -74,10 +74,8 @@ static int run_ended(const struct awaited *a, const struct job_state *st)
 
 /* The wait's condition: the run has ended, or (until_end not asked) its
  * dispatcher has taken the request up. */
-static int answered(void *ctx, size_t index, const struct job_state *st)
+static int answered(struct awaited *a, const struct job_state *st)
 {
-	struct awaited *a = ctx;
-	(void)index;
 	if (run_ended(a, st)) {
 		/* (a run that was cancelled, or its retries, says so in its
 		 * DONE record) */
@@ -92,6 +90,17 @@ static int answered(void *ctx, size_t index, const struct job_state *st)
 		a->missed = record_get(&st->rec, "cancel_missed") != NULL;
 	}
 	return a->seen && !a->until_end;
+}
+
+/* Wait with W, from *ST (its last look), until answered() or DEADLINE. */
+static int wait_answer(struct waiter *w, struct awaited *a, const struct job_state **st,
+		       double deadline)
+{
+	int rc = 0;
+	while (!answered(a, *st) && (rc = wait_jobs_sleep(w, deadline)) == 0 &&
+	       (rc = wait_jobs_look(w, st)) == 0)
+		;
+	return rc;
 }
 
 int cancel_no_answer(const struct registry *reg, const char *job, unsigned long long run,
@@ -109,31 +118,32 @@ int cancel_no_answer(const struct registry *reg, const char *job, unsigned long 
 int cancel_wait(struct registry *reg, const char *job, unsigned long long run, double until_end)
 {
 	struct awaited a = { .run = run };
-	struct job_state st;
 	char *jobs[] = { (char *)job };
 	double start = now_mono();
-
-	int rc = jobstate_read(reg, job, &st);
-	/* Only a hint: the dispatcher reads its record once a second. */
-	if (!rc && !run_ended(&a, &st))
-		(void)signal_owner(&st.rec, SIGURG);
 	/* A --wait shorter than the dispatcher's time to answer decides. */
 	int wait_decides = until_end >= 0 && until_end < CANCEL_ANSWER_SECONDS;
 	double answer_by = start + (wait_decides ? until_end : CANCEL_ANSWER_SECONDS);
+	struct waiter *w = wait_jobs_open(reg, jobs, 1, NULL);
+	const struct job_state *st;
+
+	int rc = wait_jobs_look(w, &st);
+	/* Only a hint: the dispatcher reads its record once a second. */
+	if (!rc && !run_ended(&a, st))
+		(void)signal_owner(&st->rec, SIGURG);
 	if (!rc)
-		rc = wait_until(reg, jobs, 1, answered, &a, answer_by);
+		rc = wait_answer(w, &a, &st, answer_by);
 	if (rc == EXIT_BUSY && !wait_decides)
-		rc = cancel_no_answer(reg, job, run, record_get(&st.rec, "host"));
+		rc = cancel_no_answer(reg, job, run, record_get(&st->rec, "host"));
 	else if (rc == 0 && until_end >= -1) {
 		a.until_end = 1;
-		rc = wait_until(reg, jobs, 1, answered, &a, until_end < 0 ? -1 : start + until_end);
+		rc = wait_answer(w, &a, &st, until_end < 0 ? -1 : start + until_end);
 	}
 	/* (75 from cancel_no_answer() is said) */
 	if (rc == EXIT_BUSY && (a.until_end || wait_decides))
 		rc = fail(EXIT_BUSY, job, "run %llu has not ended within --wait", run);
 	else if (rc == 0 && a.missed)
 		rc = fail(EXIT_FALSE, job, "run %llu ended before the cancel reached it", run);
-	jobstate_free(&st);
+	wait_jobs_close(w);
 	return rc;
 }
 
@@ -149,10 +159,8 @@ static void tell(struct cancel_taken *c, int sig, const long *pids, size_t n)
 	char name[SIGNAME_MAX];
 	if (!n)
 		return;
-	buf_addf(&c->told, "%s%s to pid%s ", c->told.len ? "; " : "", signal_name(sig, name),
-		 n > 1 ? "s" : "");
-	for (size_t i = 0; i < n; i++)
-		buf_addf(&c->told, "%s%ld", i ? ", " : "", pids[i]);
+	buf_addf(&c->told, "%s%s to ", c->told.len ? "; " : "", signal_name(sig, name));
+	name_pids(&c->told, pids, n);
 }
 
 /* SIG, then SIGCONT, to all of this host holding RUN_LOCK, found first,

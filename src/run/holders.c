@@ -3,7 +3,6 @@
  * behind that inherited the run lock; the run has ended and is DONE, but
  * the next run must wait for it.  Both ends say who it is. */
 #include "run/holders.h"
-#include "liveness/wait.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 #include "liveness/proc.h"
@@ -15,14 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* "pid 4242" or "pids 4242, 4243" from COUNT pids in PIDS (a list "4242,
- * 4243"), replacing it. */
-static void name_pids(struct buf *pids, size_t count)
+void name_pids(struct buf *b, const long *pids, size_t n)
 {
-	struct buf text = {0};
-	buf_addf(&text, "%s %s", count > 1 ? "pids" : "pid", pids->data);
-	buf_free(pids);
-	*pids = text;
+	buf_adds(b, n > 1 ? "pids " : "pid ");
+	for (size_t i = 0; i < n; i++)
+		buf_addf(b, "%s%ld", i ? ", " : "", pids[i]);
 }
 
 /* The pids other than ours that hold the run lock DEV/INO (the lock
@@ -33,24 +29,39 @@ static void name_pids(struct buf *pids, size_t count)
 static size_t holders_text(dev_t dev, ino_t ino, long locker, struct buf *who,
 			   struct buf *relays, size_t *n_relays)
 {
-	long *pids = NULL;
+	long *pids = NULL, *relay;
 	size_t count = 0, shown = 0;
 	*n_relays = 0;
 	if (lock_sharers(dev, ino, locker, 64, &pids, &count) < 0)
 		return 0;
+	relay = xmalloc(count * sizeof *relay);
 	for (size_t i = 0; i < count; i++) {
 		if (pids[i] == (long)getpid())
 			continue;
-		buf_addf(who, "%s%ld", shown++ ? ", " : "", pids[i]);
 		if (pids[i] != locker && same_program(pids[i]))
-			buf_addf(relays, "%s%ld", (*n_relays)++ ? ", " : "", pids[i]);
+			relay[(*n_relays)++] = pids[i];
+		pids[shown++] = pids[i];
 	}
-	free(pids);
 	if (shown)
-		name_pids(who, shown);
+		name_pids(who, pids, shown);
 	if (*n_relays)
-		name_pids(relays, *n_relays);
+		name_pids(relays, relay, *n_relays);
+	free(pids);
+	free(relay);
 	return shown;
+}
+
+/* Who holds it, WHO (RELAYS of them log relays): " (RELAY)" when all are,
+ * else " (LEFT; RELAYS ITS)" or " (LEFT)", into WHY. */
+static void why_held(struct buf *why, const struct buf *who, const struct buf *relays,
+		     size_t n_relays, const char *relay, const char *left, const char *its)
+{
+	if (n_relays && strcmp(who->data, relays->data) == 0)
+		buf_addf(why, " (%s)", relay);
+	else if (n_relays)
+		buf_addf(why, " (%s; %s %s)", left, relays->data, its);
+	else
+		buf_addf(why, " (%s)", left);
 }
 
 int run_lock_busy(const struct registry *reg, const char *job, long earlier)
@@ -58,24 +69,16 @@ int run_lock_busy(const struct registry *reg, const char *job, long earlier)
 	struct buf who = {0}, relays = {0}, why = {0};
 	char *name = reg_lock_name(job, RUN_LOCK);
 	struct stat st;
-	size_t found = 0, n_relays = 0;
-	int rc, left = 0;
-	if (fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		left = earlier > 0 && holders_text(st.st_dev, st.st_ino, earlier, &who, &relays, &n_relays);
-		found = left ? 1 : holders_text(st.st_dev, st.st_ino, 0, &who, &relays, &n_relays);
-	}
+	size_t n_relays = 0;
+	int left = earlier > 0 && fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		   holders_text(st.st_dev, st.st_ino, earlier, &who, &relays, &n_relays);
 	/* What left them: the run, or jobreg's own relay of its log. */
-	if (left && n_relays && strcmp(who.data, relays.data) == 0)
-		buf_adds(&why, " (the log relay of an earlier run)");
-	else if (left && n_relays)
-		buf_addf(&why, " (left behind by an earlier run; %s its log relay)", relays.data);
-	else if (left)
-		buf_adds(&why, " (left behind by an earlier run)");
-	if (found)
-		rc = fail(EXIT_BUSY, job, "lock busy: %s held by %s%s", reg_path(reg, name),
-			  who.data, why.data ? why.data : "");
-	else
-		rc = fail(EXIT_BUSY, job, "lock busy: %s", reg_path(reg, name));
+	if (left)
+		why_held(&why, &who, &relays, n_relays, "the log relay of an earlier run",
+			 "left behind by an earlier run", "its log relay");
+	int found = left || run_lock_holders(reg, job, &who);
+	int rc = fail(EXIT_BUSY, job, "lock busy: %s%s%s%s", reg_path(reg, name),
+		      found ? " held by " : "", found ? who.data : "", why.data ? why.data : "");
 	free(name);
 	buf_free(&who);
 	buf_free(&relays);
@@ -95,19 +98,16 @@ void run_lock_release(const struct registry *reg, const char *job, int *fd)
 		reg_unlock(&probe);
 		return;
 	}
-	struct buf who = {0}, relays = {0};
-	if (holders_text(held.st_dev, held.st_ino, (long)getpid(), &who, &relays, &n_relays) &&
-	    n_relays && strcmp(who.data, relays.data) == 0)
-		warn(job, "the run lock is still held by %s (the run's log relay); the next run waits for it",
-		     who.data);
-	else if (who.data && n_relays)
-		warn(job, "the run lock is still held by %s (a process the command left behind; %s"
-		     " the log relay); the next run waits for it", who.data, relays.data);
-	else if (who.data)
-		warn(job, "the run lock is still held by %s (a process the command left behind);"
-		     " the next run waits for it", who.data);
+	struct buf who = {0}, relays = {0}, why = {0};
+	if (holders_text(held.st_dev, held.st_ino, (long)getpid(), &who, &relays, &n_relays)) {
+		why_held(&why, &who, &relays, n_relays, "the run's log relay",
+			 "a process the command left behind", "the log relay");
+		warn(job, "the run lock is still held by %s%s; the next run waits for it", who.data,
+		     why.data);
+	}
 	buf_free(&who);
 	buf_free(&relays);
+	buf_free(&why);
 }
 
 size_t run_lock_leftovers(int fd, long **pids)

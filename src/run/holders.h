@@ -26,4 +26,7 @@ size_t run_lock_leftovers(int fd, long **pids);
  * (0: none seen, WHO left empty). */
 size_t run_lock_holders(const struct registry *reg, const char *job, struct buf *who);
 
+/* "pid 4242" or "pids 4242, 4243", of the N pids PIDS, onto B. */
+void name_pids(struct buf *b, const long *pids, size_t n);
+
 #endif

@@ -23,7 +23,9 @@
 #define CHUNK (1 << 20)   /* the most read at once, and the pipes' size */
 #define TRICKLE 4096      /* a wake-up that found less waits (relay()) */
 
-int logrelay_dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped)
+/* "[jobreg: N bytes dropped]\n", the first line of a log that lost bytes,
+ * into LINE; returns its length.  The one place it is made. */
+static int dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped)
 {
 	return snprintf(line, DROPPED_LINE_MAX, "[jobreg: %llu bytes dropped]\n", dropped);
 }
@@ -88,23 +90,35 @@ int logrelay_parse_size(const char *s, unsigned long long *size)
 	return 0;
 }
 
+/* Is JOB's .log or .faillog (SUFFIX) there (*HAVE)?  A planted entry:
+ * 77 with the message; else 0, or the exit status of a failed stat. */
+static int refuse_planted(const struct registry *reg, const char *job, const char *suffix,
+			  int *have)
+{
+	char *name = reg_dot_name(job, suffix);
+	struct stat st;
+	int rc = 0;
+	*have = fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!*have && errno != ENOENT)
+		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
+	else if (*have && !S_ISREG(st.st_mode))
+		rc = reg_not_regular(reg, job, name);
+	free(name);
+	return rc;
+}
+
 int logrelay_turn_over(const struct registry *reg, const char *job, int failed)
 {
 	char *log = reg_dot_name(job, ".log"), *faillog = reg_dot_name(job, ".faillog");
-	struct stat st;
-	int rc = 0;
+	int have;
 
 	/* A planted entry is refused, never renamed or followed. */
-	int have = fstatat(reg->fd, log, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!have && errno != ENOENT)
-		rc = fail_errno(errno, job, "stat %s", reg_path(reg, log));
-	else if (have && !S_ISREG(st.st_mode))
-		rc = reg_not_regular(reg, job, log);
-	else if (have && !failed && unlinkat(reg->fd, log, 0) < 0 && errno != ENOENT)
+	int rc = refuse_planted(reg, job, ".log", &have);
+	if (!rc && have && !failed && unlinkat(reg->fd, log, 0) < 0 && errno != ENOENT)
 		rc = fail_errno(errno, job, "remove %s", reg_path(reg, log));
-	else if (have && failed && renameat(reg->fd, log, reg->fd, faillog) < 0)
+	else if (!rc && have && failed && renameat(reg->fd, log, reg->fd, faillog) < 0)
 		rc = fail_errno(errno, job, "rename %s", reg_path(reg, log));
-	else if (!have && failed && unlinkat(reg->fd, faillog, 0) < 0 && errno != ENOENT)
+	else if (!rc && !have && failed && unlinkat(reg->fd, faillog, 0) < 0 && errno != ENOENT)
 		/* That failure left no log: an older one is not its. */
 		rc = fail_errno(errno, job, "remove %s", reg_path(reg, faillog));
 	free(log);
@@ -112,28 +126,13 @@ int logrelay_turn_over(const struct registry *reg, const char *job, int failed)
 	return rc;
 }
 
-/* A planted .log or .faillog of JOB (SUFFIX): 77 with the message, else
- * 0, or the exit status of a failed stat. */
-static int refuse_planted(const struct registry *reg, const char *job, const char *suffix)
-{
-	char *name = reg_dot_name(job, suffix);
-	struct stat st;
-	int rc = 0, have = fstatat(reg->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!have && errno != ENOENT)
-		rc = fail_errno(errno, job, "stat %s", reg_path(reg, name));
-	else if (have && !S_ISREG(st.st_mode))
-		rc = reg_not_regular(reg, job, name);
-	free(name);
-	return rc;
-}
-
 int logrelay_prepare(const struct registry *reg, const char *job, int make)
 {
 	char *name = reg_dot_name(job, ".newlog");
 	struct stat st;
-	int fd = -1, rc = refuse_planted(reg, job, ".log");
+	int fd = -1, have, rc = refuse_planted(reg, job, ".log", &have);
 	if (!rc)
-		rc = refuse_planted(reg, job, ".faillog");
+		rc = refuse_planted(reg, job, ".faillog", &have);
 	if (!rc && make) {
 		int flags = O_WRONLY | O_CREAT | O_EXCL;
 		int made = entry_open(reg->fd, name, flags, &fd, &st);
@@ -231,7 +230,7 @@ static int cut(struct sink *s, char *buf)
 	drop -= back;
 	unsigned long long keep = s->size + back;
 	char line[DROPPED_LINE_MAX];
-	int n = logrelay_dropped_line(line, s->dropped + drop);
+	int n = dropped_line(line, s->dropped + drop);
 	off_t to = n;
 	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0)
 		return -1;
@@ -258,7 +257,7 @@ static int cut(struct sink *s, char *buf)
 static int replace(struct sink *s, const char *buf, size_t n, unsigned long long drop)
 {
 	char line[DROPPED_LINE_MAX];
-	int len = logrelay_dropped_line(line, s->dropped + drop);
+	int len = dropped_line(line, s->dropped + drop);
 	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0 ||
 	    pwrite_full(s->fd, buf, n, len) < 0 || ftruncate(s->fd, len + (off_t)n) < 0 ||
 	    pwrite_full(s->fd, line, (size_t)len, 0) < 0 || mark_cut(s, 0) < 0)
@@ -348,7 +347,7 @@ static void ring_report(struct ring *r, int fd)
 		skip -= line_back(flat, skip);
 	}
 	unsigned long long dropped = r->total - (r->len - skip);
-	int n = dropped ? logrelay_dropped_line(line, dropped) : 0;
+	int n = dropped ? dropped_line(line, dropped) : 0;
 	(void)(write_full(fd, "R", 1) == 0 && write_full(fd, line, (size_t)n) == 0 &&
 	       write_full(fd, flat + skip, r->len - skip) == 0);
 	free(flat);

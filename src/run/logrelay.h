@@ -18,14 +18,12 @@
  * first and writes that line last, and the log's mode has LOG_CUT_MARK
  * meanwhile, so a reader tells a cut under way from a run whose own
  * output begins with a NUL byte (logview.h).  The log is diagnostics, not
- * state, and is not fsynced.  A log that cannot be
- * written (a full disk) never stops or slows the command: the relay goes
- * on passing the output on and says once, at the end, how many bytes it
- * could not log.  With --chronic the relay keeps the last SIZE bytes in
- * memory too, and hands them to dispatch at the end: the report of a
- * failed run is whole even when the disk could not hold its log.
- * (logrelay.c is near 660 lines: the relay process and its log, bounded
- * on disk and in memory, are one concern, read from the top down.) */
+ * state, and is not fsynced.  A log that cannot be written (a full disk)
+ * never stops or slows the command: the relay goes on passing the output
+ * on and says once, at the end, how many bytes it could not log.  With
+ * --chronic the relay keeps the last SIZE bytes in memory too, and hands
+ * them to dispatch at the end: the report of a failed run is whole even
+ * when the disk could not hold its log. */
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
 
@@ -54,13 +52,10 @@ struct logrelay {
 	int have_report;    /* the relay handed them over */
 };
 
-/* The first line of a log that lost bytes: "[jobreg: N bytes dropped]\n"
- * into LINE (DROPPED_LINE_MAX bytes); returns its length.  The one place
- * the line is made; logrelay_dropped_read() is the one place it is read. */
-int logrelay_dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped);
-
-/* Does the log text BUF (N bytes, its beginning) start with that line?
- * Returns the line's length with *DROPPED set, or 0 (none). */
+/* Does the log text BUF (N bytes, its beginning) start with the line of
+ * a log that lost bytes, "[jobreg: N bytes dropped]\n"?  Returns the
+ * line's length with *DROPPED set, or 0 (none).  The one place the line
+ * is read. */
 size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped);
 
 

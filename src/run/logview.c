@@ -71,13 +71,9 @@ static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 
 /* Read the run's output from r->pos on into r->buf: the count of bytes
  * read, or -1 with errno; or 0 with *busy when the log changed under the
- * read, or, while GOING (a relay may write), a cut is seen under way: a
- * first byte NUL with LOG_CUT_MARK in the log's mode, before or after the
- * read (its first line not yet written; a NUL the run printed first is
- * its output), or the same first line
- * as at the last read over another start, the log not shortened since
- * (the kept bytes moved, the line not yet rewritten).  Output dropped
- * before it was read is told here. */
+ * read, or, while GOING (a relay may write), a cut is seen under way, as
+ * logview.h tells (a NUL first byte without LOG_CUT_MARK is the run's
+ * own).  Output dropped before it was read is told here. */
 static ssize_t look(struct reader *r, int going, int *busy)
 {
 	char h1[HEAD], h2[HEAD];
@@ -183,14 +179,14 @@ static int take(struct reader *r, int going, int whole, int *settled)
 	}
 }
 
-/* Print all of FD (no relay writes it any more) to OUT; *MID_LINE (when
- * not NULL) 1 if the last byte printed was no newline. */
-static int print_fd(const char *job, int fd, int out, int *mid_line)
+/* Print all of FD (no relay writes it any more) to OUT; with END_LINE,
+ * a newline after a last line left open. */
+static int print_fd(const char *job, int fd, int out, int end_line)
 {
 	struct reader r = { .job = job, .fd = fd, .out = out, .buf = xmalloc(CHUNK) };
 	int settled, rc = take(&r, 0, 0, &settled);
-	if (mid_line)
-		*mid_line = r.mid_line;
+	if (end_line && r.mid_line)
+		(void)write_full(out, "\n", 1);
 	free(r.buf);
 	return rc;
 }
@@ -212,7 +208,7 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	}
 	reg_unlock(&lock);
 	if (!rc)
-		rc = print_fd(job, fd, 1, NULL);
+		rc = print_fd(job, fd, 1, 0);
 	if (fd >= 0)
 		close_fd(fd);
 	return rc;
@@ -220,13 +216,11 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 
 void logview_chronic(const struct registry *reg, const char *job)
 {
-	int fd, mid_line = 0;
+	int fd;
 	if (open_log(reg, job, ".log", &fd, 1, 1) == 0) {
-		(void)print_fd(job, fd, 2, &mid_line);
+		(void)print_fd(job, fd, 2, 1);
 		close_fd(fd);
 	}
-	if (mid_line)
-		(void)write_full(2, "\n", 1);
 }
 
 /* ---- --log and --follow: the latest log, which a relay may write. ---- */
@@ -326,19 +320,32 @@ static int next_attempt(struct view *v)
 	return 0;
 }
 
-/* The condition of the wait (wait.h), called at each change: print what
- * came; met when all is printed (--log), or when the run has ended and
- * the rest of its log is printed (--follow), or on an error (v->rc). */
-static int printed(void *ctx, size_t index, const struct job_state *st)
+/* At each change: print what came; 1 when all is printed (--log), or
+ * when the run has ended and the rest of its log is printed (--follow),
+ * or on an error (v->rc). */
+static int printed(struct view *v, const struct job_state *st)
 {
-	struct view *v = ctx;
 	int settled = 1, on = going(v, st);
-	(void)index;
 	if (on && v->follow)
 		v->rc = next_attempt(v);
 	if (!v->rc)
 		v->rc = take(&v->r, on, on && v->follow, &settled);
 	return v->rc || !on || (!v->follow && settled);
+}
+
+/* printed() at each change of the record or of the log NAME, until it
+ * is done (wait.h). */
+static int print_following(struct view *v, const char *name)
+{
+	char *jobs[] = { (char *)v->job };
+	struct waiter *w = wait_jobs_open(v->reg, jobs, 1, name);
+	const struct job_state *st;
+	int rc;
+	while ((rc = wait_jobs_look(w, &st)) == 0 && !printed(v, st) &&
+	       (rc = wait_jobs_sleep(w, -1)) == 0)
+		;
+	wait_jobs_close(w);
+	return rc;
 }
 
 /* --log: the log as it is now, the record read once (a corrupt one is no
@@ -347,14 +354,14 @@ static int print_now(struct view *v, const char *name)
 {
 	struct job_state st;
 	int rc = jobstate_load(v->reg, v->job, &st);
-	int done = rc == 0 || rc == EXIT_CORRUPT ? printed(v, 0, &st) : 1;
+	int done = rc == 0 || rc == EXIT_CORRUPT ? printed(v, &st) : 1;
 	jobstate_free(&st);
 	if (rc == EXIT_CORRUPT)
 		rc = 0;
-	return rc || done ? rc : wait_following(v->reg, v->job, name, printed, v);
+	return rc || done ? rc : print_following(v, name);
 }
 
-static int view(struct registry *reg, const char *job, int follow)
+int logview_print(struct registry *reg, const char *job, int follow)
 {
 	struct view v = { .reg = reg, .job = job, .follow = follow };
 	char *name = reg_dot_name(job, ".log");
@@ -364,7 +371,7 @@ static int view(struct registry *reg, const char *job, int follow)
 	int rc = open_log(reg, job, ".log", &fd, 0, 0);
 	if (!rc) {
 		v.r = (struct reader){ .job = job, .fd = fd, .out = 1, .buf = xmalloc(CHUNK) };
-		rc = follow ? wait_following(reg, job, name, printed, &v) : print_now(&v, name);
+		rc = follow ? print_following(&v, name) : print_now(&v, name);
 		if (!rc)
 			rc = v.rc;
 		close_fd(v.r.fd);
@@ -374,14 +381,4 @@ static int view(struct registry *reg, const char *job, int follow)
 		record_free(&v.run);
 	free(name);
 	return rc;
-}
-
-int logview_print(struct registry *reg, const char *job)
-{
-	return view(reg, job, 0);
-}
-
-int logview_follow(struct registry *reg, const char *job)
-{
-	return view(reg, job, 1);
 }

@@ -22,9 +22,13 @@
 #include "registry/registry.h"
 
 /* jobreg-get --log: copy JOB's log, the latest run's, to standard output
- * as it is now.  Returns an exit status: 1 after a message when there is
- * none. */
-int logview_print(struct registry *reg, const char *job);
+ * as it is now.  With FOLLOW (--follow), then what is appended, until the
+ * run that writes it ends, every attempt of it (as a wait notices it:
+ * within 100 ms, a kill -9 of the whole run included).  A log made for a
+ * run whose record does not say RUNNING yet is that run's: the run lock
+ * is held.  While the run goes, only whole lines are printed.  Returns an
+ * exit status: 1 after a message when there is no log. */
+int logview_print(struct registry *reg, const char *job, int follow);
 
 /* jobreg-get --faillog: the log of JOB's last run that failed or was lost
  * — the latest log when that run is the latest (its log is set aside only
@@ -33,14 +37,6 @@ int logview_print(struct registry *reg, const char *job);
  * since a run begins by setting the last log aside and then writing its
  * RUNNING record, under that lock. */
 int logview_faillog(const struct registry *reg, const char *job, double lock_wait);
-
-/* jobreg-get --log --follow: print JOB's log, then what is appended,
- * until the run that writes it ends, every attempt of it (as a wait
- * notices it: within 100 ms, a kill -9 of the whole run included).  A log
- * made for a run whose record does not say RUNNING yet is that run's: the
- * run lock is held.  While the run goes, only whole lines are printed.
- * Returns an exit status. */
-int logview_follow(struct registry *reg, const char *job);
 
 /* dispatch --chronic: a failed run's log on standard error, its last
  * line ended if the log left it open (dispatch's own line follows). */

@@ -56,16 +56,9 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
 	}
 }
 
-/* REC is a new attempt's RUNNING record: note its start and number. */
-static void note_attempt(struct run *run, const struct record *rec)
-{
-	const char *started = record_get(rec, "started");
-	snprintf(run->started, sizeof run->started, "%s", started ? started : "");
-	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
-}
-
 /* REC as the attempt now begins: RUNNING, owned by us, a new run, with
- * the command it runs (→ RUNNING drops the last one's). */
+ * the command it runs (→ RUNNING drops the last one's); its start and
+ * number noted in RUN. */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
 {
 	struct run_start how = { .owner = &run->owner, .timeout = run->timeout,
@@ -77,7 +70,9 @@ static void begin_attempt(struct run *run, struct record *rec, const char *note)
 		record_put(rec, "cmd", cmd.data);
 		buf_free(&cmd);
 	}
-	note_attempt(run, rec);
+	const char *started = record_get(rec, "started");
+	snprintf(run->started, sizeof run->started, "%s", started ? started : "");
+	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
 	struct buf slots = {0};
 	slots_format(run->slots, &slots);
 	if (slots.len)

@@ -2,7 +2,6 @@
  * the steps in the page's order, each a short function; decide() is the
  * pure part, decide_locked() its facts and its write. */
 #include "run/start.h"
-#include "liveness/facts.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
@@ -10,17 +9,14 @@
 #include "registry/lock.h"
 #include "registry/pause.h"
 #include "registry/slots.h"
-#include "registry/write.h"
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
 #include "liveness/slotview.h"
 #include "util/msg.h"
-#include "util/signame.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/file.h>
 
 static int waits(const struct run_request *req)
@@ -183,12 +179,25 @@ static int wait_run_lock(const struct registry *reg, const char *job, double dea
 	}
 }
 
-/* Step 4, holding the job lock and now the run lock RUN_LOCK: the run's
- * log begun (--log), then RUNNING over ST's record. */
-static int begin(const struct registry *reg, const struct run_request *req, struct run *run,
-		 const struct job_state *st, int run_lock, const sigset_t *hold)
+/* A dispatch through steps 1-4: what it was asked, its run (held with
+ * the signals HOLD held once it starts, with *RUN_LOCK), its turn in
+ * line, and when its --wait ends (< 0: no limit). */
+struct call {
+	struct registry *reg;
+	const struct run_request *req;
+	struct run *run;
+	int *run_lock;
+	const sigset_t *hold;
+	struct turn t;
+	double deadline;
+	long earlier;    /* the run lock was busy: the DONE run's dispatcher (0: none) */
+};
+
+/* Step 4, holding the job lock and now the run lock: the run's log begun
+ * (--log), then RUNNING over ST's record. */
+static int begin(const struct call *c, const struct job_state *st)
 {
-	int rc = 0;
+	const struct run_request *req = c->req;
 	if (st->status == ST_STALE)
 		say_run(req->job, "taking over stale run", st);
 	/* The new log is made, but the last run's is set aside (logrelay.h)
@@ -196,32 +205,33 @@ static int begin(const struct registry *reg, const struct run_request *req, stru
 	 * the logs as they were; a log that cannot be made fails it before
 	 * anything runs. */
 	int failed = jobstate_last_run_failed(st);
-	rc = logrelay_prepare(reg, req->job, req->log != LOG_NONE);
+	int rc = logrelay_prepare(c->reg, req->job, req->log != LOG_NONE);
 	/* From here on a signal must not kill us between RUNNING and DONE:
 	 * hold it for the command. */
 	if (!rc)
-		sigprocmask(SIG_BLOCK, hold, NULL);
-	if (!rc && (rc = run_begin(reg, run, st, run_lock)) != 0)
-		logrelay_abandon(reg, req->job);
+		sigprocmask(SIG_BLOCK, c->hold, NULL);
+	if (!rc && (rc = run_begin(c->reg, c->run, st, *c->run_lock)) != 0)
+		logrelay_abandon(c->reg, req->job);
 	else if (!rc)   /* (a log that cannot be put in place: no attempt) */
-		run->log_status = logrelay_commit(reg, req->job, failed, req->log != LOG_NONE);
+		c->run->log_status = logrelay_commit(c->reg, req->job, failed, req->log != LOG_NONE);
 	return rc;
 }
 
 /* Step 4 under the job lock: the run lock, then RUNNING, which also ends
  * the call's turn in line; the follower's lock goes with that write.
- * EXIT_BUSY: the run lock is busy (*EARLIER: the DONE run's dispatcher). */
-static int run_now(const struct registry *reg, const struct run_request *req, struct run *run,
-		   struct job_state *st, struct turn *t, int *run_lock, const sigset_t *hold,
-		   long *earlier)
+ * EXIT_BUSY: the run lock is busy (c->earlier: the DONE run's dispatcher). */
+static int run_now(struct call *c, struct job_state *st)
 {
+	const struct registry *reg = c->reg;
+	const struct run_request *req = c->req;
+	struct turn *t = &c->t;
 	struct line_numbers nums;
 	line_numbers(jobstate_record(st), &nums);
 	int rc = reg_lock(reg, req->job, RUN_LOCK, LOCK_EX, 0, LOCK_CREATE | LOCK_QUIET_BUSY,
-			  run_lock);
+			  c->run_lock);
 	if (rc == EXIT_BUSY && st->status == ST_DONE) {
 		const char *pid = record_get(&st->rec, "pid");
-		*earlier = pid ? strtol(pid, NULL, 10) : 0;
+		c->earlier = pid ? strtol(pid, NULL, 10) : 0;
 	}
 	if (rc)
 		return rc;
@@ -233,8 +243,8 @@ static int run_now(const struct registry *reg, const struct run_request *req, st
 		line_turn_ends(&st->rec, &t->place);
 	else if (st->found && nums.next > nums.head)
 		line_passed(&st->rec, &nums);
-	if ((rc = begin(reg, req, run, st, *run_lock, hold)) != 0) {
-		reg_unlock(run_lock);
+	if ((rc = begin(c, st)) != 0) {
+		reg_unlock(c->run_lock);
 		return rc;
 	}
 	reg_unlock(&t->coalesce_fd);
@@ -307,20 +317,6 @@ enum next {
 	NEXT_RUN_LOCK,    /* the run lock was busy: wait for it, decide afresh */
 };
 
-/* A dispatch through steps 1-4: what it was asked, its run (held with
- * the signals HOLD held once it starts, with *RUN_LOCK), its turn in
- * line, and when its --wait ends (< 0: no limit). */
-struct call {
-	struct registry *reg;
-	const struct run_request *req;
-	struct run *run;
-	int *run_lock;
-	const sigset_t *hold;
-	struct turn t;
-	double deadline;
-	long earlier;    /* the run lock was busy: the DONE run's dispatcher (0: none) */
-};
-
 /* The skip_reason of each step that refuses a start (SPEC §5a Skips). */
 static const char *const skip_reasons[] = {
 	[STEP_SUPERSEDED] = "superseded", [STEP_REFUSE_RUNNING] = "running",
@@ -367,7 +363,7 @@ static int decide_locked(struct call *c, enum next *next)
 	if (step == STEP_TAKE_SLOTS) {
 		*next = NEXT_TAKE_SLOTS;
 	} else if (step == STEP_RUN) {
-		rc = run_now(c->reg, req, c->run, &st, t, c->run_lock, c->hold, &c->earlier);
+		rc = run_now(c, &st);
 		*next = rc == EXIT_BUSY ? NEXT_RUN_LOCK : rc ? NEXT_END : NEXT_RUN;
 	} else if (step == STEP_WAIT) {
 		slots_release(req->slots);   /* (none taken: one waits without) */
@@ -389,7 +385,6 @@ static int decide_locked(struct call *c, enum next *next)
 		else if (step == STEP_NOT_DUE)
 			say_not_due(job, due_at(req, &st, f.now));
 		slots_release(req->slots);
-		turn_let_go_coalesced(c->reg, job, t);
 		rc = turn_answer(c->reg, job, &st, t, skip_reasons[step], 0);
 		if (!rc && step == STEP_REPLAY)
 			rc = replay(c->reg, req, &st.rec);

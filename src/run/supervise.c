@@ -73,20 +73,15 @@ static void signal_run(pid_t pid, int own_group, int sig)
 		(void)kill(-pid, sig);
 }
 
-/* Was SI sent by a process (kill, sigqueue, tgkill), rather than by the
- * kernel on a terminal's behalf?  Linux uses codes <= 0 for the former;
- * POSIX names SI_USER and SI_QUEUE. */
-static int sent_by_process(const siginfo_t *si)
-{
-	return si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code < 0;
-}
-
 /* Pass a held signal on, unless the command received it already: the
  * kernel signals a whole process group (the terminal's Ctrl-C goes to the
- * foreground group), so a command still in our group got it too. */
+ * foreground group), so a command still in our group got it too.  One a
+ * process sent (kill, sigqueue, tgkill) has a code <= 0 on Linux; POSIX
+ * names SI_USER and SI_QUEUE. */
 static void forward(pid_t pid, int own_group, const siginfo_t *si)
 {
-	if (!sent_by_process(si) && getpgid(pid) == getpgrp())
+	int sent = si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code < 0;
+	if (!sent && getpgid(pid) == getpgrp())
 		return;
 	signal_run(pid, own_group, si->si_signo);
 }
@@ -111,21 +106,9 @@ static size_t take_early(const sigset_t *held, siginfo_t *early, size_t max)
 	return n;
 }
 
-static struct timespec timespec_of(double seconds)
-{
-	struct timespec ts;
-	if (!(seconds < 1e9))
-		seconds = 1e9;   /* about 31 years; the loop waits again */
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	return ts;
-}
-
-/* Do we still hold the run lock FD?  One flock(LOCK_EX|LOCK_NB) of our own
- * descriptor.  Lost only for EWOULDBLOCK (someone else holds it now),
- * EBADFD (a GlusterFS client, strict-locks, that lost its connection
- * refuses the descriptor) and ESHUTDOWN (a CephFS client evicted, its
- * locks given up); any other error proves nothing: the next check asks. */
+/* Do we still hold the run lock FD (supervise.h)?  EBADFD: a GlusterFS
+ * client (strict-locks) that lost its connection refuses the descriptor;
+ * ESHUTDOWN: a CephFS client evicted gave its locks up. */
 enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
 
 static enum lock_check check_run_lock(int fd)
@@ -244,7 +227,9 @@ enum supervise_event supervise_step(const struct supervise *s, const sigset_t *h
 		siginfo_t si;
 		int sig;
 		if (next >= 0) {
-			struct timespec ts = timespec_of(next - now);
+			/* (at most about 31 years; the loop waits again) */
+			double left = next - now < 1e9 ? next - now : 1e9;
+			struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };
 			sig = sigtimedwait(held, &si, &ts);
 		} else {
 			sig = sigwaitinfo(held, &si);
@@ -272,10 +257,9 @@ void supervise_start(const struct supervise *s, const sigset_t *held, const sigs
 	pid_t pid = -1;
 	int report[2];
 
-	memset(end, 0, sizeof *end);
-	end->pid = -1;
-	end->kill_at = end->limit_at = end->check_at = -1;
-	end->ended = 1;   /* until a command runs */
+	/* (ended until a command runs) */
+	*end = (struct supervise_end){ .pid = -1, .kill_at = -1, .limit_at = -1, .check_at = -1,
+				       .ended = 1 };
 	if (pipe(report) < 0) {
 		end->start_errno = errno;
 		return;
@@ -319,10 +303,7 @@ void supervise_start(const struct supervise *s, const sigset_t *held, const sigs
 int supervise_outcome(const struct supervise_end *end, struct run_result *out,
 		      char name[SIGNAME_MAX])
 {
-	out->exit_status = -1;
-	out->signal_name = NULL;
-	out->timed_out = end->timed_out;
-	out->cancelled_by = NULL;
+	*out = (struct run_result){ .exit_status = -1, .timed_out = end->timed_out };
 	if (end->start_errno)
 		out->exit_status = 126;
 	else if (end->exec_errno)

@@ -13,7 +13,7 @@
 
 /* The follower of --coalesce leaves without running: the calls folded
  * into it have already exited 0. */
-void turn_let_go_coalesced(const struct registry *reg, const char *job, struct turn *t)
+static void let_go_coalesced(const struct registry *reg, const char *job, struct turn *t)
 {
 	if (t->coalesce_fd < 0)
 		return;
@@ -31,7 +31,7 @@ void turn_let_go_coalesced(const struct registry *reg, const char *job, struct t
 /* Under the job lock, the call leaves without a run. */
 static void leave_locked(const struct registry *reg, const char *job, struct turn *t)
 {
-	turn_let_go_coalesced(reg, job, t);
+	let_go_coalesced(reg, job, t);
 	line_abandon(reg, job, &t->place);
 }
 
@@ -58,10 +58,8 @@ int turn_skip(const struct registry *reg, const struct run_request *req, struct 
 	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, t->coalesce_fd >= 0 ? -1 : req->lock_wait,
 			  LOCK_CREATE, &job_lock);
 	if (!rc) {
-		if ((rc = jobstate_read(reg, req->job, &st)) == 0) {
-			turn_let_go_coalesced(reg, req->job, t);
+		if ((rc = jobstate_read(reg, req->job, &st)) == 0)
 			rc = turn_answer(reg, req->job, &st, t, reason, 0);
-		}
 		jobstate_free(&st);
 	}
 	leave_locked(reg, req->job, t);   /* (what an error left) */
@@ -99,23 +97,26 @@ int turn_stopped(void)
 	return stopped_by;
 }
 
-/* Under the job lock, the write that answers the call: with SKIP a
- * call that ends without running counted (its reason), with COALESCED a
- * folded call counted; and the end of the call's turn when it has a
- * place.  Nothing to write: 0. */
+/* ST's record to change, or a PENDING one when the job has none. */
+static void record_to_change(const struct job_state *st, struct record *rec)
+{
+	if (st->found) {
+		record_copy(rec, &st->rec);
+	} else {
+		record_init(rec);
+		record_to_pending(rec, now_seconds(), NULL);
+	}
+}
+
 int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
 		struct turn *t, const char *skip, int coalesced)
 {
+	let_go_coalesced(reg, job, t);
 	if (!skip && !coalesced && t->place.fd < 0)
 		return 0;
 	struct record rec;
 	struct line_numbers nums;
-	if (st->found) {
-		record_copy(&rec, &st->rec);
-	} else {
-		record_init(&rec);
-		record_to_pending(&rec, now_seconds(), NULL);
-	}
+	record_to_change(st, &rec);
 	line_numbers(&rec, &nums);
 	if (skip)
 		record_count_skip(&rec, now_seconds(), skip);
@@ -128,10 +129,6 @@ int turn_answer(const struct registry *reg, const char *job, const struct job_st
 	return rc;
 }
 
-/* Under the job lock, a call that will wait: take its place in line (a
- * --coalesce call only if it becomes the follower: else it is folded,
- * *FOLDED), and with --replace supersede the places ahead and ask the
- * live run to stop.  One write. */
 int turn_join(const struct registry *reg, const struct run_request *req,
 	      const struct job_state *st, struct turn *t, int *folded)
 {
@@ -151,12 +148,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 			return rc;
 		t->coalesced = record_count(&st->rec, "coalesced");
 	}
-	if (st->found) {
-		record_copy(&rec, &st->rec);
-	} else {
-		record_init(&rec);
-		record_to_pending(&rec, now_seconds(), NULL);
-	}
+	record_to_change(st, &rec);
 	if (t->place.fd < 0) {
 		const char *kind = req->replace ? "replace" : req->coalesce ? "coalesce"
 				   : req->once ? "once" : "wait";
@@ -200,8 +192,6 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 	return rc;
 }
 
-/* A --replace whose cancel went unanswered for CANCEL_ANSWER_SECONDS: say so,
- * naming who holds the run lock, and go on waiting (SPEC §5a). */
 void turn_report_unanswered(const struct registry *reg, const struct run_request *req,
 			    const struct job_state *st, struct turn *t)
 {
@@ -222,19 +212,13 @@ int turn_superseded(const struct registry *reg, const char *job, const struct tu
 
 /* Is the run over, or this call superseded?  (The head of the line
  * waits for this.) */
-static int turn_may_come(void *ctx, size_t index, const struct job_state *st)
+static int turn_may_come(const struct turn *t, const struct job_state *st)
 {
-	const struct turn *t = ctx;
 	struct line_numbers nums;
-	(void)index;
 	line_numbers(jobstate_record(st), &nums);
 	return st->status != ST_RUNNING || t->place.n < nums.replaced_below || stopped_by;
 }
 
-/* Wait, without the job lock, until the call's turn may have come: no
- * live place ahead of it and the run in progress over, or superseded,
- * or a --replace's answer is due.  0 to decide again; EXIT_BUSY when
- * DEADLINE (< 0: none) passed. */
 int turn_wait(struct registry *reg, const struct run_request *req, struct turn *t,
 	      double deadline)
 {
@@ -251,7 +235,12 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 		double until = earliest(deadline, t->answer_by > 0 ? t->answer_by : -1);
 		if (!ahead) {
 			char *jobs[] = { (char *)req->job };
-			rc = wait_until(reg, jobs, 1, turn_may_come, t, until);
+			struct waiter *w = wait_jobs_open(reg, jobs, 1, NULL);
+			const struct job_state *st;
+			while ((rc = wait_jobs_look(w, &st)) == 0 && !turn_may_come(t, st) &&
+			       (rc = wait_jobs_sleep(w, until)) == 0)
+				;
+			wait_jobs_close(w);
 			if (rc == EXIT_BUSY && (deadline < 0 || now_mono() < deadline))
 				rc = 0;   /* the answer is due: look */
 			return rc;

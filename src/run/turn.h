@@ -47,16 +47,17 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
  * job lock, for a wait outside the line (a slot's): the decision is made
  * again under it. */
 int turn_superseded(const struct registry *reg, const char *job, const struct turn *t);
-/* Under the job lock, the write that answers the call: with SKIP (a
- * reason, SPEC §5a Skips) a call that ends without running counted, with
- * COALESCED a folded call; and the end of the call's turn when it has a
- * place.  Nothing to write: 0. */
+/* Under the job lock, the answer of the call: a follower of --coalesce
+ * says how many folded calls it leaves unanswered and lets its lock go;
+ * then the write: with SKIP (a reason, SPEC §5a Skips) a call that ends
+ * without running counted, with COALESCED a folded call; and the end of
+ * the call's turn when it has a place.  Nothing to write: 0. */
 int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
 		struct turn *t, const char *skip, int coalesced);
 /* A call that ends without running outside a decision (no free slot,
  * its --wait passed, a signal): takes the job lock, and as one write
- * counts the skip for REASON and ends its turn; a follower of --coalesce
- * says how many folded calls it leaves unanswered.  An exit status. */
+ * counts the skip for REASON and ends its turn (turn_answer()).  An exit
+ * status. */
 int turn_skip(const struct registry *reg, const struct run_request *req, struct turn *t,
 	      const char *reason);
 /* While ON, TERM, INT and HUP (unless ignored) do not end the call but
@@ -68,9 +69,6 @@ int turn_stopped(void);
  * naming who holds the run lock; the call goes on waiting. */
 void turn_report_unanswered(const struct registry *reg, const struct run_request *req,
 			    const struct job_state *st, struct turn *t);
-/* The follower of --coalesce leaves without running: it says how many
- * folded calls it leaves unanswered, and lets the lock go. */
-void turn_let_go_coalesced(const struct registry *reg, const char *job, struct turn *t);
 /* Without the job lock, the call leaves without a run: its place and its
  * follower's lock go (the folded calls counted under the job lock). */
 void turn_leave(const struct registry *reg, const struct run_request *req, struct turn *t);
