@@ -92,19 +92,26 @@ static int read_record(const struct registry *reg, const char *job, struct job_s
 	return 0;
 }
 
+/* When a record with late_after becomes late: late_after seconds after
+ * its last_success, else its late_from; -1 without late_after. */
+static double late_at(const struct record *r)
+{
+	const char *after = record_get(r, "late_after");
+	time_t base;
+	if (!after || record_time(r, record_get(r, "last_success") ? "last_success" : "late_from",
+				  &base) < 0)
+		return -1;
+	return (double)base + strtod(after, NULL);
+}
+
 int jobstate_load(const struct registry *reg, const char *job, struct job_state *st)
 {
 	struct record dead;     /* a RUNNING record judged dead, to confirm */
 	int probe = -1, rc, have_dead = 0;
 
+	*st = (struct job_state){ .late_at = -1 };
 	record_init(&st->rec);
 	record_init(&dead);
-	st->why = NULL;
-	st->by_lock = 0;
-	st->late = 0;
-	st->late_at = -1;
-	st->paused = 0;
-	st->registry_pause = NULL;
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 1000) {
 			/* Each read a new dead run: someone rewrites it as fast as
@@ -136,24 +143,10 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	record_free(&dead);
 	if (rc && rc != EXIT_CORRUPT)
 		st->status = ST_UNREADABLE;
-	st->late_at = rc || !st->found ? -1 : jobstate_late_at(&st->rec);
+	st->late_at = rc || !st->found ? -1 : late_at(&st->rec);
 	st->late = st->late_at >= 0 && now_real() > st->late_at;
 	st->paused = !rc && st->found && record_paused_until(&st->rec) > now_real();
 	return rc;
-}
-
-double jobstate_late_at(const struct record *r)
-{
-	const char *after = record_get(r, "late_after");
-	const char *since = record_get(r, "last_success");
-	time_t base;
-	if (!after)
-		return -1;
-	if (!since)
-		since = record_get(r, "late_from");
-	if (!since || time_parse(since, &base) < 0)
-		return -1;
-	return (double)base + strtod(after, NULL);
 }
 
 void jobstate_registry_pause(struct job_state *st, const struct record *pause)
@@ -212,19 +205,14 @@ void jobstate_free(struct job_state *st)
 
 void jobstate_describe(const struct record *r, struct buf *out)
 {
-	const char *pid = record_get(r, "pid"), *host = record_get(r, "host");
-	const char *since = record_get(r, "since");
+	static const char *const keys[] = { "pid", "host", "since" };
+	static const char *const words[] = { "pid", "on", "since" };
 	const char *sep = "";
-	if (pid) {
-		buf_addf(out, "pid %s", pid);
-		sep = " ";
-	}
-	if (host) {
-		buf_addf(out, "%son %s", sep, host);
-		sep = " ";
-	}
-	if (since)
-		buf_addf(out, "%ssince %s", sep, since);
+	for (size_t i = 0; i < 3; i++)
+		if (record_get(r, keys[i])) {
+			buf_addf(out, "%s%s %s", sep, words[i], record_get(r, keys[i]));
+			sep = " ";
+		}
 }
 
 const struct record *jobstate_record(const struct job_state *st)

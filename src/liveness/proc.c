@@ -96,20 +96,18 @@ int pid_start_time(long pid, unsigned long long *start)
 
 int ns_inode(const char *kind, unsigned long long *ino)
 {
-	static unsigned long long pid_ns, time_ns;
-	static int pid_done, time_done;
-	int is_time = strcmp(kind, "time") == 0;
-	unsigned long long *value = is_time ? &time_ns : &pid_ns;
-	int *done = is_time ? &time_done : &pid_done;
-	if (!*done) {
+	static unsigned long long value[2];   /* pid, time */
+	static int done[2];
+	int t = strcmp(kind, "time") == 0;
+	if (!done[t]) {
 		struct stat sb;
-		if (stat(is_time ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
-			*value = (unsigned long long)sb.st_ino;
+		if (stat(t ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
+			value[t] = (unsigned long long)sb.st_ino;
 		else if (!absent(errno))
 			return -1;
-		*done = 1;
+		done[t] = 1;
 	}
-	*ino = *value;
+	*ino = value[t];
 	return 0;
 }
 
@@ -141,17 +139,12 @@ static long lock_pid(const char *p)
 static int fd_locks(const char *pid, const char *fd, long locker)
 {
 	struct buf path = {0};
-	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
-	int in = open(path.data, O_RDONLY | O_CLOEXEC);
-	buf_free(&path);
-	if (in < 0)
-		return 1;
 	char text[4096];   /* the lock lines follow four short ones */
-	ssize_t n = read_full(in, text, sizeof text - 1);
-	close_fd(in);
+	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
+	ssize_t n = read_proc(path.data, text, sizeof text);
+	buf_free(&path);
 	if (n <= 0)
 		return 1;
-	text[n] = '\0';
 	for (char *line = text; line; line = strchr(line, '\n')) {
 		if (*line == '\n')
 			line++;
