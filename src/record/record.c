@@ -161,17 +161,12 @@ static int is_number(const char *s)
 	return s[n] == '\0';
 }
 
+/* A key of LEN bytes, ended by the '=' at K[LEN]: letters, digits, '_',
+ * '-' and '.'. */
 static int key_valid(const char *k, size_t len)
 {
-	if (len == 0)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = k[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
-			return 0;
-	}
-	return 1;
+	return len > 0 && strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_-.") == len;
 }
 
 static int cmp_keys(const void *a, const void *b)
