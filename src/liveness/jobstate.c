@@ -145,7 +145,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 		st->status = ST_UNREADABLE;
 	st->late_at = rc || !st->found ? -1 : late_at(&st->rec);
 	st->late = st->late_at >= 0 && now_real() > st->late_at;
-	st->paused = !rc && st->found && record_paused_until(&st->rec) > now_real();
+	st->paused = !rc && st->found && record_paused(&st->rec, now_real());
 	return rc;
 }
 

@@ -13,13 +13,11 @@ static void drop_keys(struct record *r, const char *const *keys)
 		record_drop(r, *keys);
 }
 
+/* The owner's keys.  DONE drops those after the first two: who ran it
+ * (host, pid) is kept. */
 static const char *const owner_keys[] = {
-	"owner", "host", "pid", "pid_start", "boot_id", "pid_ns", "time_ns",
-	"run_lock", "expires", NULL,
-};
-/* What DONE drops of the owner: who ran it (host, pid) is kept. */
-static const char *const liveness_keys[] = {
-	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
+	"host", "pid", "owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires",
+	NULL,
 };
 static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", "cancelled",
 					    "cancelled_by", "retries_cancelled_by", NULL };
@@ -178,7 +176,7 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 {
 	int keep = keeps_result(r, end);
 	begin(r, ST_DONE, now, note, 0);
-	drop_keys(r, liveness_keys);
+	drop_keys(r, owner_keys + 2);
 	drop_keys(r, cancel_keys);
 	record_drop(r, "retry_at");
 	record_drop(r, "slots");
@@ -368,7 +366,11 @@ void record_pause_copy(struct record *r, const struct record *src)
 
 int record_paused(const struct record *r, double now)
 {
-	return record_paused_until(r) > now;
+	const char *v = record_get(r, "paused_until");
+	time_t t;
+	if (v && strcmp(v, "inf") == 0)
+		return 1;
+	return record_time(r, "paused_until", &t) == 0 && (double)t > now;
 }
 
 void record_pause_describe(const struct record *r, struct buf *out)
@@ -382,15 +384,6 @@ void record_pause_describe(const struct record *r, struct buf *out)
 	if (by || note)
 		buf_addf(out, " (%s%s%s%s)", by ? "by " : "", by ? by : "", by && note ? ": " : "",
 			 note ? note : "");
-}
-
-double record_paused_until(const struct record *r)
-{
-	const char *v = record_get(r, "paused_until");
-	time_t t;
-	if (v && strcmp(v, "inf") == 0)
-		return INFINITY;
-	return record_time(r, "paused_until", &t) < 0 ? -1 : (double)t;
 }
 
 int record_duration(const struct record *r, long long *seconds)

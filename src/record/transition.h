@@ -121,10 +121,7 @@ void record_pause(struct record *r, double until, const char *by, const char *no
 int record_resume(struct record *r);
 /* SRC's pause, if any, into R (dispatch --clear keeps a pause in force). */
 void record_pause_copy(struct record *r, const struct record *src);
-/* When the pause ends: paused_until as a time, INFINITY for inf, -1 when
- * it has none. */
-double record_paused_until(const struct record *r);
-/* Is R paused at NOW (a realtime)? */
+/* Is R paused at NOW (a realtime): paused_until inf, or a time after NOW? */
 int record_paused(const struct record *r, double now);
 /* "until T (by U@H: NOTE)", or "until resumed (...)" for a pause with no
  * end: what a refusal and a --resume say of R's pause. */
