@@ -27,39 +27,30 @@ static int same_run(const struct record *a, const struct record *b)
 	return 1;
 }
 
-/* The run-lock probe (reg_probe_run_lock()): a free lock is kept in
- * *probe for the read that confirms the verdict.  Its verdict is for the
- * inode opened, which liveness compares with the record's run_lock, so the
- * name is not looked up again: a free lock on the run's inode is a dead
- * run whatever the name says now, and a run that started meanwhile shows
- * in the confirming read. */
-static int probe_lock(const struct registry *reg, const char *job, int *probe,
-		      struct probes *p)
-{
-	int busy, rc = reg_probe_run_lock(reg, job, probe, &p->lock_ino, &busy);
-	if (rc)
-		return rc;
-	p->lock = busy ? LOCK_HELD : *probe < 0 ? LOCK_MISSING : LOCK_FREE;
-	return 0;
-}
-
-/* Ask liveness_judge(), making the probes it asks for. */
+/* Ask liveness_judge(), making the probes it asks for.  The run-lock
+ * probe (reg_probe_run_lock()) keeps a free lock in *PROBE for the read
+ * that confirms the verdict.  Its verdict is for the inode opened, which
+ * liveness compares with the record's run_lock, so the name is not looked
+ * up again: a free lock on the run's inode is a dead run whatever the
+ * name says now, and a run that started meanwhile shows in the confirming
+ * read. */
 static int judge(const struct registry *reg, const char *job, const struct record *r,
 		 int *probe, enum liveness *verdict, int *by_lock)
 {
 	struct ownership c;
 	struct reader me;
 	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
-	int rc = 0;
+	int rc = 0, busy = 0;
 
 	liveness_ownership(r, &c);
 	if (probe_reader(&me) < 0)
 		return fail_errno(errno, job, "cannot read this process's identity from /proc");
 	for (;;) {
 		*verdict = liveness_judge(&c, &me, &p);
-		if (*verdict == LIVE_PROBE_LOCK)
-			rc = probe_lock(reg, job, probe, &p);
-		else if (*verdict == LIVE_PROBE_PID && probe_pid(c.owner.pid, &p) < 0)
+		if (*verdict == LIVE_PROBE_LOCK) {
+			rc = reg_probe_run_lock(reg, job, probe, &p.lock_ino, &busy);
+			p.lock = busy ? LOCK_HELD : *probe < 0 ? LOCK_MISSING : LOCK_FREE;
+		} else if (*verdict == LIVE_PROBE_PID && probe_pid(c.owner.pid, &p) < 0)
 			rc = fail_errno(errno, job, "read /proc/%ld/stat", c.owner.pid);
 		else if (*verdict != LIVE_PROBE_PID)
 			break;

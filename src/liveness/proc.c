@@ -69,29 +69,19 @@ int pid_start_time(long pid, unsigned long long *start)
 	/* ENOENT is no proof of death: hidepid=2 hides live processes. */
 	if (n < 0)
 		return -1;
+	/* Field 3, the state, follows ") "; field 22 is the start time. */
 	char *p = strrchr(stat, ')');
-	if (!p) {
+	char state = p && p[1] == ' ' ? p[2] : 0;
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');   /* the space before field + 1 */
+	if (!state || !p) {
 		errno = EIO;
 		return -1;
 	}
-	p++;
-	/* Field 3 is the state; field 22 the start time. */
-	int field = 2;
-	char state = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(p, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		field++;
-		if (field == 3)
-			state = tok[0];
-		if (field == 22) {
-			if (state == 'Z' || state == 'X')
-				return 0;
-			*start = strtoull(tok, NULL, 10);
-			return 1;
-		}
-	}
-	errno = EIO;
-	return -1;
+	if (state == 'Z' || state == 'X')
+		return 0;
+	*start = strtoull(p + 1, NULL, 10);
+	return 1;
 }
 
 int ns_inode(const char *kind, unsigned long long *ino)
