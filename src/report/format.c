@@ -91,34 +91,29 @@ static int one_of(const char *key, const char *const *list, size_t n)
 	return 0;
 }
 
-/* Members the writer adds itself: a record's unknown key of that name
- * is left out. */
-static int json_reserved(const char *key)
+/* How JSON gives a key of a record or a history line: RESERVED, a member
+ * the writer adds itself (a record's unknown key of that name is left
+ * out); NUMBER, one the parser checks is a decimal (timeout with a
+ * fraction; version is 1); FLAG, a checked decimal, true when not 0. */
+enum json_kind { JSON_STRING, JSON_RESERVED, JSON_NUMBER, JSON_FLAG };
+static enum json_kind json_kind(const char *key)
 {
 	static const char *const reserved[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
 		"waiting", "next_due",
 	};
-	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
-}
-
-/* Keys the parser checks are decimal numbers (timeout with a fraction;
- * version is 1). */
-static int json_number_key(const char *key)
-{
 	static const char *const numbers[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
 		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every",
 	};
-	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
-}
-
-/* Flags: checked decimals, true when not 0. */
-static int json_flag_key(const char *key)
-{
-	return strcmp(key, "timed_out") == 0 || strcmp(key, "cancelled") == 0;
+	static const char *const flags[] = { "timed_out", "cancelled" };
+	if (one_of(key, reserved, sizeof reserved / sizeof reserved[0]))
+		return JSON_RESERVED;
+	if (one_of(key, numbers, sizeof numbers / sizeof numbers[0]))
+		return JSON_NUMBER;
+	return one_of(key, flags, 2) ? JSON_FLAG : JSON_STRING;
 }
 
 /* Is V a decimal, a fraction allowed ("90", "0.5")?  What the parser
@@ -166,16 +161,17 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 	record_order(r, idx);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct field *f = &r->fields[idx[i]];
-		if (json_reserved(f->key))
+		enum json_kind kind = json_kind(f->key);
+		if (kind == JSON_RESERVED)
 			continue;
 		buf_adds(out, ", ");
 		json_string(out, f->key);
 		buf_adds(out, ": ");
 		if (strcmp(f->key, "status") == 0)
 			json_string(out, status_word(status));
-		else if (json_number_key(f->key) && decimal(f->value))
+		else if (kind == JSON_NUMBER && decimal(f->value))
 			json_number(out, f->value);
-		else if (json_flag_key(f->key))
+		else if (kind == JSON_FLAG)
 			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
 		else
 			json_string(out, f->value);
@@ -315,17 +311,18 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 		buf_add(&key, p->name, p->nlen);
 		buf_reset(&value);
 		buf_add(&value, p->value, p->vlen);
-		if (json_reserved(key.data) && strcmp(key.data, "duration") != 0)
+		enum json_kind kind = json_kind(key.data);
+		if (kind == JSON_RESERVED && strcmp(key.data, "duration") != 0)
 			continue;
 		buf_adds(out, ", ");
 		json_string_n(out, p->name, p->nlen);
 		buf_adds(out, ": ");
 		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
 		/* (a history line's own numbers too: run, duration) */
-		if (digits && (json_number_key(key.data) || strcmp(key.data, "duration") == 0 ||
+		if (digits && (kind == JSON_NUMBER || strcmp(key.data, "duration") == 0 ||
 			       strcmp(key.data, "run") == 0))
 			json_number(out, value.data);
-		else if (digits && json_flag_key(key.data))
+		else if (digits && kind == JSON_FLAG)
 			buf_adds(out, value.data[strspn(value.data, "0")] ? "true" : "false");
 		else
 			json_string_n(out, p->value, p->vlen);
