@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The status a DONE record's run ended with, as dispatch --once replays
- * it (one rule, in record.c): 124 if a time limit ended it, 128+N for
- * signal N, else its exit status; -1 if unknown. */
-static int exit_code(const struct record *r)
-{
-	if (record_outcome(r) == OUTCOME_UNKNOWN)
-		return -1;
-	struct run_result end = record_run_result(r);
-	return run_result_status(&end);
-}
-
 /* ---- Prometheus text exposition format ------------------------------- */
 
 static const struct {
@@ -154,9 +143,11 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 		i++;
 	buf_addc(v, (char)('0' + i));
 	end_value(v);
-	int code = r && status == ST_DONE ? exit_code(r) : -1;
-	if (code >= 0)
-		buf_addf(v, "%d", code);
+	/* The exit status as dispatch --once replays it (run_result_status()). */
+	if (r && status == ST_DONE && record_outcome(r) != OUTCOME_UNKNOWN) {
+		struct run_result end = record_run_result(r);
+		buf_addf(v, "%d", run_result_status(&end));
+	}
 	end_value(v);
 	time_value(v, r, "started");
 	time_value(v, r, "ended");
