@@ -188,12 +188,9 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ", \"paused\": true");
 	if (x->waiting)
 		buf_addf(out, ", \"waiting\": %llu", x->waiting);
-	time_t due;
-	if (format_next_due(r, &due) == 1) {
-		char text[21];
-		time_format(due, text);
-		buf_addf(out, ", \"next_due\": \"%s\"", text);
-	}
+	char due[21];
+	if (format_next_due(r, due) == 1)
+		buf_addf(out, ", \"next_due\": \"%s\"", due);
 	buf_adds(out, "}\n");
 }
 
@@ -428,7 +425,7 @@ void format_slot_waiter(struct buf *out, const char *group, const struct line_en
 	format_fields(out, f, sizeof f / sizeof f[0], json);
 }
 
-int format_next_due(const struct record *r, time_t *due)
+int format_next_due(const struct record *r, char due[21])
 {
 	const char *every = r ? record_get(r, "every") : NULL;
 	char *end;
@@ -440,6 +437,6 @@ int format_next_due(const struct record *r, time_t *due)
 		return -1;
 	if (record_time(r, "last_success_started", &t) < 0)
 		return 0;
-	*due = t + (time_t)period + (period > (double)(time_t)period);
+	time_format(t + (time_t)period + (period > (double)(time_t)period), due);
 	return 1;
 }

@@ -66,9 +66,9 @@ void format_slot_waiter(struct buf *out, const char *group, const struct line_en
 			int json);
 
 /* When a job whose record keeps every= (dispatch --every) is next due:
- * the started of its last success plus every (SPEC §5b), into *DUE.
- * 1 with *DUE; 0 when it is due now (no success on record); -1 when the
- * record keeps no period. */
-int format_next_due(const struct record *r, time_t *due);
+ * the started of its last success plus every (SPEC §5b), into DUE as
+ * RFC 3339 text.  1 with DUE; 0 when it is due now (no success on
+ * record); -1 when the record keeps no period. */
+int format_next_due(const struct record *r, char due[21]);
 
 #endif

@@ -179,7 +179,7 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 {
 	struct buf more = {0};
 	double skipped, since;
-	time_t due;
+	char due[21];
 	if (f->waiting)
 		buf_addf(&more, ", %llu waiting", f->waiting);
 	if (f->slot_wait) {
@@ -197,14 +197,11 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 		if (reason && *reason)
 			buf_addf(&more, ": %s", reason);
 	}
-	int due_known = format_next_due(r, &due);
-	if (due_known == 1) {
-		char text[21];
-		time_format(due, text);
-		buf_addf(&more, ", next due %s", text);
-	} else if (due_known == 0 && status != ST_RUNNING) {
+	int due_known = format_next_due(r, due);
+	if (due_known == 1)
+		buf_addf(&more, ", next due %s", due);
+	else if (due_known == 0 && status != ST_RUNNING)
 		buf_adds(&more, ", due now");
-	}
 	if (more.len && kind == RK_PENDING && strcmp(why->data, "pending") == 0) {
 		buf_reset(why);
 		buf_adds(why, more.data + 2);
