@@ -12,12 +12,7 @@
 
 void format_plain(struct buf *out, const char *job, enum status status, int with_id)
 {
-	if (with_id) {
-		buf_adds(out, job);
-		buf_addc(out, ' ');
-	}
-	buf_adds(out, status_word(status));
-	buf_addc(out, '\n');
+	buf_addf(out, "%s%s%s\n", with_id ? job : "", with_id ? " " : "", status_word(status));
 }
 
 /* One column of -l, --history, --line or --slots: "-" when empty; a tab
@@ -52,10 +47,7 @@ void format_long(struct buf *out, const char *job, const struct record *r,
 		 enum status status)
 {
 	static const char *const columns[] = { "since", "owner", "host", "pid" };
-	buf_adds(out, job);
-	buf_addc(out, '\t');
-	buf_adds(out, status_word(status));
-	buf_addc(out, '\t');
+	buf_addf(out, "%s\t%s\t", job, status_word(status));
 	if (!r || r->count == 0) {
 		buf_adds(out, "-\t-\t-\t-\t-\t-\n");
 		return;
