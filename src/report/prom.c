@@ -190,15 +190,9 @@ void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, uns
 static void sample(const struct prom *p, struct buf *out, enum prom_family fam, const char *job,
 		   const char *extra, const char *value)
 {
-	buf_adds(out, families[fam].name);
-	buf_adds(out, "{name=\"");
+	buf_addf(out, "%s{name=\"", families[fam].name);
 	label_value(out, job);
-	buf_adds(out, "\",registry=\"");
-	buf_adds(out, p->registry);
-	buf_addc(out, '"');
-	if (extra)
-		buf_adds(out, extra);
-	buf_addf(out, "} %s\n", value);
+	buf_addf(out, "\",registry=\"%s\"%s} %s\n", p->registry, extra ? extra : "", value);
 }
 
 /* The samples of family FAM for JOB, whose value there is VALUE. */
