@@ -71,7 +71,9 @@ int pid_start_time(long pid, unsigned long long *start)
 		return -1;
 	/* Field 3, the state, follows ") "; field 22 is the start time. */
 	char *p = strrchr(stat, ')');
-	char state = p && p[1] == ' ' ? p[2] : 0;
+	char state = '\0';
+	if (p && p[1] == ' ')
+		state = p[2];
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');   /* the space before field + 1 */
 	if (!state || !p) {

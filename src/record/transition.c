@@ -168,7 +168,8 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
  * as done. */
 static int keeps_result(const struct record *r, const struct run_result *end)
 {
-	return record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name && !end->timed_out;
+	return record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
+	       !end->timed_out;
 }
 
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
