@@ -43,12 +43,8 @@ int probe_pid(long pid, struct probes *p)
 		return 0;
 	}
 	int live = pid_start_time(pid, &p->pid_start);
-	if (live > 0) {
-		p->pid = PID_STARTED;
-		return 0;
-	}
-	if (live == 0) {
-		p->pid = PID_ZOMBIE;
+	if (live >= 0) {
+		p->pid = live ? PID_STARTED : PID_ZOMBIE;
 		return 0;
 	}
 	int err = errno;

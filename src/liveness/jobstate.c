@@ -27,39 +27,30 @@ static int same_run(const struct record *a, const struct record *b)
 	return 1;
 }
 
-/* The run-lock probe (reg_probe_run_lock()): a free lock is kept in
- * *probe for the read that confirms the verdict.  Its verdict is for the
- * inode opened, which liveness compares with the record's run_lock, so the
- * name is not looked up again: a free lock on the run's inode is a dead
- * run whatever the name says now, and a run that started meanwhile shows
- * in the confirming read. */
-static int probe_lock(const struct registry *reg, const char *job, int *probe,
-		      struct probes *p)
-{
-	int busy, rc = reg_probe_run_lock(reg, job, probe, &p->lock_ino, &busy);
-	if (rc)
-		return rc;
-	p->lock = busy ? LOCK_HELD : *probe < 0 ? LOCK_MISSING : LOCK_FREE;
-	return 0;
-}
-
-/* Ask liveness_judge(), making the probes it asks for. */
+/* Ask liveness_judge(), making the probes it asks for.  The run-lock
+ * probe (reg_probe_run_lock()) keeps a free lock in *PROBE for the read
+ * that confirms the verdict.  Its verdict is for the inode opened, which
+ * liveness compares with the record's run_lock, so the name is not looked
+ * up again: a free lock on the run's inode is a dead run whatever the
+ * name says now, and a run that started meanwhile shows in the confirming
+ * read. */
 static int judge(const struct registry *reg, const char *job, const struct record *r,
 		 int *probe, enum liveness *verdict, int *by_lock)
 {
 	struct ownership c;
 	struct reader me;
 	struct probes p = { .lock = LOCK_UNPROBED, .pid = PID_UNPROBED };
-	int rc = 0;
+	int rc = 0, busy = 0;
 
 	liveness_ownership(r, &c);
 	if (probe_reader(&me) < 0)
 		return fail_errno(errno, job, "cannot read this process's identity from /proc");
 	for (;;) {
 		*verdict = liveness_judge(&c, &me, &p);
-		if (*verdict == LIVE_PROBE_LOCK)
-			rc = probe_lock(reg, job, probe, &p);
-		else if (*verdict == LIVE_PROBE_PID && probe_pid(c.owner.pid, &p) < 0)
+		if (*verdict == LIVE_PROBE_LOCK) {
+			rc = reg_probe_run_lock(reg, job, probe, &p.lock_ino, &busy);
+			p.lock = busy ? LOCK_HELD : *probe < 0 ? LOCK_MISSING : LOCK_FREE;
+		} else if (*verdict == LIVE_PROBE_PID && probe_pid(c.owner.pid, &p) < 0)
 			rc = fail_errno(errno, job, "read /proc/%ld/stat", c.owner.pid);
 		else if (*verdict != LIVE_PROBE_PID)
 			break;
@@ -92,19 +83,26 @@ static int read_record(const struct registry *reg, const char *job, struct job_s
 	return 0;
 }
 
+/* When a record with late_after becomes late: late_after seconds after
+ * its last_success, else its late_from; -1 without late_after. */
+static double late_at(const struct record *r)
+{
+	const char *after = record_get(r, "late_after");
+	time_t base;
+	if (!after || record_time(r, record_get(r, "last_success") ? "last_success" : "late_from",
+				  &base) < 0)
+		return -1;
+	return (double)base + strtod(after, NULL);
+}
+
 int jobstate_load(const struct registry *reg, const char *job, struct job_state *st)
 {
 	struct record dead;     /* a RUNNING record judged dead, to confirm */
 	int probe = -1, rc, have_dead = 0;
 
+	*st = (struct job_state){ .late_at = -1 };
 	record_init(&st->rec);
 	record_init(&dead);
-	st->why = NULL;
-	st->by_lock = 0;
-	st->late = 0;
-	st->late_at = -1;
-	st->paused = 0;
-	st->registry_pause = NULL;
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 1000) {
 			/* Each read a new dead run: someone rewrites it as fast as
@@ -136,24 +134,10 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	record_free(&dead);
 	if (rc && rc != EXIT_CORRUPT)
 		st->status = ST_UNREADABLE;
-	st->late_at = rc || !st->found ? -1 : jobstate_late_at(&st->rec);
+	st->late_at = rc || !st->found ? -1 : late_at(&st->rec);
 	st->late = st->late_at >= 0 && now_real() > st->late_at;
-	st->paused = !rc && st->found && record_paused_until(&st->rec) > now_real();
+	st->paused = !rc && st->found && record_paused(&st->rec, now_real());
 	return rc;
-}
-
-double jobstate_late_at(const struct record *r)
-{
-	const char *after = record_get(r, "late_after");
-	const char *since = record_get(r, "last_success");
-	time_t base;
-	if (!after)
-		return -1;
-	if (!since)
-		since = record_get(r, "late_from");
-	if (!since || time_parse(since, &base) < 0)
-		return -1;
-	return (double)base + strtod(after, NULL);
 }
 
 void jobstate_registry_pause(struct job_state *st, const struct record *pause)
@@ -212,19 +196,14 @@ void jobstate_free(struct job_state *st)
 
 void jobstate_describe(const struct record *r, struct buf *out)
 {
-	const char *pid = record_get(r, "pid"), *host = record_get(r, "host");
-	const char *since = record_get(r, "since");
+	static const char *const keys[] = { "pid", "host", "since" };
+	static const char *const words[] = { "pid", "on", "since" };
 	const char *sep = "";
-	if (pid) {
-		buf_addf(out, "pid %s", pid);
-		sep = " ";
-	}
-	if (host) {
-		buf_addf(out, "%son %s", sep, host);
-		sep = " ";
-	}
-	if (since)
-		buf_addf(out, "%ssince %s", sep, since);
+	for (size_t i = 0; i < 3; i++)
+		if (record_get(r, keys[i])) {
+			buf_addf(out, "%s%s %s", sep, words[i], record_get(r, keys[i]));
+			sep = " ";
+		}
 }
 
 const struct record *jobstate_record(const struct job_state *st)

@@ -31,9 +31,6 @@ struct job_state {
  * UNREADABLE; but 65 for a corrupt record silently, with status
  * ST_CORRUPT: jobstate_corrupt() reports it. */
 int jobstate_load(const struct registry *reg, const char *job, struct job_state *st);
-/* When a record with late_after becomes late: late_after seconds after
- * its last_success, else its late_from; -1 without late_after. */
-double jobstate_late_at(const struct record *r);
 /* The registry's pause (DIR/.-pause, registry_pause_read(), read once a
  * call), PAUSE, on ST: a job with no pause of its own in force is paused
  * by it (SPEC §5 jobreg-set --pause -a), one with its own shows its own,

@@ -6,7 +6,6 @@
 void liveness_ownership(const struct record *r, struct ownership *c)
 {
 	const char *owner = record_get(r, "owner");
-	const char *expires = record_get(r, "expires");
 
 	memset(c, 0, sizeof *c);
 	c->owner.kind = !owner ? OWNER_NONE
@@ -19,7 +18,7 @@ void liveness_ownership(const struct record *r, struct ownership *c)
 	c->owner.pid_ns = record_count(r, "pid_ns");
 	c->owner.time_ns = record_count(r, "time_ns");
 	c->owner.run_lock = record_count(r, "run_lock");
-	c->has_expires = expires && time_parse(expires, &c->expires) == 0;
+	c->has_expires = record_time(r, "expires", &c->expires) == 0;
 }
 
 static int known_and_different(const char *a, const char *b)

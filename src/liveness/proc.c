@@ -69,47 +69,37 @@ int pid_start_time(long pid, unsigned long long *start)
 	/* ENOENT is no proof of death: hidepid=2 hides live processes. */
 	if (n < 0)
 		return -1;
+	/* Field 3, the state, follows ") "; field 22 is the start time. */
 	char *p = strrchr(stat, ')');
-	if (!p) {
+	char state = '\0';
+	if (p && p[1] == ' ')
+		state = p[2];
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');   /* the space before field + 1 */
+	if (!state || !p) {
 		errno = EIO;
 		return -1;
 	}
-	p++;
-	/* Field 3 is the state; field 22 the start time. */
-	int field = 2;
-	char state = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(p, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		field++;
-		if (field == 3)
-			state = tok[0];
-		if (field == 22) {
-			if (state == 'Z' || state == 'X')
-				return 0;
-			*start = strtoull(tok, NULL, 10);
-			return 1;
-		}
-	}
-	errno = EIO;
-	return -1;
+	if (state == 'Z' || state == 'X')
+		return 0;
+	*start = strtoull(p + 1, NULL, 10);
+	return 1;
 }
 
 int ns_inode(const char *kind, unsigned long long *ino)
 {
-	static unsigned long long pid_ns, time_ns;
-	static int pid_done, time_done;
-	int is_time = strcmp(kind, "time") == 0;
-	unsigned long long *value = is_time ? &time_ns : &pid_ns;
-	int *done = is_time ? &time_done : &pid_done;
-	if (!*done) {
+	static unsigned long long value[2];   /* pid, time */
+	static int done[2];
+	int t = strcmp(kind, "time") == 0;
+	if (!done[t]) {
 		struct stat sb;
-		if (stat(is_time ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
-			*value = (unsigned long long)sb.st_ino;
+		if (stat(t ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
+			value[t] = (unsigned long long)sb.st_ino;
 		else if (!absent(errno))
 			return -1;
-		*done = 1;
+		done[t] = 1;
 	}
-	*ino = *value;
+	*ino = value[t];
 	return 0;
 }
 
@@ -141,17 +131,12 @@ static long lock_pid(const char *p)
 static int fd_locks(const char *pid, const char *fd, long locker)
 {
 	struct buf path = {0};
-	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
-	int in = open(path.data, O_RDONLY | O_CLOEXEC);
-	buf_free(&path);
-	if (in < 0)
-		return 1;
 	char text[4096];   /* the lock lines follow four short ones */
-	ssize_t n = read_full(in, text, sizeof text - 1);
-	close_fd(in);
+	buf_addf(&path, "/proc/%s/fdinfo/%s", pid, fd);
+	ssize_t n = read_proc(path.data, text, sizeof text);
+	buf_free(&path);
 	if (n <= 0)
 		return 1;
-	text[n] = '\0';
 	for (char *line = text; line; line = strchr(line, '\n')) {
 		if (*line == '\n')
 			line++;

@@ -53,13 +53,6 @@ static int view_slot(const struct registry *reg, const char *group, unsigned lon
 	return rc == EXIT_CORRUPT ? 0 : rc;   /* (a corrupt record holds nothing) */
 }
 
-static void push(struct slot_views *s, const char *group, unsigned long k,
-		 const struct registry *reg, int *status)
-{
-	s->v = xrealloc(s->v, (s->count + 1) * sizeof *s->v);
-	keep_first(status, view_slot(reg, group, k, &s->v[s->count++]));
-}
-
 struct named { char *group; unsigned long k; };
 
 static int by_group_slot(const void *a, const void *b)
@@ -89,8 +82,9 @@ int slotview_list(const struct registry *reg, const struct listing *l, char *con
 	}
 	if (n > 1)
 		qsort(files, n, sizeof *files, by_group_slot);
+	out->v = xmalloc((n + 1) * sizeof *out->v);
 	for (size_t i = 0; i < n; i++) {
-		push(out, files[i].group, files[i].k, reg, &status);
+		keep_first(&status, view_slot(reg, files[i].group, files[i].k, &out->v[out->count++]));
 		free(files[i].group);
 	}
 	free(files);
@@ -101,9 +95,10 @@ int slotview_group(const struct registry *reg, const char *group, unsigned long 
 		   struct slot_views *out)
 {
 	int status = 0;
-	memset(out, 0, sizeof *out);
+	out->v = xmalloc((n + 1) * sizeof *out->v);
+	out->count = 0;
 	for (unsigned long k = 1; k <= n; k++)
-		push(out, group, k, reg, &status);
+		keep_first(&status, view_slot(reg, group, k, &out->v[out->count++]));
 	return status;
 }
 

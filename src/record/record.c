@@ -66,11 +66,6 @@ static int key_rank_len(const char *key, size_t len)
 	return KNOWN_COUNT;
 }
 
-static int key_rank(const char *key)
-{
-	return key_rank_len(key, strlen(key));
-}
-
 static struct field *find(const struct record *r, const char *key)
 {
 	/* The first byte first: listings look up several keys per record. */
@@ -84,6 +79,12 @@ const char *record_get(const struct record *r, const char *key)
 {
 	struct field *f = find(r, key);
 	return f ? f->value : NULL;
+}
+
+int record_time(const struct record *r, const char *key, time_t *t)
+{
+	const char *v = r ? record_get(r, key) : NULL;
+	return v && time_parse(v, t) == 0 ? 0 : -1;
 }
 
 static void append(struct record *r, char *key, char *value, unsigned char owned, int rank)
@@ -118,24 +119,25 @@ void record_put(struct record *r, const char *key, const char *value)
 		f->owned |= OWN_VALUE;
 		return;
 	}
-	append(r, xstrdup(key), xstrdup(value), OWN_KEY | OWN_VALUE, key_rank(key));
+	append(r, xstrdup(key), xstrdup(value), OWN_KEY | OWN_VALUE, key_rank_len(key, strlen(key)));
 }
 
-void record_drop(struct record *r, const char *key)
+int record_drop(struct record *r, const char *key)
 {
 	struct field *f = find(r, key);
 	if (!f)
-		return;
+		return 0;
 	free_field(f);
 	size_t i = (size_t)(f - r->fields);
 	memmove(f, f + 1, (r->count - i - 1) * sizeof *f);
 	r->count--;
+	return 1;
 }
 
 enum status record_status(const struct record *r)
 {
 	const char *s = record_get(r, "status");
-	return (enum status)status_from_word(s, strlen(s), 0);
+	return s ? (enum status)status_from_word(s, strlen(s), 0) : ST_PENDING;
 }
 
 static int is_decimal(const char *s, size_t maxlen)
@@ -159,17 +161,12 @@ static int is_number(const char *s)
 	return s[n] == '\0';
 }
 
+/* A key of LEN bytes, ended by the '=' at K[LEN]: letters, digits, '_',
+ * '-' and '.'. */
 static int key_valid(const char *k, size_t len)
 {
-	if (len == 0)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = k[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
-			return 0;
-	}
-	return 1;
+	return len > 0 && strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_-.") == len;
 }
 
 static int cmp_keys(const void *a, const void *b)
@@ -178,18 +175,12 @@ static int cmp_keys(const void *a, const void *b)
 	return strcmp(*ka, *kb);
 }
 
-/* Do N unknown keys repeat?  (The known ones are checked by rank.) */
+/* Do N unknown keys repeat?  (The known ones are checked by rank.)  A
+ * sort, for a record made of unknown keys. */
 static int has_duplicate(const char **keys, size_t n)
 {
-	/* Pairs for a few; a sort for a record made of unknown keys. */
-	if (n <= 32) {
-		for (size_t i = 1; i < n; i++)
-			for (size_t j = 0; j < i; j++)
-				if (strcmp(keys[i], keys[j]) == 0)
-					return 1;
-		return 0;
-	}
-	qsort(keys, n, sizeof *keys, cmp_keys);
+	if (n > 1)
+		qsort(keys, n, sizeof *keys, cmp_keys);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(keys[i - 1], keys[i]) == 0)
 			return 1;

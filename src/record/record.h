@@ -42,12 +42,16 @@ int record_parse(struct record *r, const char *data, size_t len, const char **wh
 int record_parse_settings(struct record *r, const char *data, size_t len, const char **why);
 
 const char *record_get(const struct record *r, const char *key);
+/* The time KEY of R (NULL: none) into *T: 0, or -1 when it has none. */
+int record_time(const struct record *r, const char *key, time_t *t);
 /* A copy of SRC that owns all its strings. */
 void record_copy(struct record *dst, const struct record *src);
 void record_put(struct record *r, const char *key, const char *value);
-void record_drop(struct record *r, const char *key);
+/* 1 when R had KEY. */
+int record_drop(struct record *r, const char *key);
 
-/* The written status (PENDING, RUNNING or DONE) of a parsed record. */
+/* The written status (PENDING, RUNNING or DONE) of a parsed record;
+ * PENDING for one with none yet (being built). */
 enum status record_status(const struct record *r);
 
 /* The canonical text: keys in SPEC order, unknown keys after them.

@@ -27,35 +27,27 @@ int status_from_word(const char *s, size_t len, int allow_stale)
 	return -1;
 }
 
-/* The words of a list that are not statuses. */
+/* The words of a list, as status_list_words names them. */
 static const struct { const char *word; unsigned bit; } list_words[] = {
+	{ "PENDING", STATUS_BIT(ST_PENDING) }, { "RUNNING", STATUS_BIT(ST_RUNNING) },
+	{ "STALE", STATUS_BIT(ST_STALE) }, { "DONE", STATUS_BIT(ST_DONE) },
 	{ "CANCELLED", STATUS_CANCELLED_BIT }, { "OK", STATUS_OK_BIT },
 	{ "FAILED", STATUS_FAILED_BIT }, { "LATE", STATUS_LATE_BIT },
 	{ "PAUSED", STATUS_PAUSED_BIT },
 };
-
-static unsigned list_word_bit(const char *s, size_t len)
-{
-	for (size_t i = 0; i < sizeof list_words / sizeof list_words[0]; i++)
-		if (strlen(list_words[i].word) == len && strncasecmp(s, list_words[i].word, len) == 0)
-			return list_words[i].bit;
-	return 0;
-}
 
 int parse_status_list(const char *s, unsigned *mask)
 {
 	*mask = 0;
 	for (;;) {
 		const char *comma = strchr(s, ',');
-		size_t len = comma ? (size_t)(comma - s) : strlen(s);
-		int st = status_from_word(s, len, 1);
-		unsigned bit = list_word_bit(s, len);
-		if (bit)
-			*mask |= bit;
-		else if (st < 0)
+		size_t len = comma ? (size_t)(comma - s) : strlen(s), i = 0;
+		while (i < sizeof list_words / sizeof list_words[0] &&
+		       (strlen(list_words[i].word) != len || strncasecmp(s, list_words[i].word, len) != 0))
+			i++;
+		if (i == sizeof list_words / sizeof list_words[0])
 			return -1;
-		else
-			*mask |= STATUS_BIT(st);
+		*mask |= list_words[i].bit;
 		if (!comma)
 			return 0;
 		s = comma + 1;

@@ -1,6 +1,5 @@
 /* transition: what each write does to a record (see transition.h, SPEC
- * §3).  Past 450 lines: one function a transition, and the keys each
- * keeps or drops, in one place so that they are read together. */
+ * §3). */
 #include "record/transition.h"
 #include "util/signame.h"
 
@@ -14,13 +13,11 @@ static void drop_keys(struct record *r, const char *const *keys)
 		record_drop(r, *keys);
 }
 
+/* The owner's keys.  DONE drops those after the first two: who ran it
+ * (host, pid) is kept. */
 static const char *const owner_keys[] = {
-	"owner", "host", "pid", "pid_start", "boot_id", "pid_ns", "time_ns",
-	"run_lock", "expires", NULL,
-};
-/* What DONE drops of the owner: who ran it (host, pid) is kept. */
-static const char *const liveness_keys[] = {
-	"owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires", NULL,
+	"host", "pid", "owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires",
+	NULL,
 };
 static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", "cancelled",
 					    "cancelled_by", "retries_cancelled_by", NULL };
@@ -76,19 +73,21 @@ void record_count_up(struct record *r, const char *key)
 		record_put_number(r, key, n + 1);
 }
 
-static void begin(struct record *r, enum status st, time_t now, const char *note)
+/* STATUS since NOW (a RENEWAL keeps the since it has). */
+static void begin(struct record *r, enum status st, time_t now, const char *note, int renewal)
 {
 	if (!record_get(r, "version"))
 		record_put(r, "version", "1");
 	record_put(r, "status", status_word(st));
-	put_time(r, "since", now);
+	if (!renewal || !record_get(r, "since"))
+		put_time(r, "since", now);
 	if (note)
 		record_put(r, "note", note);
 }
 
 void record_to_pending(struct record *r, time_t now, const char *note)
 {
-	begin(r, ST_PENDING, now, note);
+	begin(r, ST_PENDING, now, note, 0);
 	drop_keys(r, owner_keys);
 	drop_keys(r, result_keys);
 	drop_keys(r, run_keys);
@@ -97,26 +96,20 @@ void record_to_pending(struct record *r, time_t now, const char *note)
 
 int record_owned_by(const struct record *r, const struct owner *o)
 {
-	const char *owner = record_get(r, "owner");
-	const char *st = record_get(r, "status");
-	if (!st || status_from_word(st, strlen(st), 0) != ST_RUNNING)
+	const char *owner = record_get(r, "owner"), *host = record_get(r, "host");
+	const char *boot = record_get(r, "boot_id");
+	if (record_status(r) != ST_RUNNING)
 		return 0;
 	if (o->kind == OWNER_NONE)
 		return owner == NULL;
 	if (!owner || strcmp(owner, o->kind == OWNER_LOCK ? "lock" : "pid") != 0)
 		return 0;
-	const char *host = record_get(r, "host"), *pid = record_get(r, "pid");
-	if (!host || !pid || strcmp(host, o->host) != 0 || strtol(pid, NULL, 10) != o->pid)
+	if (!host || !record_get(r, "pid") || strcmp(host, o->host) != 0 ||
+	    (long)record_count(r, "pid") != o->pid)
 		return 0;
-	if (o->kind == OWNER_PID) {
-		const char *start = record_get(r, "pid_start"), *boot = record_get(r, "boot_id");
-		/* No pid_start when /proc hid it from the writer. */
-		if ((start ? strtoull(start, NULL, 10) : 0) != o->pid_start)
-			return 0;
-		if (!boot || !o->boot_id || strcmp(boot, o->boot_id) != 0)
-			return 0;
-	}
-	return 1;
+	/* (no pid_start, 0, when /proc hid it from the writer) */
+	return o->kind != OWNER_PID || (record_count(r, "pid_start") == o->pid_start && boot &&
+					o->boot_id && strcmp(boot, o->boot_id) == 0);
 }
 
 void record_to_running(struct record *r, time_t now, const struct run_start *how,
@@ -126,14 +119,8 @@ void record_to_running(struct record *r, time_t now, const struct run_start *how
 	/* A dispatch always begins a new run, even over a dead dispatcher's
 	 * record that names the same host and pid (a reused pid, as pid 1 in
 	 * containers): only jobreg-set renews. */
-	int renewal = o->kind != OWNER_LOCK && r->count > 0 && record_owned_by(r, o);
-	char since[21] = "";
-	const char *old = record_get(r, "since");
-	if (renewal && old)
-		memcpy(since, old, strlen(old) + 1);
-	begin(r, ST_RUNNING, now, note);
-	if (renewal && since[0])
-		record_put(r, "since", since);
+	int renewal = o->kind != OWNER_LOCK && record_owned_by(r, o);
+	begin(r, ST_RUNNING, now, note, renewal);
 	if (!renewal || !record_get(r, "started"))
 		put_time(r, "started", now);
 	if (!renewal)
@@ -181,16 +168,16 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
  * as done. */
 static int keeps_result(const struct record *r, const struct run_result *end)
 {
-	return record_get(r, "status") && record_status(r) == ST_DONE &&
-	       end->exit_status < 0 && !end->signal_name && !end->timed_out;
+	return record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
+	       !end->timed_out;
 }
 
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note)
 {
 	int keep = keeps_result(r, end);
-	begin(r, ST_DONE, now, note);
-	drop_keys(r, liveness_keys);
+	begin(r, ST_DONE, now, note, 0);
+	drop_keys(r, owner_keys + 2);
 	drop_keys(r, cancel_keys);
 	record_drop(r, "retry_at");
 	record_drop(r, "slots");
@@ -237,11 +224,8 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 	/* The result of the run this write ends, when it had one: a DONE
 	 * record's (this write corrects it), or the failed attempt's that
 	 * waits for its retry (counted when it ended). */
-	enum outcome was = OUTCOME_UNKNOWN;
-	if (record_get(r, "retry_at"))
-		was = OUTCOME_FAILED;
-	else if (record_get(r, "status") && record_status(r) == ST_DONE)
-		was = record_outcome(r);
+	enum outcome was = record_get(r, "retry_at") ? OUTCOME_FAILED
+			 : record_status(r) == ST_DONE ? record_outcome(r) : OUTCOME_UNKNOWN;
 	if (record_to_done_counted(r, now, end, note))
 		return;
 	/* A correction of a cancelled run takes its count back; the run's
@@ -370,8 +354,7 @@ int record_resume(struct record *r)
 {
 	int had = 0;
 	for (const char *const *k = pause_keys; *k; k++)
-		had |= record_get(r, *k) != NULL;
-	drop_keys(r, pause_keys);
+		had |= record_drop(r, *k);
 	return had;
 }
 
@@ -384,7 +367,11 @@ void record_pause_copy(struct record *r, const struct record *src)
 
 int record_paused(const struct record *r, double now)
 {
-	return record_paused_until(r) > now;
+	const char *v = record_get(r, "paused_until");
+	time_t t;
+	if (v && strcmp(v, "inf") == 0)
+		return 1;
+	return record_time(r, "paused_until", &t) == 0 && (double)t > now;
 }
 
 void record_pause_describe(const struct record *r, struct buf *out)
@@ -400,41 +387,36 @@ void record_pause_describe(const struct record *r, struct buf *out)
 			 note ? note : "");
 }
 
-double record_paused_until(const struct record *r)
+int record_duration(const struct record *r, long long *seconds)
 {
-	const char *v = record_get(r, "paused_until");
-	time_t t;
-	if (!v)
+	time_t from, to;
+	if (record_time(r, "started", &from) < 0 || record_time(r, "ended", &to) < 0)
 		return -1;
-	if (strcmp(v, "inf") == 0)
-		return INFINITY;
-	return time_parse(v, &t) < 0 ? -1 : (double)t;
+	*seconds = (long long)to - (long long)from;
+	return 0;
 }
 
 enum outcome record_outcome(const struct record *r)
 {
-	const char *cancelled = record_get(r, "cancelled");
-	if (cancelled && strtoull(cancelled, NULL, 10) != 0)
+	if (record_count(r, "cancelled"))
 		return OUTCOME_CANCELLED;
-	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
-	if (record_get(r, "signal") || (timed_out && strtoull(timed_out, NULL, 10) != 0))
+	if (record_get(r, "signal") || record_count(r, "timed_out"))
 		return OUTCOME_FAILED;
-	if (!exit_status)
+	if (!record_get(r, "exit"))
 		return OUTCOME_UNKNOWN;
-	return strtoul(exit_status, NULL, 10) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+	return record_count(r, "exit") == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 }
 
 struct run_result record_run_result(const struct record *r)
 {
 	struct run_result end = { .exit_status = -1 };
-	const char *exit_status = record_get(r, "exit"), *timed_out = record_get(r, "timed_out");
-	if (exit_status) {
-		unsigned long n = strtoul(exit_status, NULL, 10);
+	if (record_get(r, "exit")) {
+		unsigned long long n = record_count(r, "exit");
 		/* Beyond what exit(3) can return: a failure all the same. */
 		end.exit_status = n <= 255 ? (int)n : 1;
 	}
 	end.signal_name = record_get(r, "signal");
-	end.timed_out = timed_out && strtoull(timed_out, NULL, 10) != 0;
+	end.timed_out = record_count(r, "timed_out") != 0;
 	/* A cancelled run is no success to replay, also when its record does
 	 * not say by whom (written by hand). */
 	if (record_outcome(r) == OUTCOME_CANCELLED) {

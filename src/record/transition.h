@@ -69,11 +69,11 @@ struct before_run {
  * last_success = ended and last_success_started = started, drops
  * consecutive_failures, and over a FAILED run takes its failure back
  * (failures - 1).  An END with no result (exit_status -1, no signal, not
- * timed out) over a DONE record keeps the result the record has. */
+ * timed out) over a DONE record keeps the result the record has.  A
+ * cancelled run (END->cancelled_by) counts cancelled_runs + 1 and nothing
+ * else: neither OK nor FAILED. */
 void record_to_done_after(struct record *r, time_t now, const struct run_result *end,
 			  const char *note, const struct before_run *before);
-/* A cancelled run (END->cancelled_by) counts cancelled_runs + 1 and
- * nothing else: neither OK nor FAILED. */
 /* The same with nothing known of the runs before. */
 void record_to_done(struct record *r, time_t now, const struct run_result *end,
 		    const char *note);
@@ -121,14 +121,14 @@ void record_pause(struct record *r, double until, const char *by, const char *no
 int record_resume(struct record *r);
 /* SRC's pause, if any, into R (dispatch --clear keeps a pause in force). */
 void record_pause_copy(struct record *r, const struct record *src);
-/* When the pause ends: paused_until as a time, INFINITY for inf, -1 when
- * it has none. */
-double record_paused_until(const struct record *r);
-/* Is R paused at NOW (a realtime)? */
+/* Is R paused at NOW (a realtime): paused_until inf, or a time after NOW? */
 int record_paused(const struct record *r, double now);
 /* "until T (by U@H: NOTE)", or "until resumed (...)" for a pause with no
  * end: what a refusal and a --resume say of R's pause. */
 void record_pause_describe(const struct record *r, struct buf *out);
+/* ended - started of R's run, in seconds, into *SECONDS: 0, or -1 when
+ * it lacks either. */
+int record_duration(const struct record *r, long long *seconds);
 /* A number of the record, as the parser checked it (runs, failures, pid,
  * ...); 0 when absent. */
 unsigned long long record_count(const struct record *r, const char *key);

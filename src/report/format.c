@@ -1,11 +1,9 @@
-/* format: the formats of jobreg-get (see format.h).  Past 450 lines:
- * every output of one record, history line, slot and waiter, plain and
- * JSON, sharing the one column and JSON writers. */
+/* format: the formats of jobreg-get (see format.h). */
 #include "report/format.h"
 #include "liveness/slotview.h"
 #include "registry/line.h"
+#include "record/transition.h"
 #include "registry/history.h"
-#include "util/signame.h"
 #include "util/utf8.h"
 
 #include <stdio.h>
@@ -14,12 +12,7 @@
 
 void format_plain(struct buf *out, const char *job, enum status status, int with_id)
 {
-	if (with_id) {
-		buf_adds(out, job);
-		buf_addc(out, ' ');
-	}
-	buf_adds(out, status_word(status));
-	buf_addc(out, '\n');
+	buf_addf(out, "%s%s%s\n", with_id ? job : "", with_id ? " " : "", status_word(status));
 }
 
 /* One column of -l, --history, --line or --slots: "-" when empty; a tab
@@ -41,39 +34,41 @@ static void add_column(struct buf *out, const char *value, char end)
 	buf_addc(out, end);
 }
 
+/* How a run ended, as a column: SIG and the signal's name, else the exit
+ * status. */
+static void add_exit_column(struct buf *out, const char *sig, const char *exit_status)
+{
+	if (sig)
+		buf_adds(out, "SIG");
+	add_column(out, sig ? sig : exit_status, '\t');
+}
+
 void format_long(struct buf *out, const char *job, const struct record *r,
 		 enum status status)
 {
-	buf_adds(out, job);
-	buf_addc(out, '\t');
-	buf_adds(out, status_word(status));
-	buf_addc(out, '\t');
+	static const char *const columns[] = { "since", "owner", "host", "pid" };
+	buf_addf(out, "%s\t%s\t", job, status_word(status));
 	if (!r || r->count == 0) {
 		buf_adds(out, "-\t-\t-\t-\t-\t-\n");
 		return;
 	}
-	const char *sig_word = record_get(r, "signal");
-	add_column(out, record_get(r, "since"), '\t');
-	add_column(out, record_get(r, "owner"), '\t');
-	add_column(out, record_get(r, "host"), '\t');
-	add_column(out, record_get(r, "pid"), '\t');
-	if (sig_word) {
-		buf_adds(out, "SIG");
-		add_column(out, sig_word, '\t');
-	} else {
-		add_column(out, record_get(r, "exit"), '\t');
-	}
+	for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++)
+		add_column(out, record_get(r, columns[i]), '\t');
+	add_exit_column(out, record_get(r, "signal"), record_get(r, "exit"));
 	add_column(out, record_get(r, "note"), '\n');
 }
 
-void json_string_n(struct buf *out, const char *s, size_t len)
+/* A JSON string literal of LEN bytes at S (UTF-8 passed through; C0,
+ * DEL, C1 controls and NUL escaped, and each byte that begins no valid
+ * UTF-8 sequence written as U+FFFD: always valid JSON, text_escape()). */
+static void json_string_n(struct buf *out, const char *s, size_t len)
 {
 	buf_addc(out, '"');
 	text_escape(out, s, len, ESCAPE_JSON);
 	buf_addc(out, '"');
 }
 
-void json_string(struct buf *out, const char *s)
+static void json_string(struct buf *out, const char *s)
 {
 	json_string_n(out, s, strlen(s));
 }
@@ -88,34 +83,29 @@ static int one_of(const char *key, const char *const *list, size_t n)
 	return 0;
 }
 
-/* Members the writer adds itself: a record's unknown key of that name
- * is left out. */
-static int json_reserved(const char *key)
+/* How JSON gives a key of a record or a history line: RESERVED, a member
+ * the writer adds itself (a record's unknown key of that name is left
+ * out); NUMBER, one the parser checks is a decimal (timeout with a
+ * fraction; version is 1); FLAG, a checked decimal, true when not 0. */
+enum json_kind { JSON_STRING, JSON_RESERVED, JSON_NUMBER, JSON_FLAG };
+static enum json_kind json_kind(const char *key)
 {
 	static const char *const reserved[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
 		"waiting", "next_due",
 	};
-	return one_of(key, reserved, sizeof reserved / sizeof reserved[0]);
-}
-
-/* Keys the parser checks are decimal numbers (timeout with a fraction;
- * version is 1). */
-static int json_number_key(const char *key)
-{
 	static const char *const numbers[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
 		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every",
 	};
-	return one_of(key, numbers, sizeof numbers / sizeof numbers[0]);
-}
-
-/* Flags: checked decimals, true when not 0. */
-static int json_flag_key(const char *key)
-{
-	return strcmp(key, "timed_out") == 0 || strcmp(key, "cancelled") == 0;
+	static const char *const flags[] = { "timed_out", "cancelled" };
+	if (one_of(key, reserved, sizeof reserved / sizeof reserved[0]))
+		return JSON_RESERVED;
+	if (one_of(key, numbers, sizeof numbers / sizeof numbers[0]))
+		return JSON_NUMBER;
+	return one_of(key, flags, 2) ? JSON_FLAG : JSON_STRING;
 }
 
 /* Is V a decimal, a fraction allowed ("90", "0.5")?  What the parser
@@ -143,17 +133,6 @@ void json_number(struct buf *out, const char *v)
 	}
 }
 
-/* ended - started of a DONE record, when it has both. */
-static int duration(const struct record *r, long long *seconds)
-{
-	const char *started = record_get(r, "started"), *ended = record_get(r, "ended");
-	time_t from, to;
-	if (!started || !ended || time_parse(started, &from) < 0 || time_parse(ended, &to) < 0)
-		return -1;
-	*seconds = (long long)to - (long long)from;
-	return 0;
-}
-
 void format_json(struct buf *out, const char *job, const struct record *r,
 		 enum status status, const struct job_flags *x)
 {
@@ -174,23 +153,24 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 	record_order(r, idx);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct field *f = &r->fields[idx[i]];
-		if (json_reserved(f->key))
+		enum json_kind kind = json_kind(f->key);
+		if (kind == JSON_RESERVED)
 			continue;
 		buf_adds(out, ", ");
 		json_string(out, f->key);
 		buf_adds(out, ": ");
 		if (strcmp(f->key, "status") == 0)
 			json_string(out, status_word(status));
-		else if (json_number_key(f->key) && decimal(f->value))
+		else if (kind == JSON_NUMBER && decimal(f->value))
 			json_number(out, f->value);
-		else if (json_flag_key(f->key))
+		else if (kind == JSON_FLAG)
 			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
 		else
 			json_string(out, f->value);
 	}
 	free(idx);
 	long long seconds;
-	if (status == ST_DONE && duration(r, &seconds) == 0)
+	if (status == ST_DONE && record_duration(r, &seconds) == 0)
 		buf_addf(out, ", \"duration\": %lld", seconds);
 	if (status == ST_STALE)
 		buf_adds(out, ", \"stale\": true");
@@ -200,12 +180,9 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ", \"paused\": true");
 	if (x->waiting)
 		buf_addf(out, ", \"waiting\": %llu", x->waiting);
-	time_t due;
-	if (format_next_due(r, &due) == 1) {
-		char text[21];
-		time_format(due, text);
-		buf_addf(out, ", \"next_due\": \"%s\"", text);
-	}
+	char due[21];
+	if (format_next_due(r, due) == 1)
+		buf_addf(out, ", \"next_due\": \"%s\"", due);
 	buf_adds(out, "}\n");
 }
 
@@ -323,17 +300,18 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 		buf_add(&key, p->name, p->nlen);
 		buf_reset(&value);
 		buf_add(&value, p->value, p->vlen);
-		if (json_reserved(key.data) && strcmp(key.data, "duration") != 0)
+		enum json_kind kind = json_kind(key.data);
+		if (kind == JSON_RESERVED && strcmp(key.data, "duration") != 0)
 			continue;
 		buf_adds(out, ", ");
 		json_string_n(out, p->name, p->nlen);
 		buf_adds(out, ": ");
 		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
 		/* (a history line's own numbers too: run, duration) */
-		if (digits && (json_number_key(key.data) || strcmp(key.data, "duration") == 0 ||
+		if (digits && (kind == JSON_NUMBER || strcmp(key.data, "duration") == 0 ||
 			       strcmp(key.data, "run") == 0))
 			json_number(out, value.data);
-		else if (digits && json_flag_key(key.data))
+		else if (digits && kind == JSON_FLAG)
 			buf_adds(out, value.data[strspn(value.data, "0")] ? "true" : "false");
 		else
 			json_string_n(out, p->value, p->vlen);
@@ -348,7 +326,7 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 void format_history(struct buf *out, int json, const char *job, const char *line, size_t len)
 {
 	static const char *const columns[] = { "run", "outcome", "started", "ended", "duration" };
-	struct buf v = {0};
+	struct buf v = {0}, sig = {0};
 	if (json) {
 		history_json(out, job, line, len);
 		return;
@@ -356,121 +334,92 @@ void format_history(struct buf *out, int json, const char *job, const char *line
 	add_column(out, job, '\t');
 	for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++)
 		add_column(out, hist_value(line, len, columns[i], &v), '\t');
-	if (hist_value(line, len, "signal", &v)) {
-		buf_adds(out, "SIG");
-		add_column(out, v.data, '\t');
-	} else {
-		add_column(out, hist_value(line, len, "exit", &v), '\t');
-	}
+	add_exit_column(out, hist_value(line, len, "signal", &sig), hist_value(line, len, "exit", &v));
 	add_column(out, hist_value(line, len, "host", &v), '\t');
 	add_column(out, hist_value(line, len, "pid", &v), '\n');
 	buf_free(&v);
+	buf_free(&sig);
+}
+
+/* A field of a line of --slots or --line: its JSON member (NULL: a
+ * column for people only), its value (NULL: "-" for people, no member)
+ * and whether JSON writes it as a number when it is one. */
+struct out_field {
+	const char *name, *value;
+	int number;
+};
+
+/* FIELDS as tab-separated columns, or with JSON as one object. */
+static void format_fields(struct buf *out, const struct out_field *f, size_t n, int json)
+{
+	const char *sep = "{";
+	for (size_t i = 0; i < n; i++) {
+		const char *v = f[i].value;
+		if (!json) {
+			add_column(out, v, i + 1 < n ? '\t' : '\n');
+			continue;
+		}
+		if (!f[i].name || !v)
+			continue;
+		buf_addf(out, "%s\"%s\": ", sep, f[i].name);
+		sep = ", ";
+		if (f[i].number && v[strspn(v, "0123456789")] == '\0' && strlen(v) <= 20)
+			json_number(out, v);
+		else
+			json_string(out, v);
+	}
+	if (json)
+		buf_adds(out, "}\n");
 }
 
 void format_slot(struct buf *out, const struct slot_view *v, int json)
 {
-	const char *state = v->job ? "held" : "free";
-	if (json) {
-		buf_adds(out, "{\"group\": ");
-		json_string(out, v->group);
-		buf_addf(out, ", \"slot\": %lu, \"state\": \"%s\"", v->slot, state);
-		if (v->job) {
-			buf_adds(out, ", \"job\": ");
-			json_string(out, v->job);
-			buf_addf(out, ", \"run\": %llu", v->run);
-		}
-		if (v->host) {
-			buf_adds(out, ", \"host\": ");
-			json_string(out, v->host);
-		}
-		if (v->pid) {
-			buf_adds(out, ", \"pid\": ");
-			json_number(out, v->pid);
-		}
-		buf_adds(out, "}\n");
-		return;
-	}
 	char slot[24], run[24];
 	snprintf(slot, sizeof slot, "%lu", v->slot);
 	snprintf(run, sizeof run, "%llu", v->run);
-	add_column(out, v->group, '\t');
-	add_column(out, slot, '\t');
-	add_column(out, state, '\t');
-	add_column(out, v->job, '\t');
-	add_column(out, v->job ? run : NULL, '\t');
-	add_column(out, v->host, '\t');
-	add_column(out, v->pid, '\n');
+	const struct out_field f[] = {
+		{ "group", v->group, 0 }, { "slot", slot, 1 },
+		{ "state", v->job ? "held" : "free", 0 }, { "job", v->job, 0 },
+		{ "run", v->job ? run : NULL, 1 }, { "host", v->host, 0 }, { "pid", v->pid, 1 },
+	};
+	format_fields(out, f, sizeof f / sizeof f[0], json);
 }
 
-/* A waiter's pid: a JSON number when it is one, else a string. */
-static void json_pid(struct buf *out, const char *pid)
+/* A value of a waiter's place file; "-" is what it lacks. */
+static const char *given(const char *v)
 {
-	buf_adds(out, ", \"pid\": ");
-	if (pid[strspn(pid, "0123456789")] == '\0' && strlen(pid) <= 20)
-		json_number(out, pid);
-	else
-		json_string(out, pid);
-}
-
-/* The JSON members of a waiter's line, those it has ("-": none): a place
- * in a job's line says its kind, one in a slot group's its job. */
-static void json_waiter(struct buf *out, const struct line_entry *e, int slot_line)
-{
-	const char *keys[] = { slot_line ? "job" : "kind", "host", "since" };
-	const char *values[] = { e->first, e->host, e->since };
-	for (size_t i = 0; i < 3; i++) {
-		if (i == 2 && strcmp(e->pid, "-") != 0)
-			json_pid(out, e->pid);
-		if (strcmp(values[i], "-") == 0)
-			continue;
-		buf_addf(out, ", \"%s\": ", keys[i]);
-		json_string(out, values[i]);
-	}
-	buf_adds(out, "}\n");
-}
-
-/* A waiter of a job's line, NAME the job: "job place kind host pid
- * since"; or with SLOT of a slot group's, NAME the group: "group place
- * waiting job - host pid since" (the columns of a slot). */
-static void format_waiter(struct buf *out, const char *name, const struct line_entry *e,
-			  int json, int slot)
-{
-	char place[24];
-	snprintf(place, sizeof place, "%llu", e->n);
-	if (json) {
-		buf_addf(out, "{\"%s\": ", slot ? "group" : "job");
-		json_string(out, name);
-		buf_addf(out, ", \"place\": %s%s", place, slot ? ", \"state\": \"waiting\"" : "");
-		json_waiter(out, e, slot);
-		return;
-	}
-	add_column(out, name, '\t');
-	add_column(out, place, '\t');
-	if (slot)
-		add_column(out, "waiting", '\t');
-	add_column(out, e->first, '\t');
-	if (slot)
-		add_column(out, NULL, '\t');
-	add_column(out, e->host, '\t');
-	add_column(out, e->pid, '\t');
-	add_column(out, e->since, '\n');
+	return strcmp(v, "-") == 0 ? NULL : v;
 }
 
 void format_place(struct buf *out, const char *job, const struct line_entry *e, int json)
 {
-	format_waiter(out, job, e, json, 0);
+	char place[24];
+	snprintf(place, sizeof place, "%llu", e->n);
+	const struct out_field f[] = {
+		{ "job", job, 0 }, { "place", place, 1 }, { "kind", given(e->first), 0 },
+		{ "host", given(e->host), 0 }, { "pid", given(e->pid), 1 },
+		{ "since", given(e->since), 0 },
+	};
+	format_fields(out, f, sizeof f / sizeof f[0], json);
 }
 
+/* (the columns of a slot: its run's is empty) */
 void format_slot_waiter(struct buf *out, const char *group, const struct line_entry *e,
 			int json)
 {
-	format_waiter(out, group, e, json, 1);
+	char place[24];
+	snprintf(place, sizeof place, "%llu", e->n);
+	const struct out_field f[] = {
+		{ "group", group, 0 }, { "place", place, 1 }, { "state", "waiting", 0 },
+		{ "job", given(e->first), 0 }, { NULL, NULL, 0 }, { "host", given(e->host), 0 },
+		{ "pid", given(e->pid), 1 }, { "since", given(e->since), 0 },
+	};
+	format_fields(out, f, sizeof f / sizeof f[0], json);
 }
 
-int format_next_due(const struct record *r, time_t *due)
+int format_next_due(const struct record *r, char due[21])
 {
 	const char *every = r ? record_get(r, "every") : NULL;
-	const char *from = r ? record_get(r, "last_success_started") : NULL;
 	char *end;
 	time_t t;
 	if (!every || !*every)
@@ -478,8 +427,8 @@ int format_next_due(const struct record *r, time_t *due)
 	double period = strtod(every, &end);
 	if (*end || !(period > 0) || period > 1e12)
 		return -1;
-	if (!from || time_parse(from, &t) < 0)
+	if (record_time(r, "last_success_started", &t) < 0)
 		return 0;
-	*due = t + (time_t)period + (period > (double)(time_t)period);
+	time_format(t + (time_t)period + (period > (double)(time_t)period), due);
 	return 1;
 }

@@ -36,12 +36,6 @@ struct job_flags {
 };
 void format_json(struct buf *out, const char *job, const struct record *r,
 		 enum status status, const struct job_flags *x);
-/* A JSON string literal of S (UTF-8 passed through; C0, DEL and C1
- * controls escaped, text_escape()). */
-void json_string(struct buf *out, const char *s);
-/* The same of LEN bytes, NUL bytes escaped too, and each byte that begins
- * no valid UTF-8 sequence written as U+FFFD: always valid JSON. */
-void json_string_n(struct buf *out, const char *s, size_t len);
 /* A checked decimal ("007", "1.50") as a valid JSON (and Prometheus)
  * number: no leading zeros, a digit on both sides of a point. */
 void json_number(struct buf *out, const char *v);
@@ -52,7 +46,7 @@ void json_number(struct buf *out, const char *v);
  * or with JSON one object of "job" and the line's fields (numbers as
  * numbers, flags as true): a key the line repeats is given once, its
  * first value, as history_get() reads it, and the bytes of a damaged or
- * hand-edited line are escaped (json_string_n). */
+ * hand-edited line are escaped, NUL bytes too. */
 void format_history(struct buf *out, int json, const char *job, const char *line, size_t len);
 
 struct slot_view;
@@ -72,9 +66,9 @@ void format_slot_waiter(struct buf *out, const char *group, const struct line_en
 			int json);
 
 /* When a job whose record keeps every= (dispatch --every) is next due:
- * the started of its last success plus every (SPEC §5b), into *DUE.
- * 1 with *DUE; 0 when it is due now (no success on record); -1 when the
- * record keeps no period. */
-int format_next_due(const struct record *r, time_t *due);
+ * the started of its last success plus every (SPEC §5b), into DUE as
+ * RFC 3339 text.  1 with DUE; 0 when it is due now (no success on
+ * record); -1 when the record keeps no period. */
+int format_next_due(const struct record *r, char due[21]);
 
 #endif

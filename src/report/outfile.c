@@ -113,16 +113,6 @@ void outfile_add(struct outfile *o, const char *data, size_t len)
 	}
 }
 
-/* Remove the temp file after a failure (FILE stays as it was). */
-static void discard(struct outfile *o)
-{
-	if (o->fd >= 0)
-		close_fd(o->fd);
-	o->fd = -1;
-	if (unlinkat(o->dfd, o->tmp.data, 0) < 0 && errno != ENOENT)
-		warn(NULL, "cannot remove %s: %s", o->shown.data, strerror(errno));
-}
-
 int outfile_close(struct outfile *o, int failed)
 {
 	int rc = 0;
@@ -130,7 +120,10 @@ int outfile_close(struct outfile *o, int failed)
 		if (o->err)
 			rc = fail_errno(o->err, NULL, "cannot write %s: %s %s", o->path, o->step,
 					o->shown.data);
-		discard(o);
+		/* The temp file goes: FILE stays as it was. */
+		close_fd(o->fd);
+		if (unlinkat(o->dfd, o->tmp.data, 0) < 0 && errno != ENOENT)
+			warn(NULL, "cannot remove %s: %s", o->shown.data, strerror(errno));
 	} else if (o->fd >= 0) {
 		struct atomic_failure f;
 		int fd = o->fd;

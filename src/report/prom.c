@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The status a DONE record's run ended with, as dispatch --once replays
- * it (one rule, in record.c): 124 if a time limit ended it, 128+N for
- * signal N, else its exit status; -1 if unknown. */
-static int exit_code(const struct record *r)
-{
-	if (record_outcome(r) == OUTCOME_UNKNOWN)
-		return -1;
-	struct run_result end = record_run_result(r);
-	return run_result_status(&end);
-}
-
 /* ---- Prometheus text exposition format ------------------------------- */
 
 static const struct {
@@ -57,23 +46,24 @@ static const struct {
 	[PROM_PAUSED] = { "jobreg_job_paused", "gauge",
 		"1 when the job is paused (jobreg-set --pause; -a: every job), else 0." },
 };
-static const char corrupt_name[] = "jobreg_corrupt_records";
-static const char corrupt_help[] =
-	"Records of the registry that are corrupt or cannot be read (they have no jobreg_job_ series).";
-static const char up_name[] = "jobreg_registry_up";
-static const char up_help[] =
-	"1 when the registry directory exists and could be listed, else 0.";
-
-static const char paused_name[] = "jobreg_registry_paused";
-static const char paused_help[] =
-	"1 when the registry is paused (jobreg-set --pause -a): every job is, else 0.";
-
-static const char slots_used_name[] = "jobreg_slots_in_use";
-static const char slots_used_help[] =
-	"Slots of the group (dispatch --slots) held by a live run.";
-static const char slots_capacity_name[] = "jobreg_slots_capacity";
-static const char slots_capacity_help[] =
-	"Slots of the group (dispatch --slots N): its files DIR/.NAME.slot.K.";
+/* The gauges of the registry, after the jobs' families: corrupt records,
+ * paused, up, then those of each slot group (a gauge: a name ending in
+ * _total is a counter's). */
+enum { REG_CORRUPT, REG_PAUSED, REG_UP, REG_SLOTS_USED, REG_SLOTS_CAPACITY, REG_GAUGES };
+static const struct {
+	const char *name, *help;
+} gauges[REG_GAUGES] = {
+	[REG_CORRUPT] = { "jobreg_corrupt_records",
+		"Records of the registry that are corrupt or cannot be read (they have no jobreg_job_ series)." },
+	[REG_PAUSED] = { "jobreg_registry_paused",
+		"1 when the registry is paused (jobreg-set --pause -a): every job is, else 0." },
+	[REG_UP] = { "jobreg_registry_up",
+		"1 when the registry directory exists and could be listed, else 0." },
+	[REG_SLOTS_USED] = { "jobreg_slots_in_use",
+		"Slots of the group (dispatch --slots) held by a live run." },
+	[REG_SLOTS_CAPACITY] = { "jobreg_slots_capacity",
+		"Slots of the group (dispatch --slots N): its files DIR/.NAME.slot.K." },
+};
 
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(struct buf *out, const char *s)
@@ -108,9 +98,8 @@ static void end_value(struct buf *values)
 
 static void time_value(struct buf *values, const struct record *r, const char *key)
 {
-	const char *v = r ? record_get(r, key) : NULL;
 	time_t t;
-	if (v && time_parse(v, &t) == 0)
+	if (record_time(r, key, &t) == 0)
 		buf_addf(values, "%lld", (long long)t);
 	end_value(values);
 }
@@ -154,9 +143,11 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 		i++;
 	buf_addc(v, (char)('0' + i));
 	end_value(v);
-	int code = r && status == ST_DONE ? exit_code(r) : -1;
-	if (code >= 0)
-		buf_addf(v, "%d", code);
+	/* The exit status as dispatch --once replays it (run_result_status()). */
+	if (r && status == ST_DONE && record_outcome(r) != OUTCOME_UNKNOWN) {
+		struct run_result end = record_run_result(r);
+		buf_addf(v, "%d", run_result_status(&end));
+	}
 	end_value(v);
 	time_value(v, r, "started");
 	time_value(v, r, "ended");
@@ -165,10 +156,9 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 	count_value(v, r, "failures", "0");
 	count_value(v, r, "lost", "0");
 	count_value(v, r, "consecutive_failures", "0");
-	const char *from = r ? record_get(r, "started") : NULL, *to = r ? record_get(r, "ended") : NULL;
-	time_t t0, t1;
-	if (status == ST_DONE && from && to && time_parse(from, &t0) == 0 && time_parse(to, &t1) == 0)
-		buf_addf(v, "%lld", (long long)(t1 - t0));
+	long long seconds;
+	if (status == ST_DONE && record_duration(r, &seconds) == 0)
+		buf_addf(v, "%lld", seconds);
 	end_value(v);
 	if (r && record_get(r, "late_after"))
 		buf_addc(v, x->late ? '1' : '0');
@@ -200,15 +190,9 @@ void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, uns
 static void sample(const struct prom *p, struct buf *out, enum prom_family fam, const char *job,
 		   const char *extra, const char *value)
 {
-	buf_adds(out, families[fam].name);
-	buf_adds(out, "{name=\"");
+	buf_addf(out, "%s{name=\"", families[fam].name);
 	label_value(out, job);
-	buf_adds(out, "\",registry=\"");
-	buf_adds(out, p->registry);
-	buf_addc(out, '"');
-	if (extra)
-		buf_adds(out, extra);
-	buf_addf(out, "} %s\n", value);
+	buf_addf(out, "\",registry=\"%s\"%s} %s\n", p->registry, extra ? extra : "", value);
 }
 
 /* The samples of family FAM for JOB, whose value there is VALUE. */
@@ -248,20 +232,17 @@ int prom_more(struct prom *p, int registry_up, struct buf *out)
 				return 1;
 		}
 	}
-	header(out, corrupt_name, "gauge", corrupt_help);
-	buf_addf(out, "%s{registry=\"%s\"} %llu\n", corrupt_name, p->registry, p->unusable);
-	header(out, paused_name, "gauge", paused_help);
-	buf_addf(out, "%s{registry=\"%s\"} %d\n", paused_name, p->registry,
-		 p->registry_paused ? 1 : 0);
-	header(out, up_name, "gauge", up_help);
-	buf_addf(out, "%s{registry=\"%s\"} %d\n", up_name, p->registry, registry_up ? 1 : 0);
-	/* (A gauge: a name ending in _total is a counter's.) */
-	for (int capacity = 0; capacity < 2 && p->nslots; capacity++) {
-		const char *name = capacity ? slots_capacity_name : slots_used_name;
-		header(out, name, "gauge", capacity ? slots_capacity_help : slots_used_help);
+	unsigned long long value[] = { p->unusable, p->registry_paused ? 1 : 0, registry_up ? 1 : 0 };
+	for (int g = REG_CORRUPT; g <= REG_UP; g++) {
+		header(out, gauges[g].name, "gauge", gauges[g].help);
+		buf_addf(out, "%s{registry=\"%s\"} %llu\n", gauges[g].name, p->registry, value[g]);
+	}
+	for (int g = REG_SLOTS_USED; g <= REG_SLOTS_CAPACITY && p->nslots; g++) {
+		header(out, gauges[g].name, "gauge", gauges[g].help);
 		for (size_t i = 0; i < p->nslots; i++)
-			buf_addf(out, "%s{registry=\"%s\",group=\"%s\"} %lu\n", name, p->registry,
-				 p->slots[i].group, capacity ? p->slots[i].capacity : p->slots[i].in_use);
+			buf_addf(out, "%s{registry=\"%s\",group=\"%s\"} %lu\n", gauges[g].name,
+				 p->registry, p->slots[i].group,
+				 g == REG_SLOTS_CAPACITY ? p->slots[i].capacity : p->slots[i].in_use);
 	}
 	prom_free(p);
 	return 0;

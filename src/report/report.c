@@ -12,7 +12,6 @@
 #include "util/msg.h"
 #include "util/utf8.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +20,24 @@
 #define LOG_TAIL 4096   /* bytes of a log read to find its last line */
 #define LOG_SHOWN 120   /* bytes of that line shown, at most */
 
+/* What a job's line says besides its state. */
+struct report_facts {
+	const char *log_line;   /* the last line of its log (NULL: none) */
+	int last_lost;          /* its last run was lost (history), when the
+				   record holds no result of it */
+	unsigned long long waiting;   /* live waiters in its line */
+	const struct slot_wait *slot_wait;   /* a call of it waiting for a
+						slot, or NULL */
+};
+
 void report_init(struct report *rp, double now, int colour)
 {
 	*rp = (struct report){ .now = now, .colour = colour };
 }
 
-void report_duration(struct buf *out, double seconds)
+/* SECONDS as a person reads it, the two largest units: "45s", "5m3s",
+ * "2h10m", "3d4h". */
+static void report_duration(struct buf *out, double seconds)
 {
 	static const struct { long long size; char unit; } units[] = {
 		{ 86400, 'd' }, { 3600, 'h' }, { 60, 'm' }, { 1, 's' },
@@ -44,9 +55,8 @@ void report_duration(struct buf *out, double seconds)
 /* Seconds from the record's time KEY to NOW into *AGE; -1 without it. */
 static int age_of(const struct record *r, const char *key, double now, double *age)
 {
-	const char *v = r ? record_get(r, key) : NULL;
 	time_t t;
-	if (!v || time_parse(v, &t) < 0)
+	if (record_time(r, key, &t) < 0)
 		return -1;
 	*age = now - (double)t;
 	return 0;
@@ -169,7 +179,7 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 {
 	struct buf more = {0};
 	double skipped, since;
-	time_t due;
+	char due[21];
 	if (f->waiting)
 		buf_addf(&more, ", %llu waiting", f->waiting);
 	if (f->slot_wait) {
@@ -187,14 +197,11 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 		if (reason && *reason)
 			buf_addf(&more, ": %s", reason);
 	}
-	int due_known = format_next_due(r, &due);
-	if (due_known == 1) {
-		char text[21];
-		time_format(due, text);
-		buf_addf(&more, ", next due %s", text);
-	} else if (due_known == 0 && status != ST_RUNNING) {
+	int due_known = format_next_due(r, due);
+	if (due_known == 1)
+		buf_addf(&more, ", next due %s", due);
+	else if (due_known == 0 && status != ST_RUNNING)
 		buf_adds(&more, ", due now");
-	}
 	if (more.len && kind == RK_PENDING && strcmp(why->data, "pending") == 0) {
 		buf_reset(why);
 		buf_adds(why, more.data + 2);
@@ -204,8 +211,8 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 	buf_free(&more);
 }
 
-void report_add(struct report *rp, const char *job, const struct job_state *st,
-		const struct report_facts *facts)
+static void report_add(struct report *rp, const char *job, const struct job_state *st,
+		       const struct report_facts *facts)
 {
 	int usable = st->status != ST_CORRUPT && st->status != ST_UNREADABLE;
 	const struct record *r = st->found && usable ? &st->rec : NULL;
@@ -248,12 +255,10 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 	} else {
 		buf_adds(&success, r ? "never ok" : "-");   /* no record: never seen */
 	}
-	time_t t0, t1;
-	const char *from = r ? record_get(r, "started") : NULL, *to = r ? record_get(r, "ended") : NULL;
-	if (st->status == ST_DONE && from && to && time_parse(from, &t0) == 0 &&
-	    time_parse(to, &t1) == 0) {
+	long long seconds;
+	if (st->status == ST_DONE && record_duration(r, &seconds) == 0) {
 		buf_adds(&took, "took ");
-		report_duration(&took, difftime(t1, t0));
+		report_duration(&took, (double)seconds);
 	} else {
 		buf_adds(&took, "-");
 	}
@@ -267,9 +272,9 @@ void report_add(struct report *rp, const char *job, const struct job_state *st,
 	text_escape(&part, why.data, why.len, ESCAPE_TEXT);
 	buf_free(&why);
 	rp->lines[rp->n++] = (struct report_line){
-		.job = xstrdup(job), .status = xstrdup(status_word(st->status)),
-		.why = part.data, .success = success.data, .took = took.data,
-		.log = facts->log_line ? shown_line(facts->log_line) : NULL, .kind = kind,
+		.col = { xstrdup(job), xstrdup(status_word(st->status)), part.data, success.data,
+			 took.data, facts->log_line ? shown_line(facts->log_line) : NULL },
+		.kind = kind,
 	};
 }
 
@@ -278,7 +283,7 @@ static int by_severity(const void *a, const void *b)
 	const struct report_line *x = a, *y = b;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	return strcmp(x->job, y->job);
+	return strcmp(x->col[RC_JOB], y->col[RC_JOB]);
 }
 
 static const char *const colours[RK_KINDS] = {
@@ -307,27 +312,23 @@ static void column(struct buf *out, const char *s, size_t width, const char *col
 
 void report_finish(struct report *rp, struct buf *out)
 {
-	size_t width[5] = {0}, count[RK_KINDS] = {0};
+	size_t width[RC_LOG] = {0}, count[RK_KINDS] = {0};
 	if (rp->n > 1)
 		qsort(rp->lines, rp->n, sizeof *rp->lines, by_severity);
 	for (size_t i = 0; i < rp->n; i++) {
-		const struct report_line *l = &rp->lines[i];
-		const char *cols[5] = { l->job, l->status, l->why, l->success, l->took };
-		for (int c = 0; c < 5; c++)
-			if (strlen(cols[c]) > width[c])
-				width[c] = strlen(cols[c]);
-		count[l->kind]++;
+		for (int c = 0; c < RC_LOG; c++)
+			if (strlen(rp->lines[i].col[c]) > width[c])
+				width[c] = strlen(rp->lines[i].col[c]);
+		count[rp->lines[i].kind]++;
 	}
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct report_line *l = &rp->lines[i];
 		size_t start = out->len;
-		column(out, l->job, width[0], NULL);
-		column(out, l->status, width[1], NULL);
-		column(out, l->why, width[2], rp->colour ? colours[l->kind] : NULL);
-		column(out, l->success, width[3], NULL);
-		column(out, l->took, width[4], NULL);
-		if (l->log)
-			buf_adds(out, l->log);
+		for (int c = 0; c < RC_LOG; c++)
+			column(out, l->col[c], width[c],
+			       c == RC_WHY && rp->colour ? colours[l->kind] : NULL);
+		if (l->col[RC_LOG])
+			buf_adds(out, l->col[RC_LOG]);
 		while (out->len > start && out->data[out->len - 1] == ' ')
 			out->data[--out->len] = '\0';
 		buf_addc(out, '\n');
@@ -344,15 +345,9 @@ void report_finish(struct report *rp, struct buf *out)
 
 void report_free(struct report *rp)
 {
-	for (size_t i = 0; i < rp->n; i++) {
-		struct report_line *l = &rp->lines[i];
-		free(l->job);
-		free(l->status);
-		free(l->why);
-		free(l->success);
-		free(l->took);
-		free(l->log);
-	}
+	for (size_t i = 0; i < rp->n; i++)
+		for (int c = 0; c < RC_COLUMNS; c++)
+			free(rp->lines[i].col[c]);
 	free(rp->lines);
 	for (size_t i = 0; i < rp->nwaits; i++) {
 		free(rp->waits[i].job);
@@ -375,15 +370,8 @@ static char *log_last_line(const struct registry *reg, const char *job)
 		return NULL;
 	off_t from = sb.st_size > LOG_TAIL ? sb.st_size - LOG_TAIL : 0;
 	char *tail = xmalloc(LOG_TAIL + 1);
-	size_t len = 0;
-	while (len < LOG_TAIL) {
-		ssize_t n = pread(fd, tail + len, LOG_TAIL - len, from + (off_t)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
+	ssize_t n = lseek(fd, from, SEEK_SET) < 0 ? -1 : read_full(fd, tail, LOG_TAIL);
+	size_t len = n > 0 ? (size_t)n : 0;
 	close_fd(fd);
 	while (len > 0 && (tail[len - 1] == '\n' || tail[len - 1] == '\r'))
 		len--;
@@ -425,12 +413,13 @@ static int by_job(const void *a, const void *b)
 	return strcmp(((const struct slot_wait *)a)->job, ((const struct slot_wait *)b)->job);
 }
 
-/* By job, then in the order found. */
-static int by_job_found(const void *a, const void *b)
+/* Has JOB a wait in RP already?  (Its first one found is the one told.) */
+static int has_wait(const struct report *rp, const char *job)
 {
-	const struct slot_wait *x = a, *y = b;
-	int c = by_job(a, b);
-	return c ? c : (x->found > y->found) - (x->found < y->found);
+	for (size_t i = 0; i < rp->nwaits; i++)
+		if (strcmp(rp->waits[i].job, job) == 0)
+			return 1;
+	return 0;
 }
 
 int report_slot_waits(const struct registry *reg, struct report *rp, const struct listing *l)
@@ -451,31 +440,19 @@ int report_slot_waits(const struct registry *reg, struct report *rp, const struc
 		struct line_entries line;
 		keep_first(&status, line_group_list(reg, group, &line));
 		for (size_t k = 0; k < line.count; k++) {
-			if (strcmp(line.e[k].first, "-") == 0)
+			if (strcmp(line.e[k].first, "-") == 0 || has_wait(rp, line.e[k].first))
 				continue;
-			size_t at = rp->nwaits++;
-			rp->waits = xrealloc(rp->waits, rp->nwaits * sizeof *rp->waits);
-			rp->waits[at] = (struct slot_wait){
-				.job = xstrdup(line.e[k].first), .group = xstrdup(group),
-				.position = k + 1, .found = at,
+			rp->waits = xrealloc(rp->waits, (rp->nwaits + 1) * sizeof *rp->waits);
+			rp->waits[rp->nwaits++] = (struct slot_wait){
+				.job = xstrdup(line.e[k].first), .group = xstrdup(group), .position = k + 1,
 			};
 		}
 		line_entries_free(&line);
 	}
 	free(last);
-	/* By job, each job's first wait kept, for bsearch(). */
+	/* By job, for bsearch(). */
 	if (rp->nwaits > 1)
-		qsort(rp->waits, rp->nwaits, sizeof *rp->waits, by_job_found);
-	size_t kept = 0;
-	for (size_t i = 0; i < rp->nwaits; i++) {
-		if (kept && by_job(&rp->waits[kept - 1], &rp->waits[i]) == 0) {
-			free(rp->waits[i].job);
-			free(rp->waits[i].group);
-		} else {
-			rp->waits[kept++] = rp->waits[i];
-		}
-	}
-	rp->nwaits = kept;
+		qsort(rp->waits, rp->nwaits, sizeof *rp->waits, by_job);
 	return status;
 }
 

@@ -7,9 +7,9 @@
  * Late and paused are no statuses: a job that is either is counted so
  * when that is worse than its status.
  *
- * report_add() and report_finish() are pure: memory in, text out.  Only
- * report_job() reads files: the log's tail and, for a job whose last run
- * failed with no result on record, the history's last line. */
+ * report_finish() is pure: memory in, text out.  Only report_job() reads
+ * files: the log's tail and, for a job whose last run failed with no
+ * result on record, the history's last line. */
 #ifndef JOBREG_REPORT_H
 #define JOBREG_REPORT_H
 
@@ -24,8 +24,10 @@ enum report_kind {
 	RK_PAUSED, RK_RUNNING, RK_PENDING, RK_DONE, RK_OK, RK_KINDS
 };
 
+/* A line's columns: the last, the log's line, may be NULL. */
+enum { RC_JOB, RC_STATUS, RC_WHY, RC_SUCCESS, RC_TOOK, RC_LOG, RC_COLUMNS };
 struct report_line {
-	char *job, *status, *why, *success, *took, *log;
+	char *col[RC_COLUMNS];
 	enum report_kind kind;
 };
 
@@ -33,7 +35,6 @@ struct report_line {
 struct slot_wait {
 	char *job, *group;
 	size_t position;  /* 1: the next to go */
-	size_t found;     /* the order it was found in */
 };
 
 struct report {
@@ -45,31 +46,10 @@ struct report {
 	size_t nwaits;
 };
 
-/* What report_add() needs to know of a job besides its state. */
-struct report_facts {
-	const char *log_line;   /* the last line of its log (NULL: none) */
-	int last_lost;          /* its last run was lost (history), when the
-				   record holds no result of it */
-	unsigned long long waiting;   /* live waiters in its line */
-	const struct slot_wait *slot_wait;   /* a call of it waiting for a
-						slot, or NULL */
-};
-
 void report_init(struct report *rp, double now, int colour);
-/* One job: ST its state as jobstate_load() left it.  Besides its state,
- * its line says "3 waiting", "waiting for slot G, 2nd in line", "skipped
- * 5m ago: no-slot" (a call refused since its last transition), and for a
- * job whose record keeps every= "next due T" (or "due now": no success
- * on record). */
-void report_add(struct report *rp, const char *job, const struct job_state *st,
-		const struct report_facts *facts);
 /* Sort the lines, append them and the summary to OUT. */
 void report_finish(struct report *rp, struct buf *out);
 void report_free(struct report *rp);
-
-/* SECONDS as a person reads it, the two largest units: "45s", "5m3s",
- * "2h10m", "3d4h". */
-void report_duration(struct buf *out, double seconds);
 
 /* The calls waiting in the line of each slot group L (a listing of REG)
  * knows, for report_job(): a job's first such call, in the group whose
@@ -78,12 +58,16 @@ void report_duration(struct buf *out, double seconds);
 struct listing;
 int report_slot_waits(const struct registry *reg, struct report *rp, const struct listing *l);
 
-/* report_add() for JOB of REG, the facts read: the last line of its
- * latest run's log (DIR/.JOB.log, SPEC §3b; only its tail is read: a log
- * that cannot be read is left out, as diagnostics), whether its last run
- * was lost (its history), the waiters in its line, and its call
- * waiting for a slot (report_slot_waits()).  Returns an exit status: a history that
- * cannot be read is reported, and the job's line says "failed". */
+/* The line of JOB of REG, ST its state as jobstate_load() left it, and
+ * the facts read: the last line of its latest run's log (DIR/.JOB.log,
+ * SPEC §3b; only its tail is read: a log that cannot be read is left out,
+ * as diagnostics), whether its last run was lost (its history), the
+ * waiters in its line ("3 waiting"), and its call waiting for a slot
+ * (report_slot_waits(): "waiting for slot G, 2nd in line").  It says too
+ * "skipped 5m ago: no-slot" (a call refused since its last transition),
+ * and for a job whose record keeps every= "next due T" (or "due now": no
+ * success on record).  Returns an exit status: a history that cannot be
+ * read is reported, and the job's line says "failed". */
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 		const struct job_state *st);
 
