@@ -68,7 +68,7 @@ static void json_string_n(struct buf *out, const char *s, size_t len)
 	buf_addc(out, '"');
 }
 
-static void json_string(struct buf *out, const char *s)
+void json_string(struct buf *out, const char *s)
 {
 	json_string_n(out, s, strlen(s));
 }

@@ -36,6 +36,9 @@ struct job_flags {
 };
 void format_json(struct buf *out, const char *job, const struct record *r,
 		 enum status status, const struct job_flags *x);
+/* A JSON string literal of S (UTF-8 passed through; C0, DEL and C1
+ * controls escaped, text_escape()); the fuzzer checks it decodes back. */
+void json_string(struct buf *out, const char *s);
 /* A checked decimal ("007", "1.50") as a valid JSON (and Prometheus)
  * number: no leading zeros, a digit on both sides of a point. */
 void json_number(struct buf *out, const char *v);
