@@ -413,13 +413,12 @@ static int by_job(const void *a, const void *b)
 	return strcmp(((const struct slot_wait *)a)->job, ((const struct slot_wait *)b)->job);
 }
 
-/* Has JOB a wait in RP already?  (Its first one found is the one told.) */
-static int has_wait(const struct report *rp, const char *job)
+/* By job, then in the order found. */
+static int by_job_found(const void *a, const void *b)
 {
-	for (size_t i = 0; i < rp->nwaits; i++)
-		if (strcmp(rp->waits[i].job, job) == 0)
-			return 1;
-	return 0;
+	const struct slot_wait *x = a, *y = b;
+	int c = by_job(a, b);
+	return c ? c : (x->found > y->found) - (x->found < y->found);
 }
 
 int report_slot_waits(const struct registry *reg, struct report *rp, const struct listing *l)
@@ -440,19 +439,31 @@ int report_slot_waits(const struct registry *reg, struct report *rp, const struc
 		struct line_entries line;
 		keep_first(&status, line_group_list(reg, group, &line));
 		for (size_t k = 0; k < line.count; k++) {
-			if (strcmp(line.e[k].first, "-") == 0 || has_wait(rp, line.e[k].first))
+			if (strcmp(line.e[k].first, "-") == 0)
 				continue;
-			rp->waits = xrealloc(rp->waits, (rp->nwaits + 1) * sizeof *rp->waits);
-			rp->waits[rp->nwaits++] = (struct slot_wait){
-				.job = xstrdup(line.e[k].first), .group = xstrdup(group), .position = k + 1,
+			size_t at = rp->nwaits++;
+			rp->waits = xrealloc(rp->waits, rp->nwaits * sizeof *rp->waits);
+			rp->waits[at] = (struct slot_wait){
+				.job = xstrdup(line.e[k].first), .group = xstrdup(group),
+				.position = k + 1, .found = at,
 			};
 		}
 		line_entries_free(&line);
 	}
 	free(last);
-	/* By job, for bsearch(). */
+	/* By job, each job's first wait kept, for bsearch(). */
 	if (rp->nwaits > 1)
-		qsort(rp->waits, rp->nwaits, sizeof *rp->waits, by_job);
+		qsort(rp->waits, rp->nwaits, sizeof *rp->waits, by_job_found);
+	size_t kept = 0;
+	for (size_t i = 0; i < rp->nwaits; i++) {
+		if (kept && by_job(&rp->waits[kept - 1], &rp->waits[i]) == 0) {
+			free(rp->waits[i].job);
+			free(rp->waits[i].group);
+		} else {
+			rp->waits[kept++] = rp->waits[i];
+		}
+	}
+	rp->nwaits = kept;
 	return status;
 }
 

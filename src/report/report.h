@@ -35,6 +35,7 @@ struct report_line {
 struct slot_wait {
 	char *job, *group;
 	size_t position;  /* 1: the next to go */
+	size_t found;     /* the order it was found in */
 };
 
 struct report {
