@@ -121,14 +121,11 @@ int signal_owner(const struct record *r, int sig)
 	/* A pidfd taken before the start time is checked names that very
 	 * process: if the pid is reused after the check, the signal finds
 	 * the old one gone (ESRCH) rather than the new one. */
-	int pidfd = -1;
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
-	pidfd = n > 0 && n <= INT_MAX ? (int)syscall(SYS_pidfd_open, (pid_t)n, 0) : -1;
-#endif
+	int pidfd = pid_fd(n);
 	int sent = 0;
 	if (probe_pid(n, &p) == 0 && p.pid == PID_STARTED &&
 	    p.pid_start == strtoull(start, NULL, 10)) {
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+#ifdef SYS_pidfd_send_signal
 		if (pidfd >= 0)
 			sent = syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0;
 		else

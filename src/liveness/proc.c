@@ -4,10 +4,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Read a small /proc file whole; returns its length or -1. */
@@ -222,4 +224,14 @@ int same_program(long pid)
 	snprintf(path, sizeof path, "/proc/%ld/exe", pid);
 	return stat("/proc/self/exe", &ours) == 0 && stat(path, &theirs) == 0 &&
 	       ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
+int pid_fd(long pid)
+{
+#ifdef SYS_pidfd_open
+	if (pid > 0 && pid <= INT_MAX)
+		return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
+	(void)pid;
+	return -1;
 }

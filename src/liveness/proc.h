@@ -32,6 +32,10 @@ int ns_inode(const char *kind, unsigned long long *ino);
  * cannot be read. */
 int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count);
 
+/* A pidfd of PID (pidfd_open(2), close-on-exec), or -1 where the kernel
+ * has none or PID cannot be one. */
+int pid_fd(long pid);
+
 /* Does PID run the same program as this process (its /proc/PID/exe, the
  * same file as ours)?  1 or 0; 0 also when it cannot be told. */
 int same_program(long pid);

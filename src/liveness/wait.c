@@ -1,5 +1,7 @@
 /* wait: the one wait (see wait.h). */
 #include "liveness/wait.h"
+#include "liveness/proc.h"
+#include "record/transition.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 
@@ -11,7 +13,6 @@
 #include <unistd.h>
 
 #include <sys/inotify.h>
-#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #define POLL_EVERY 0.1   /* seconds: the slowest notice SPEC §5 allows */
@@ -54,7 +55,7 @@ static void want(struct waiter *w, double when)
 		w->check_at = when;
 }
 
-/* ---- The Linux facilities: inotify, pidfd, the filesystem type. ---- */
+/* ---- The Linux facilities: inotify, the filesystem type. ---- */
 
 #define DIR_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | \
 		    IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
@@ -63,16 +64,6 @@ static void want(struct waiter *w, double when)
 #define RECORD_EVENTS (IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_ATTRIB)
 /* The file's: written (and cut), made, renamed, removed. */
 #define FILE_EVENTS (IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_CLOSE_WRITE)
-
-static int pid_watch(long pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);   /* always close-on-exec */
-#else
-	(void)pid;
-	return -1;
-#endif
-}
 
 /* A filesystem whose changes made on other hosts inotify never sees. */
 static int remote_fs(int fd)
@@ -147,32 +138,31 @@ static void unwatch_pid(struct wjob *j)
 	j->pidfd = -1;
 }
 
+/* The now_mono() time of the realtime REAL (expires, late), a little
+ * after it but no later than CLOCK_EVERY from NOW. */
+static double mono_at(double real, double now)
+{
+	double at = now + (real - now_real()) + 0.01;
+	return at < now + CLOCK_EVERY ? at : now + CLOCK_EVERY;
+}
+
 /* Arm what tells of a change of a job; returns 1 when something new was
  * armed (so the caller looks once more: no lost wake-up). */
 static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, double now)
 {
 	const struct record *r = &st->rec;
 	const char *owner = record_get(r, "owner");
-	const char *pid_field = record_get(r, "pid");
-	const char *expires = record_get(r, "expires");
-	long pid = pid_field ? strtol(pid_field, NULL, 10) : 0;
+	long pid = (long)record_count(r, "pid");
 	int running = st->status == ST_RUNNING;
 	time_t until;
 
 	j->lock_run = running && owner && strcmp(owner, "lock") == 0;
-	if (st->late_at >= 0 && !st->late) {
-		/* LATE is a time, not a file change (SPEC §2). */
-		double at = now + (st->late_at - now_real()) + 0.01;
-		want(w, at < now + CLOCK_EVERY ? at : now + CLOCK_EVERY);
-	}
-	if (running && !j->lock_run && expires && time_parse(expires, &until) == 0) {
-		/* STALE once the clock is past it (a lock-owned record is judged
-		 * by its lock alone); if not yet, look again no sooner than a
-		 * poll would, and no later than a second from now: the
-		 * realtime clock may be stepped, or the machine suspended. */
-		double at = now + ((double)until - now_real()) + 0.01;
-		if (at > now + CLOCK_EVERY)
-			at = now + CLOCK_EVERY;
+	if (st->late_at >= 0 && !st->late)
+		want(w, mono_at(st->late_at, now));   /* LATE is a time (SPEC §2) */
+	if (running && !j->lock_run && record_time(r, "expires", &until) == 0) {
+		/* STALE once past it (a lock-owned record: by its lock alone);
+		 * if not yet, look again no sooner than a poll would. */
+		double at = mono_at((double)until, now);
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
 	if (!running || !owner || (j->lock_run && st->by_lock)) {
@@ -184,7 +174,7 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	if (j->pidfd >= 0 && j->pid == pid)
 		return 0;
 	unwatch_pid(j);
-	if (pid > 0 && pid != j->exited && (j->pidfd = pid_watch(pid)) >= 0) {
+	if (pid > 0 && pid != j->exited && (j->pidfd = pid_fd(pid)) >= 0) {
 		j->pid = pid;
 		return 1;
 	}
