@@ -12,8 +12,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-/* The run a record names: its owner, start and limits.  A dead verdict
- * stands when the record read again still names the same run. */
+/* Do A and B name the same run (owner, start, limits)?  A dead verdict
+ * stands when the record read again does. */
 static int same_run(const struct record *a, const struct record *b)
 {
 	static const char *const keys[] = {
@@ -28,12 +28,10 @@ static int same_run(const struct record *a, const struct record *b)
 }
 
 /* Ask liveness_judge(), making the probes it asks for.  The run-lock
- * probe (reg_probe_run_lock()) keeps a free lock in *PROBE for the read
- * that confirms the verdict.  Its verdict is for the inode opened, which
- * liveness compares with the record's run_lock, so the name is not looked
- * up again: a free lock on the run's inode is a dead run whatever the
- * name says now, and a run that started meanwhile shows in the confirming
- * read. */
+ * probe keeps a free lock in *PROBE for the read that confirms the
+ * verdict.  The verdict is for the inode opened (liveness compares it with
+ * run_lock), so the name is not looked up again: a run that started
+ * meanwhile shows in the confirming read. */
 static int judge(const struct registry *reg, const char *job, const struct record *r,
 		 int *probe, enum liveness *verdict, int *by_lock)
 {
@@ -105,8 +103,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	record_init(&dead);
 	for (int attempt = 0;; attempt++) {
 		if (attempt == 1000) {
-			/* Each read a new dead run: someone rewrites it as fast as
-			 * we read; say so rather than guess. */
+			/* Each read a new dead run: say so rather than guess. */
 			rc = fail(EXIT_IO, job, "the record of %s keeps changing", reg_path(reg, job));
 			break;
 		}
@@ -123,8 +120,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 		if (rc || verdict == LIVE_ALIVE)
 			break;
 		/* Dead: read again (under a free lock's probe, so no new run
-		 * starts meanwhile) before saying so, so that a run which has
-		 * just ended and written DONE is not called STALE. */
+		 * starts meanwhile): a run that just wrote DONE is not STALE. */
 		record_free(&dead);
 		dead = st->rec;
 		have_dead = 1;

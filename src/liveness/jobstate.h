@@ -11,40 +11,35 @@ struct job_state {
 	int found;            /* a record exists */
 	struct record rec;    /* empty unless found and not corrupt */
 	const char *why;      /* what makes it corrupt */
-	int by_lock;          /* the run lock decided liveness: a wait for
-				 the run's end may block on it */
+	int by_lock;          /* the run lock decided liveness: the
+				 wait watches its close */
 	int late;             /* a late job (SPEC §2 Late jobs) */
 	double late_at;       /* when it is or becomes late (realtime), or
 				 -1: it has no late_after */
 	int paused;           /* a paused job (SPEC §2 Paused jobs), by its
 				 own record or the registry's pause */
-	const struct record *registry_pause;   /* the registry's pause when
-				 it is the one that pauses the job, else NULL */
+	const struct record *registry_pause;   /* the registry's, when it
+				 is the pause that pauses the job */
 };
 
-/* Read JOB and judge a RUNNING record's owner by liveness_judge(),
- * making the probes it asks for: the run lock with LOCK_SH|LOCK_NB (its
- * inode compared with run_lock), kill(2) and /proc for a pid.  A dead
- * verdict is confirmed by reading the record again (under the probe, when
- * the lock was free), so a run that has just written DONE is not called
- * STALE.  Returns an exit status: an error is printed and the status is
- * UNREADABLE; but 65 for a corrupt record silently, with status
- * ST_CORRUPT: jobstate_corrupt() reports it. */
+/* Read JOB and judge a RUNNING record's owner by liveness_judge(), making
+ * the probes it asks for; a dead verdict is confirmed by a second read
+ * (SPEC §2).  Returns an exit status: an error printed, status UNREADABLE;
+ * or 65 silently, status ST_CORRUPT, for jobstate_corrupt() to report. */
 int jobstate_load(const struct registry *reg, const char *job, struct job_state *st);
-/* The registry's pause (DIR/.-pause, registry_pause_read(), read once a
- * call), PAUSE, on ST: a job with no pause of its own in force is paused
- * by it (SPEC §5 jobreg-set --pause -a), one with its own shows its own,
- * as dispatch's refusal does.  PAUSE NULL (none in force): nothing
- * changes.  PAUSE must outlive ST. */
+/* Apply the registry's pause PAUSE (registry_pause_read(), once a call;
+ * NULL: none in force) to ST: a job with no pause of its own in force is
+ * paused by it (SPEC §5 jobreg-set --pause -a), one with its own keeps
+ * its own.  PAUSE must outlive ST. */
 void jobstate_registry_pause(struct job_state *st, const struct record *pause);
 /* The pause that pauses ST: its record's, or the registry's; NULL when it
  * is not paused. */
 const struct record *jobstate_pause(const struct job_state *st);
 /* Is ST's status in the status list MASK (status.h)? */
 int jobstate_in(const struct job_state *st, unsigned mask);
-/* Has the job's latest run ended, FAILED or lost?  (STALE; an attempt
- * waiting for its retry; a DONE or PENDING record after a failure.)  Its
- * log is then the one to keep as the fail log (SPEC §3b). */
+/* Has the job's latest run ended, FAILED or lost (STALE, a retry waiting,
+ * a DONE or PENDING record after a failure)?  Its log is then the fail
+ * log (SPEC §3b). */
 int jobstate_last_run_failed(const struct job_state *st);
 /* Report ST's corrupt record; returns 65. */
 int jobstate_corrupt(const struct registry *reg, const char *job, const struct job_state *st);

@@ -1,4 +1,5 @@
-/* liveness: is the owner of a RUNNING record alive?  (SPEC §2)
+/* liveness: is the owner of a RUNNING record alive?  (SPEC §2 Owners and
+ * liveness)
  *
  * One pure decision, no I/O.  liveness_judge() takes what the record says
  * (struct ownership), who reads it (struct reader) and the facts probed so far
@@ -6,26 +7,12 @@
  * PROBE_LOCK (the run lock: held, free or missing, and its inode) or
  * PROBE_PID (kill(pid, 0) and the pid's start time).  The caller makes that
  * probe, fills in its fact and asks again; it never asks for a fact it
- * already has, so at most two probes are made.  The rules, in order:
+ * already has, so at most two probes are made.
  *
- *   owner=lock, lock trusted (the record has no run_lock, as 0.1.0 wrote
- *     it, or DIR/.JOB.run is the inode run_lock names): alive exactly
- *     when the lock is held; a missing file without run_lock is dead.
- *   owner=lock, lock untrusted (file missing, or another inode): the
- *     dispatcher's pid fields decide by the pid rules; no TTL.
- *   other owners: dead once now > expires (to the sub-second); then
- *   no owner: alive (trusted as written);
- *   owner=pid, the pid rules:
- *     same boot_id, pid_ns and time_ns as the reader (a missing field
- *       matches a missing one; with no boot_id on either side the host
- *       must match too): the pid is probed — dead if gone (ESRCH), a
- *       zombie, or another start time; alive if it exists (also when
- *       its /proc entry is hidden, or the record has no pid_start);
- *     same host, both boot ids known and different: dead (a reboot);
- *     anything else (another host, another namespace): cannot be
- *       checked, alive.
- *
- * The man page jobreg(7) holds this as a truth table; the fuzzer
+ * The rules are SPEC §2's, and two of ours: a record with no run_lock (as
+ * 0.1.0 wrote it) trusts the lock as found, a missing file being dead; and
+ * with no boot_id on either side, the host must match too before a pid is
+ * probed.  jobreg(7) holds them as a truth table; the fuzzer
  * (tests/fuzz/liveness_fuzz.c) checks it. */
 #ifndef JOBREG_LIVENESS_H
 #define JOBREG_LIVENESS_H

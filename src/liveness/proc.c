@@ -64,13 +64,11 @@ int pid_start_time(long pid, unsigned long long *start)
 		return -1;
 	}
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	/* The command name in field 2 may hold anything, even ") ", so the
-	 * fields are counted from the last ')'; the 1 KiB read covers the
-	 * 16-byte name and the 20 fields after it. */
-	ssize_t n = read_proc(path, stat, sizeof stat);
-	/* ENOENT is no proof of death: hidepid=2 hides live processes. */
-	if (n < 0)
-		return -1;
+	/* The command name in field 2 may hold anything, even ") ": count
+	 * the fields from the last ')'.  1 KiB covers the 16-byte name and
+	 * the 20 fields after it. */
+	if (read_proc(path, stat, sizeof stat) < 0)
+		return -1;   /* ENOENT is no proof of death: hidepid=2 */
 	/* Field 3, the state, follows ") "; field 22 is the start time. */
 	char *p = strrchr(stat, ')');
 	char state = '\0';
@@ -125,11 +123,10 @@ static long lock_pid(const char *p)
 	return end > p && (*end == ' ' || *end == '\t') ? pid : -1;
 }
 
-/* Does the descriptor FD of PID hold a lock, taken by process LOCKER
- * unless that is 0?  Its fdinfo lists the locks held through it, with the
- * pid that took each ("lock:\t1: FLOCK  ADVISORY  WRITE 4242 ...", Linux
- * 3.8+); a descriptor merely open, like a waiter's, has none.  Where
- * fdinfo cannot be read, an open descriptor is all we can tell: 1. */
+/* Does the descriptor FD of PID hold a lock, taken by LOCKER unless 0?
+ * Its fdinfo lists the locks held through it (Linux 3.8+); a descriptor
+ * merely open, like a waiter's, has none.  Where fdinfo cannot be read,
+ * an open descriptor is all we can tell: 1. */
 static int fd_locks(const char *pid, const char *fd, long locker)
 {
 	struct buf path = {0};

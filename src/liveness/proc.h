@@ -12,9 +12,9 @@
 int boot_id(const char **id);
 
 /* The start time of PID (field 22 of /proc/PID/stat).  Returns 1 and sets
- * *start for a live process, 0 for a zombie, -1 with errno set when the
- * entry cannot be read: ENOENT or ESRCH for no such process — or one that
- * hidepid=2 hides —, EACCES or EPERM when hidden otherwise. */
+ * *start for a live process, 0 for a zombie, -1 with errno: ENOENT or
+ * ESRCH for no such process (or one hidepid=2 hides), EACCES or EPERM for
+ * one hidden otherwise. */
 int pid_start_time(long pid, unsigned long long *start);
 
 /* The inode of /proc/self/ns/KIND ("pid" or "time") into *ino (read
@@ -22,14 +22,12 @@ int pid_start_time(long pid, unsigned long long *start);
  * errno when it could not be read. */
 int ns_inode(const char *kind, unsigned long long *ino);
 
-/* The pids of the processes that hold a lock on the file DEV, INO through
- * a descriptor open on it, found through /proc/PID/fd and fdinfo (only
- * those this process may look into; where fdinfo does not tell, an open
- * descriptor counts), and only those that share the lock process LOCKER
- * took, unless it is 0 (a flock is shared by every descriptor of one open,
- * so fork's children hold it too): in ascending order, at most MAX of
- * them, into a malloc'd array.  Returns 0, or -1 with errno set when /proc
- * cannot be read. */
+/* The pids, ascending, at most MAX, in a malloc'd *PIDS, of the processes
+ * that hold a lock on the file DEV, INO (by /proc/PID/fd and fdinfo, those
+ * we may look into; where fdinfo does not tell, an open descriptor counts),
+ * only the lock LOCKER took unless it is 0 (a flock is shared by every
+ * descriptor of one open, so fork's children hold it too).  Returns 0, or
+ * -1 with errno when /proc cannot be read. */
 int lock_sharers(dev_t dev, ino_t ino, long locker, size_t max, long **pids, size_t *count);
 
 /* A pidfd of PID (pidfd_open(2), close-on-exec), or -1 where the kernel

@@ -1,9 +1,8 @@
-/* slotview: the slots of the groups of dispatch --slots as readers see
- * them (jobreg-get --slots, the -P slot series; SPEC §5b); their format
- * is report/format.h's.  A reader never locks a slot file, since its probe would make
- * a dispatcher's non-blocking try fail: slot K of NAME is held when its
- * file DIR/.NAME.slot.K names a job ("JOB RUN") whose record is RUNNING,
- * alive by SPEC §2 (jobstate_load()), with NAME:K in its slots. */
+/* slotview: the slots of dispatch --slots as readers see them (get --slots,
+ * the -P slot series; SPEC §5b).  A reader never locks a slot file (its
+ * probe would fail a dispatcher's non-blocking try): slot K of NAME is
+ * held when DIR/.NAME.slot.K names a job ("JOB RUN") whose record is
+ * RUNNING, alive (jobstate_load()), with NAME:K in its slots. */
 #ifndef JOBREG_SLOTVIEW_H
 #define JOBREG_SLOTVIEW_H
 

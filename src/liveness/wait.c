@@ -15,12 +15,11 @@
 #include <sys/inotify.h>
 #include <sys/vfs.h>
 
-#define POLL_EVERY 0.1   /* seconds: the slowest notice SPEC §5 allows */
-#define FOLLOW_EVERY 1.0 /* seconds: how soon a wait notices that DIR names
-			  * another directory */
-#define CLOCK_EVERY 1.0  /* seconds: how soon a time read off the realtime
-			  * clock (expires, late) is judged again, for a
-			  * clock stepped or a machine suspended */
+/* Seconds: */
+#define POLL_EVERY 0.1   /* the slowest notice SPEC §5 allows */
+#define FOLLOW_EVERY 1.0 /* how soon DIR naming another directory is noticed */
+#define CLOCK_EVERY 1.0  /* how soon a realtime (expires, late) is judged
+			  * again, for a stepped clock or a suspended machine */
 
 /* What the last look found out about one job. */
 struct wjob {
@@ -100,10 +99,9 @@ static void split_path(struct waiter *w)
 	free(name);
 }
 
-/* Follow DIR by name (SPEC §5): if it now names another directory, or
- * none, or one again, forget the old one's watch and open what it names.
- * Then watch DIR if it exists (else its parent, to see it made), before
- * any look reads it. */
+/* Follow DIR by name (SPEC §5): if it names another directory (or none, or
+ * one again), drop the old watch and open what it names.  Then watch DIR
+ * if it exists, else its parent to see it made, before any look reads it. */
 static int attach(struct waiter *w)
 {
 	if (!reg_same(w->reg)) {
@@ -166,8 +164,7 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 		want(w, at > now ? at : now + POLL_EVERY);
 	}
 	if (!running || !owner || (j->lock_run && st->by_lock)) {
-		/* Only a file change can change it; or the run lock decides
-		 * (not removed or replaced, SPEC §2): its close tells. */
+		/* Only a file change can change it, or the run lock's close. */
 		unwatch_pid(j);
 		return 0;
 	}
@@ -219,9 +216,9 @@ static void on_event(struct waiter *w, const struct inotify_event *e, int ours, 
 				want(w, now);
 		} else if (j->lock_run && strcmp(e->name, j->run_name) == 0) {
 			if (e->mask & ~(unsigned)(IN_CLOSE_NOWRITE | IN_ISDIR)) {
-				/* A read-write holder's last close (a run's end, or its
-				 * death), or the lock file replaced.  The kernel queues the
-				 * close just before it drops the lock: look again soon. */
+				/* A read-write holder's last close (a run's end or death),
+				 * or the lock file replaced.  The kernel queues the close
+				 * just before it drops the lock: look again soon. */
 				want(w, now);
 				w->followup = now + POLL_EVERY;
 			} else if (!ours) {
@@ -401,8 +398,8 @@ void wait_watch(struct entry_watch *w, const char *prefix, double until)
 				w->followup = -1;
 			return;   /* (EINTR too: the caller looks again) */
 		}
-		/* Events of other files are read and passed over in the same
-		 * sleep: a busy registry costs a read each, never a look. */
+		/* Other files' events are passed over in the same sleep: a
+		 * busy registry costs a read each, never a look. */
 		char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 		ssize_t got;
 		int woke = 0;

@@ -1,33 +1,29 @@
 /* wait: the one wait of jobreg (SPEC §5: get --wait, dispatch --wait and
- * --once) — until the caller finds the jobs of a list as it wants them,
- * or a deadline passes.  The caller holds no job lock while it waits.
+ * --once): until the caller finds the jobs of a list as it wants them, or
+ * a deadline passes.  The caller holds no job lock while it waits.
  *
  * It notices a change within 100 ms and does not spin.  It sleeps in
  * poll(2) on:
- * - inotify of the registry directory: a record replaced (rename),
- *   created, removed (clear), rewritten in place or chmod'ed; and the close
- *   of the last descriptor of a run lock DIR/.JOB.run, which the kernel
- *   reports also when its holders were killed with kill -9 (IN_CLOSE_WRITE
- *   for a holder that opened it read-write, as jobreg-dispatch does;
- *   IN_CLOSE_NOWRITE for a read-only holder — but also for every reader's
- *   probe, ours included, so that one re-checks at most every 100 ms and
- *   ignores the closes that come while it checks, its own probes among
- *   them — a read-only holder dying in those microseconds is missed);
- * - with a FILE, the writes to that file of DIR (IN_MODIFY), its
- *   creation, rename and removal;
+ * - inotify of DIR: a record replaced, created, removed, rewritten in place
+ *   or chmod'ed; the last close of a run lock DIR/.JOB.run, reported also
+ *   when its holders were killed with kill -9 (IN_CLOSE_WRITE for a
+ *   read-write holder, as jobreg-dispatch is; IN_CLOSE_NOWRITE for a
+ *   read-only one, but also for every reader's probe, ours included, so it
+ *   re-checks at most every 100 ms and ignores the closes that come while
+ *   it checks: a read-only holder dying in those microseconds is missed);
+ * - with a FILE, its writes, creation, rename and removal;
  * - a pidfd of a RUNNING record's pid, where pidfd_open(2) works;
- * - timers: the deadline, a record's `expires` (judged again at least once
- *   a second, for a stepped clock), one a second to follow DIR by name, a
- *   follow-up 100 ms after a
- *   run lock's close (__fput() queues the event just before it drops the
- *   lock), and 100 ms polls where nothing else will do: a pid owner with no
- *   pidfd, a registry that does not exist yet and whose parent cannot be
- *   watched, no inotify (ENOSYS, EMFILE, ENOSPC), or a network filesystem
- *   (NFS, SMB, Ceph, FUSE, ...) whose changes on other hosts inotify never
- *   sees.
+ * - timers: the deadline; a record's `expires` and lateness (judged again
+ *   at least once a second, for a stepped clock); one a second to follow
+ *   DIR by name; a follow-up 100 ms after a run lock's close (__fput()
+ *   queues the event just before it drops the lock); and 100 ms polls
+ *   where nothing else tells: a pid owner with no pidfd, a DIR not there
+ *   whose parent cannot be watched, no inotify (ENOSYS, EMFILE, ENOSPC), or
+ *   a network filesystem (NFS, SMB, Ceph, FUSE, ...) whose changes on
+ *   other hosts inotify never sees.
  * Every wake-up is only a hint: the states always come from jobstate_load(),
- * and the caller judges them only after the sources are armed, so no
- * wake-up is lost.  All descriptors are close-on-exec and closed at the end. */
+ * judged only after the sources are armed, so no wake-up is lost.  All
+ * descriptors are close-on-exec and closed at the end. */
 #ifndef JOBREG_WAIT_H
 #define JOBREG_WAIT_H
 
@@ -73,10 +69,9 @@ struct entry_watch {
 void wait_watch_open(struct entry_watch *w, const struct registry *reg);
 /* Sleep until an entry of DIR whose name begins with PREFIX is closed
  * after writing (also by a holder killed with kill -9), removed or
- * renamed, and
- * 100 ms after that once more (the kernel reports a close just before
- * it drops its locks), or until UNTIL (a now_mono() time); a poll every
- * 100 ms where inotify cannot tell (none, a network filesystem). */
+ * renamed, and 100 ms after that once more (the kernel reports a close
+ * just before it drops its locks), or until UNTIL (a now_mono() time); a
+ * poll every 100 ms where inotify cannot tell (none, a network filesystem). */
 void wait_watch(struct entry_watch *w, const char *prefix, double until);
 void wait_watch_close(struct entry_watch *w);
 
