@@ -24,10 +24,7 @@ int probe_reader(struct reader *me)
 	}
 	me->host = host[0] ? host : NULL;
 	me->now = now_real();
-	if (boot_id(&me->boot_id) < 0 || ns_inode("pid", &me->pid_ns) < 0 ||
-	    ns_inode("time", &me->time_ns) < 0)
-		return -1;
-	return 0;
+	return proc_identity(&me->boot_id, &me->pid_ns, &me->time_ns);
 }
 
 /* kill(pid, 0) says the pid is gone. */

@@ -38,21 +38,37 @@ static int absent(int err)
 	return err == ENOENT || err == ENOTDIR;
 }
 
-int boot_id(const char **id)
+/* The inode of the namespace PATH into *INO (kept when the kernel has
+ * none); 0, or -1 with errno. */
+static int ns_inode(const char *path, unsigned long long *ino)
 {
-	static char text[64];
+	struct stat sb;
+	if (stat(path, &sb) == 0)
+		*ino = (unsigned long long)sb.st_ino;
+	else if (!absent(errno))
+		return -1;
+	return 0;
+}
+
+int proc_identity(const char **boot_id, unsigned long long *pid_ns, unsigned long long *time_ns)
+{
+	static char boot[64];
+	static unsigned long long pid_ino, time_ino;
 	static int done;
 	if (!done) {
-		ssize_t n = read_proc("/proc/sys/kernel/random/boot_id", text, sizeof text);
-		if (n < 0 && !absent(errno))
+		ssize_t n = read_proc("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+		if ((n < 0 && !absent(errno)) || ns_inode("/proc/self/ns/pid", &pid_ino) < 0 ||
+		    ns_inode("/proc/self/ns/time", &time_ino) < 0)
 			return -1;   /* tried again next time */
 		if (n <= 0)
-			text[0] = '\0';
+			boot[0] = '\0';
 		else
-			text[strcspn(text, "\n")] = '\0';
+			boot[strcspn(boot, "\n")] = '\0';
 		done = 1;
 	}
-	*id = text[0] ? text : NULL;
+	*boot_id = boot[0] ? boot : NULL;
+	*pid_ns = pid_ino;
+	*time_ns = time_ino;
 	return 0;
 }
 
@@ -84,23 +100,6 @@ int pid_start_time(long pid, unsigned long long *start)
 		return 0;
 	*start = strtoull(p + 1, NULL, 10);
 	return 1;
-}
-
-int ns_inode(const char *kind, unsigned long long *ino)
-{
-	static unsigned long long value[2];   /* pid, time */
-	static int done[2];
-	int t = strcmp(kind, "time") == 0;
-	if (!done[t]) {
-		struct stat sb;
-		if (stat(t ? "/proc/self/ns/time" : "/proc/self/ns/pid", &sb) == 0)
-			value[t] = (unsigned long long)sb.st_ino;
-		else if (!absent(errno))
-			return -1;
-		done[t] = 1;
-	}
-	*ino = value[t];
-	return 0;
 }
 
 static int cmp_pids(const void *a, const void *b)
@@ -151,15 +150,11 @@ static int holds(const char *pid, dev_t dev, ino_t ino, long locker)
 {
 	struct buf path = {0};
 	buf_addf(&path, "/proc/%s/fd", pid);
-	DIR *fds = opendir(path.data);
+	DIR *fds = opendir(path.data);   /* NULL: gone, or not ours to look into */
 	int found = 0;
-	if (!fds) {
-		buf_free(&path);
-		return 0;   /* gone, or not ours to look into */
-	}
 	size_t base = path.len;
 	struct dirent *e;
-	while (!found && (e = readdir(fds)) != NULL) {
+	while (fds && !found && (e = readdir(fds)) != NULL) {
 		struct stat sb;
 		if (e->d_name[0] == '.')
 			continue;
@@ -169,7 +164,8 @@ static int holds(const char *pid, dev_t dev, ino_t ino, long locker)
 		found = stat(path.data, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino &&
 			fd_locks(pid, e->d_name, locker);
 	}
-	closedir(fds);
+	if (fds)
+		closedir(fds);
 	buf_free(&path);
 	return found;
 }

@@ -7,20 +7,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* This boot's id into *id (read once), NULL when the kernel has none.
- * Returns 0, or -1 with errno when it could not be read. */
-int boot_id(const char **id);
+/* This boot's id (NULL when the kernel has none) and the inodes of
+ * /proc/self/ns/pid and /proc/self/ns/time (0 when it has no such
+ * namespace), read once.  Returns 0, or -1 with errno when they could not
+ * be read. */
+int proc_identity(const char **boot_id, unsigned long long *pid_ns, unsigned long long *time_ns);
 
 /* The start time of PID (field 22 of /proc/PID/stat).  Returns 1 and sets
  * *start for a live process, 0 for a zombie, -1 with errno: ENOENT or
  * ESRCH for no such process (or one hidepid=2 hides), EACCES or EPERM for
  * one hidden otherwise. */
 int pid_start_time(long pid, unsigned long long *start);
-
-/* The inode of /proc/self/ns/KIND ("pid" or "time") into *ino (read
- * once), 0 when the kernel has no such namespace.  Returns 0, or -1 with
- * errno when it could not be read. */
-int ns_inode(const char *kind, unsigned long long *ino);
 
 /* The pids, ascending, at most MAX, in a malloc'd *PIDS, of the processes
  * that hold a lock on the file DEV, INO (by /proc/PID/fd and fdinfo, those
