@@ -63,18 +63,14 @@ static int judge(const struct registry *reg, const char *job, const struct recor
 static int read_record(const struct registry *reg, const char *job, struct job_state *st)
 {
 	static struct buf data;
-	const char *why;
 
 	record_free(&st->rec);
 	st->status = ST_PENDING;
 	int rc = reg_read(reg, job, job, RECORD_MAX, &data, &st->found);
-	if (rc)
+	if (rc || !st->found)
 		return rc;
-	if (!st->found)
-		return 0;
-	if (record_parse(&st->rec, data.data, data.len, &why) < 0) {
+	if (record_parse(&st->rec, data.data, data.len, &st->why) < 0) {
 		st->status = ST_CORRUPT;
-		st->why = why;
 		return EXIT_CORRUPT;
 	}
 	st->status = record_status(&st->rec);

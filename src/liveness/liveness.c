@@ -21,11 +21,6 @@ void liveness_ownership(const struct record *r, struct ownership *c)
 	c->has_expires = record_time(r, "expires", &c->expires) == 0;
 }
 
-static int known_and_different(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) != 0;
-}
-
 /* The pid rules of SPEC §2.2, without the TTL.  LIVE_ALIVE also stands
  * for "cannot be checked". */
 static enum liveness by_pid(const struct owner *o, const struct reader *me,
@@ -51,8 +46,8 @@ static enum liveness by_pid(const struct owner *o, const struct reader *me,
 			return LIVE_ALIVE;
 		}
 	}
-	if (o->host && me->host && strcmp(o->host, me->host) == 0 &&
-	    known_and_different(o->boot_id, me->boot_id))
+	if (o->host && me->host && strcmp(o->host, me->host) == 0 && o->boot_id && me->boot_id &&
+	    strcmp(o->boot_id, me->boot_id) != 0)
 		return LIVE_DEAD;   /* rebooted since */
 	return LIVE_ALIVE;          /* another host or namespace: cannot tell */
 }
