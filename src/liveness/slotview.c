@@ -1,4 +1,3 @@
-/* slotview: the slots as readers see them (see slotview.h). */
 #include "liveness/slotview.h"
 #include "registry/slots.h"
 #include "liveness/jobstate.h"

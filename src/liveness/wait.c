@@ -1,4 +1,3 @@
-/* wait: the one wait (see wait.h). */
 #include "liveness/wait.h"
 #include "liveness/proc.h"
 #include "record/transition.h"
@@ -38,8 +37,7 @@ struct waiter {
 	char *parent, *base;   /* DIR split for the parent watch (NULL: none) */
 	char *const *jobs;
 	size_t njobs;
-	const char *file;      /* an entry of DIR whose writes count as
-				* changes (--follow's log), or NULL */
+	const char *file;      /* --follow's log, whose writes count, or NULL */
 	struct wjob *w;
 	struct job_state *states;   /* what the last look found */
 	struct pollfd *fds;    /* inotify's, then each job's pidfd (-1: none) */
@@ -85,19 +83,6 @@ static int remote_fs(int fd)
 }
 
 /* ---- The registry directory: open it, watch it, or its parent. ---- */
-
-/* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
-static void split_path(struct waiter *w)
-{
-	char *dir = xstrdup(w->reg->path), *name = xstrdup(w->reg->path);
-	const char *base = basename(name);
-	if (strcmp(base, "/") != 0 && strcmp(base, ".") != 0 && strcmp(base, "..") != 0) {
-		w->base = xstrdup(base);
-		w->parent = xstrdup(dirname(dir));
-	}
-	free(dir);
-	free(name);
-}
 
 /* Follow DIR by name (SPEC §5): if it names another directory (or none, or
  * one again), drop the old watch and open what it names.  Then watch DIR
@@ -278,9 +263,10 @@ struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t nj
 			      const char *file)
 {
 	struct waiter *w = xmalloc(sizeof *w);
+	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	*w = (struct waiter){
-		.reg = reg, .ino = -1, .dir_wd = -1, .parent_wd = -1, .jobs = jobs,
-		.njobs = njobs, .file = file, .check_at = -1, .followup = -1,
+		.reg = reg, .ino = ino, .polling = ino < 0, .dir_wd = -1, .parent_wd = -1,
+		.jobs = jobs, .njobs = njobs, .file = file, .check_at = -1, .followup = -1,
 		.w = xmalloc(njobs * sizeof *w->w),
 		.states = xmalloc(njobs * sizeof *w->states),
 		.fds = xmalloc((njobs + 1) * sizeof *w->fds),
@@ -289,9 +275,15 @@ struct waiter *wait_jobs_open(struct registry *reg, char *const *jobs, size_t nj
 		w->w[i] = (struct wjob){ .pidfd = -1, .run_name = reg_lock_name(jobs[i], RUN_LOCK) };
 		record_init(&w->states[i].rec);
 	}
-	split_path(w);
-	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	w->polling = w->ino < 0;
+	/* "a/b/reg/" -> "a/b" and "reg"; none for "/", "." or "..". */
+	char *dir = xstrdup(reg->path), *name = xstrdup(reg->path);
+	const char *base = basename(name);
+	if (strcmp(base, "/") != 0 && strcmp(base, ".") != 0 && strcmp(base, "..") != 0) {
+		w->base = xstrdup(base);
+		w->parent = xstrdup(dirname(dir));
+	}
+	free(dir);
+	free(name);
 	return w;
 }
 
