@@ -24,11 +24,9 @@ static ssize_t read_proc(const char *path, char *data, size_t size)
 	ssize_t n = read_full(fd, data, size - 1);
 	int err = errno;
 	close_fd(fd);
-	if (n < 0) {
-		errno = err;
-		return -1;
-	}
-	data[n] = '\0';
+	errno = err;
+	if (n >= 0)
+		data[n] = '\0';
 	return n;
 }
 
@@ -75,10 +73,6 @@ int proc_identity(const char **boot_id, unsigned long long *pid_ns, unsigned lon
 int pid_start_time(long pid, unsigned long long *start)
 {
 	char path[64], stat[1024];
-	if (pid <= 0) {
-		errno = ESRCH;
-		return -1;
-	}
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	/* The command name in field 2 may hold anything, even ") ": count
 	 * the fields from the last ')'.  1 KiB covers the 16-byte name and

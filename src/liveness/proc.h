@@ -1,6 +1,6 @@
-/* proc: the Linux-only facts jobreg uses, read from /proc — the boot id,
- * a process's start time, this process's namespaces, and the processes
- * holding a file open.  The only module that reads /proc. */
+/* proc: the Linux-only facts jobreg uses: from /proc the boot id, a
+ * process's start time, this process's namespaces and the processes holding
+ * a file open (the only module that reads /proc); a pid's pidfd. */
 #ifndef JOBREG_PROC_H
 #define JOBREG_PROC_H
 
@@ -13,7 +13,7 @@
  * be read. */
 int proc_identity(const char **boot_id, unsigned long long *pid_ns, unsigned long long *time_ns);
 
-/* The start time of PID (field 22 of /proc/PID/stat).  Returns 1 and sets
+/* The start time of PID > 0 (field 22 of /proc/PID/stat).  Returns 1 and sets
  * *start for a live process, 0 for a zombie, -1 with errno: ENOENT or
  * ESRCH for no such process (or one hidepid=2 hides), EACCES or EPERM for
  * one hidden otherwise. */
