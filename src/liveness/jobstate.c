@@ -92,7 +92,7 @@ static double late_at(const struct record *r)
 int jobstate_load(const struct registry *reg, const char *job, struct job_state *st)
 {
 	struct record dead;     /* a RUNNING record judged dead, to confirm */
-	int probe = -1, rc, have_dead = 0;
+	int probe = -1, rc;
 
 	*st = (struct job_state){ .late_at = -1 };
 	record_init(&st->rec);
@@ -106,7 +106,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 		rc = read_record(reg, job, st);
 		if (rc || st->status != ST_RUNNING)
 			break;
-		if (have_dead && same_run(&dead, &st->rec)) {
+		if (same_run(&dead, &st->rec)) {   /* (an empty DEAD names no run) */
 			st->status = ST_STALE;
 			break;
 		}
@@ -119,7 +119,6 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 		 * starts meanwhile): a run that just wrote DONE is not STALE. */
 		record_free(&dead);
 		dead = st->rec;
-		have_dead = 1;
 		record_init(&st->rec);
 	}
 	reg_unlock(&probe);
