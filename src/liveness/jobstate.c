@@ -27,11 +27,10 @@ static int same_run(const struct record *a, const struct record *b)
 	return 1;
 }
 
-/* Ask liveness_judge(), making the probes it asks for.  The run-lock
- * probe keeps a free lock in *PROBE for the read that confirms the
- * verdict.  The verdict is for the inode opened (liveness compares it with
- * run_lock), so the name is not looked up again: a run that started
- * meanwhile shows in the confirming read. */
+/* Ask liveness_judge(), making the probes it asks for; a free run lock stays
+ * in *PROBE for the read that confirms the verdict.  The verdict is for the
+ * inode opened (liveness compares it with run_lock), so the name is not
+ * looked up again: a run that started meanwhile shows in the confirming read. */
 static int judge(const struct registry *reg, const char *job, const struct record *r,
 		 int *probe, enum liveness *verdict, int *by_lock)
 {

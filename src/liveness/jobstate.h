@@ -11,15 +11,11 @@ struct job_state {
 	int found;            /* a record exists */
 	struct record rec;    /* empty unless found and not corrupt */
 	const char *why;      /* what makes it corrupt */
-	int by_lock;          /* the run lock decided liveness: the
-				 wait watches its close */
+	int by_lock;          /* the run lock decided liveness: the wait watches its close */
 	int late;             /* a late job (SPEC §2 Late jobs) */
-	double late_at;       /* when it is or becomes late (realtime), or
-				 -1: it has no late_after */
-	int paused;           /* a paused job (SPEC §2 Paused jobs), by its
-				 own record or the registry's pause */
-	const struct record *registry_pause;   /* the registry's, when it
-				 is the pause that pauses the job */
+	double late_at;       /* when it is or becomes late (realtime); -1: no late_after */
+	int paused;           /* paused (SPEC §2 Paused jobs) by its record or the registry */
+	const struct record *registry_pause;   /* the registry's pause, when it pauses it */
 };
 
 /* Read JOB and judge a RUNNING record's owner by liveness_judge(), making

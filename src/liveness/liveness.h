@@ -1,5 +1,4 @@
-/* liveness: is the owner of a RUNNING record alive?  (SPEC §2 Owners and
- * liveness)
+/* liveness: is the owner of a RUNNING record alive?  (SPEC §2 Owners and liveness)
  *
  * One pure decision, no I/O.  liveness_judge() takes what the record says
  * (struct ownership), who reads it (struct reader) and the facts probed so far
@@ -12,8 +11,7 @@
  * The rules are SPEC §2's, and two of ours: a record with no run_lock (as
  * 0.1.0 wrote it) trusts the lock as found, a missing file being dead; and
  * with no boot_id on either side, the host must match too before a pid is
- * probed.  jobreg(7) holds them as a truth table; the fuzzer
- * (tests/fuzz/liveness_fuzz.c) checks it. */
+ * probed.  jobreg(7) holds them as a truth table; tests/fuzz/liveness_fuzz.c checks it. */
 #ifndef JOBREG_LIVENESS_H
 #define JOBREG_LIVENESS_H
 

@@ -17,8 +17,7 @@
 /* Seconds: */
 #define POLL_EVERY 0.1   /* the slowest notice SPEC §5 allows */
 #define FOLLOW_EVERY 1.0 /* how soon DIR naming another directory is noticed */
-#define CLOCK_EVERY 1.0  /* how soon a realtime (expires, late) is judged
-			  * again, for a stepped clock or a suspended machine */
+#define CLOCK_EVERY 1.0  /* how soon expires and late are judged again (clock steps, suspend) */
 
 /* What the last look found out about one job. */
 struct wjob {
