@@ -1,6 +1,4 @@
-/* report: jobreg-get --report (see report.h).  Past 450 lines: the
- * report's lines, their order and sums, and the slot waiters they name
- * share the one view built here. */
+/* report: jobreg-get --report (see report.h). */
 #include "report/report.h"
 #include "record/transition.h"
 #include "registry/history.h"
@@ -23,11 +21,9 @@
 /* What a job's line says besides its state. */
 struct report_facts {
 	const char *log_line;   /* the last line of its log (NULL: none) */
-	int last_lost;          /* its last run was lost (history), when the
-				   record holds no result of it */
-	unsigned long long waiting;   /* live waiters in its line */
-	const struct slot_wait *slot_wait;   /* a call of it waiting for a
-						slot, or NULL */
+	int last_lost;          /* its last run was lost, by its history */
+	unsigned long long waiting;          /* live waiters in its line */
+	const struct slot_wait *slot_wait;   /* its call waiting for a slot */
 };
 
 void report_init(struct report *rp, double now, int colour)
