@@ -31,21 +31,24 @@ void report_init(struct report *rp, double now, int colour)
 	*rp = (struct report){ .now = now, .colour = colour };
 }
 
-/* SECONDS as a person reads it, the two largest units: "45s", "5m3s",
- * "2h10m", "3d4h". */
-static void report_duration(struct buf *out, double seconds)
+/* BEFORE, SECONDS as a person reads it in the two largest units ("45s",
+ * "5m3s", "2h10m", "3d4h"), then AFTER. */
+static void report_duration(struct buf *out, const char *before, double seconds,
+			    const char *after)
 {
 	static const struct { long long size; char unit; } units[] = {
 		{ 86400, 'd' }, { 3600, 'h' }, { 60, 'm' }, { 1, 's' },
 	};
 	long long s = seconds > 0 ? (long long)seconds : 0;
 	size_t i = 0;
+	buf_adds(out, before);
 	while (i + 1 < 4 && s < units[i].size)
 		i++;
 	buf_addf(out, "%lld%c", s / units[i].size, units[i].unit);
 	long long rest = i + 1 < 4 ? s % units[i].size / units[i + 1].size : 0;
 	if (rest)
 		buf_addf(out, "%lld%c", rest, units[i + 1].unit);
+	buf_adds(out, after);
 }
 
 /* Seconds from the record's time KEY to NOW into *AGE; -1 without it. */
@@ -69,11 +72,10 @@ static void why_failed(struct buf *why, const struct record *r)
 		if (limit) {
 			/* A limit under a second, or not whole, as given (0.5s). */
 			double t = strtod(limit, NULL);
-			buf_adds(why, " after ");
 			if (t >= 1 && t == (double)(long long)t)
-				report_duration(why, t);
+				report_duration(why, " after ", t, "");
 			else
-				buf_addf(why, "%gs", t);
+				buf_addf(why, " after %gs", t);
 		}
 	} else if (end.signal_name) {
 		buf_addf(why, "killed by SIG%s", end.signal_name);
@@ -106,10 +108,8 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 	}
 	case ST_RUNNING:
 		buf_adds(why, "running");
-		if (age_of(r, "started", now, &age) == 0) {
-			buf_adds(why, " for ");
-			report_duration(why, age);
-		}
+		if (age_of(r, "started", now, &age) == 0)
+			report_duration(why, " for ", age, "");
 		if (host)
 			buf_addf(why, " on %s", host);
 		return RK_RUNNING;
@@ -187,9 +187,7 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 	if (age_of(r, "last_skipped", now, &skipped) == 0 &&
 	    (age_of(r, "since", now, &since) < 0 || skipped <= since)) {
 		const char *reason = record_get(r, "skip_reason");
-		buf_adds(&more, ", skipped ");
-		report_duration(&more, skipped);
-		buf_adds(&more, " ago");
+		report_duration(&more, ", skipped ", skipped, " ago");
 		if (reason && *reason)
 			buf_addf(&more, ": %s", reason);
 	}
@@ -219,17 +217,14 @@ static void report_add(struct report *rp, const char *job, const struct job_stat
 	/* Late is no status: it comes before what is less severe, after
 	 * what is more. */
 	if (st->late && kind > RK_LATE) {
-		buf_adds(&why, "LATE by ");
-		report_duration(&why, rp->now - st->late_at);
+		report_duration(&why, "LATE by ", rp->now - st->late_at, "");
 		if (kind != RK_PENDING)
 			buf_addf(&why, ", %s", part.data);
 		kind = RK_LATE;
 	} else {
 		buf_adds(&why, part.data);
-		if (st->late) {
-			buf_adds(&why, ", LATE by ");
-			report_duration(&why, rp->now - st->late_at);
-		}
+		if (st->late)
+			report_duration(&why, ", LATE by ", rp->now - st->late_at, "");
 	}
 	/* So is a pause, the job's own or the registry's, in dispatch's
 	 * words; it says more than "pending". */
@@ -244,20 +239,15 @@ static void report_add(struct report *rp, const char *job, const struct job_stat
 			kind = RK_PAUSED;
 	}
 	why_waits(&why, r, facts, kind, st->status, rp->now);
-	if (age_of(r, "last_success", rp->now, &age) == 0) {
-		buf_adds(&success, "last ok ");
-		report_duration(&success, age);
-		buf_adds(&success, " ago");
-	} else {
+	if (age_of(r, "last_success", rp->now, &age) == 0)
+		report_duration(&success, "last ok ", age, " ago");
+	else
 		buf_adds(&success, r ? "never ok" : "-");   /* no record: never seen */
-	}
 	long long seconds;
-	if (st->status == ST_DONE && record_duration(r, &seconds) == 0) {
-		buf_adds(&took, "took ");
-		report_duration(&took, (double)seconds);
-	} else {
+	if (st->status == ST_DONE && record_duration(r, &seconds) == 0)
+		report_duration(&took, "took ", (double)seconds, "");
+	else
 		buf_adds(&took, "-");
-	}
 
 	if (rp->n == rp->cap) {
 		rp->cap = rp->cap ? 2 * rp->cap : 32;
