@@ -360,10 +360,8 @@ static void format_fields(struct buf *out, const struct out_field *f, size_t n, 
 			continue;
 		buf_addf(out, "%s\"%s\": ", sep, f[i].name);
 		sep = ", ";
-		if (f[i].number && v[strspn(v, "0123456789")] == '\0' && strlen(v) <= 20)
-			json_number(out, v);
-		else
-			json_string(out, v);
+		json_value(out, f[i].number ? JSON_NUMBER : JSON_STRING, v, strlen(v),
+			   v[strspn(v, "0123456789")] == '\0' && strlen(v) <= 20);
 	}
 	if (json)
 		buf_adds(out, "}\n");
