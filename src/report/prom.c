@@ -100,8 +100,7 @@ static void time_value(struct buf *values, const struct record *r, const char *k
 	buf_addc(values, '\0');
 }
 
-/* The number KEY of R (a plain or fractional decimal), or DEFAULT_VALUE
- * when it has none (NULL: no sample). */
+/* The number KEY of R, or DEFAULT_VALUE when it has none (NULL: no sample). */
 static void count_value(struct buf *values, const struct record *r, const char *key,
 			const char *default_value)
 {

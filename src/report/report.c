@@ -61,8 +61,7 @@ static int age_of(const struct record *r, const char *key, double now, double *a
 	return 0;
 }
 
-/* How a FAILED run ended: "FAILED exit 3", "killed by SIGTERM", "timed
- * out after 1h". */
+/* How a FAILED run ended: "FAILED exit 3", "killed by SIGTERM", "timed out after 1h". */
 static void why_failed(struct buf *why, const struct record *r)
 {
 	struct run_result end = record_run_result(r);
@@ -285,17 +284,6 @@ static const struct { enum report_kind kind; const char *word; } summary[] = {
 	{ RK_OK, "ok" }, { RK_CORRUPT, "corrupt" }, { RK_UNREADABLE, "unreadable" },
 };
 
-/* S and spaces up to WIDTH, then two more; none after the last column. */
-static void column(struct buf *out, const char *s, size_t width, const char *colour)
-{
-	if (colour)
-		buf_addf(out, "%s%s\033[0m", colour, s);
-	else
-		buf_adds(out, s);
-	for (size_t i = strlen(s); i < width + 2; i++)
-		buf_addc(out, ' ');
-}
-
 void report_finish(struct report *rp, struct buf *out)
 {
 	size_t width[RC_LOG] = {0}, count[RK_KINDS] = {0};
@@ -310,9 +298,15 @@ void report_finish(struct report *rp, struct buf *out)
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct report_line *l = &rp->lines[i];
 		size_t start = out->len;
-		for (int c = 0; c < RC_LOG; c++)
-			column(out, l->col[c], width[c],
-			       c == RC_WHY && rp->colour ? colours[l->kind] : NULL);
+		/* Each column padded to its width and two spaces; the log's is last. */
+		for (int c = 0; c < RC_LOG; c++) {
+			if (c == RC_WHY && rp->colour && colours[l->kind])
+				buf_addf(out, "%s%s\033[0m", colours[l->kind], l->col[c]);
+			else
+				buf_adds(out, l->col[c]);
+			for (size_t n = strlen(l->col[c]); n < width[c] + 2; n++)
+				buf_addc(out, ' ');
+		}
 		if (l->col[RC_LOG])
 			buf_adds(out, l->col[RC_LOG]);
 		while (out->len > start && out->data[out->len - 1] == ' ')
@@ -373,8 +367,7 @@ static char *log_last_line(const struct registry *reg, const char *job)
 	return line;
 }
 
-/* Was JOB's last run lost?  Its history's last line says, into *LOST;
- * an exit status. */
+/* Was JOB's last run lost (its history's last line)?  Into *LOST; an exit status. */
 static int last_run_lost(const struct registry *reg, const char *job, int *lost)
 {
 	struct buf data = {0};
