@@ -20,7 +20,7 @@
 
 /* What a job's line says besides its state. */
 struct report_facts {
-	const char *log_line;   /* the last line of its log (NULL: none) */
+	char *log_line;         /* the last line of its log (NULL: none) */
 	int last_lost;          /* its last run was lost, by its history */
 	unsigned long long waiting;          /* live waiters in its line */
 	const struct slot_wait *slot_wait;   /* its call waiting for a slot */
@@ -452,11 +452,9 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 	struct report_facts f = {0};
 	struct slot_wait key = { .job = (char *)job };
 	f.slot_wait = rp->nwaits ? bsearch(&key, rp->waits, rp->nwaits, sizeof key, by_job) : NULL;
-	char *line = NULL;
 	int rc = 0;
 	if (st->found) {
-		line = log_last_line(reg, job);
-		f.log_line = line;
+		f.log_line = log_last_line(reg, job);
 		/* Only a record that holds no result of a failed run asks. */
 		if ((st->status == ST_PENDING ||
 		     (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_UNKNOWN)) &&
@@ -465,6 +463,6 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 		f.waiting = line_waiting(reg, job, &st->rec);
 	}
 	report_add(rp, job, st, &f);
-	free(line);
+	free(f.log_line);
 	return rc;
 }
