@@ -176,10 +176,10 @@ void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, uns
 
 /* ---- prom_more: the text, family after family ---------------------- */
 
-/* The samples of family FAM for JOB, whose value there is VALUE:
- * NAME{name="JOB",registry="REG"} VALUE, and the status family's a series
- * a status word, labelled status too.  Not job=: a scrape sets that label
- * to the target's job, and would rename ours to exported_job. */
+/* FAM's samples of JOB, whose value there is VALUE: NAME{name="JOB",
+ * registry="REG"} VALUE, the status family's one a word, status="WORD".
+ * Not job=: a scrape sets that label to the target's job, and would
+ * rename ours to exported_job. */
 static void job_samples(const struct prom *p, struct buf *out, enum prom_family fam,
 			const char *job, const char *value)
 {
