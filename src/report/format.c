@@ -15,10 +15,9 @@ void format_plain(struct buf *out, const char *job, enum status status, int with
 	buf_addf(out, "%s%s%s\n", with_id ? job : "", with_id ? " " : "", status_word(status));
 }
 
-/* One column of -l, --history, --line or --slots: "-" when empty; a tab
- * of a hand-written record would shift the columns, so it is shown as a
- * space, and the other controls escaped (a shared registry's writer must
- * not drive the reader's terminal). */
+/* One column for people: "-" when empty; a tab (of a hand-written record)
+ * as a space so the columns hold, other controls escaped (a shared
+ * registry's writer must not drive the reader's terminal). */
 static void add_column(struct buf *out, const char *value, char end)
 {
 	if (!value || !*value)
@@ -34,8 +33,7 @@ static void add_column(struct buf *out, const char *value, char end)
 	buf_addc(out, end);
 }
 
-/* How a run ended, as a column: SIG and the signal's name, else the exit
- * status. */
+/* How a run ended: SIG and the signal's name, else the exit status. */
 static void add_exit_column(struct buf *out, const char *sig, const char *exit_status)
 {
 	if (sig)
@@ -58,9 +56,8 @@ void format_long(struct buf *out, const char *job, const struct record *r,
 	add_column(out, record_get(r, "note"), '\n');
 }
 
-/* A JSON string literal of LEN bytes at S (UTF-8 passed through; C0,
- * DEL, C1 controls and NUL escaped, and each byte that begins no valid
- * UTF-8 sequence written as U+FFFD: always valid JSON, text_escape()). */
+/* json_string() of LEN bytes, NUL escaped too; a byte that begins no
+ * UTF-8 sequence is U+FFFD, so the text is always valid JSON. */
 static void json_string_n(struct buf *out, const char *s, size_t len)
 {
 	buf_addc(out, '"');
@@ -84,9 +81,8 @@ static int one_of(const char *key, const char *const *list, size_t n)
 }
 
 /* How JSON gives a key of a record or a history line: RESERVED, a member
- * the writer adds itself (a record's unknown key of that name is left
- * out); NUMBER, one the parser checks is a decimal (timeout with a
- * fraction; version is 1); FLAG, a checked decimal, true when not 0. */
+ * the writer adds itself (a record's key of that name is left out);
+ * NUMBER, a decimal; FLAG, a decimal, true when not 0. */
 enum json_kind { JSON_STRING, JSON_RESERVED, JSON_NUMBER, JSON_FLAG };
 static enum json_kind json_kind(const char *key)
 {
@@ -108,9 +104,8 @@ static enum json_kind json_kind(const char *key)
 	return one_of(key, flags, 2) ? JSON_FLAG : JSON_STRING;
 }
 
-/* Is V a decimal, a fraction allowed ("90", "0.5")?  What the parser
- * does not check yet (every, written by newer dispatchers) is a string
- * when it is not. */
+/* Is V a decimal, a fraction allowed ("90", "0.5")?  A key the parser
+ * does not check (every, from newer dispatchers) may be no number. */
 static int decimal(const char *v)
 {
 	size_t n = strspn(v, "0123456789");
@@ -131,6 +126,18 @@ void json_number(struct buf *out, const char *v)
 		buf_addc(out, '.');
 		buf_adds(out, frac);
 	}
+}
+
+/* V (LEN bytes) as a number or flag of KIND when NUMERIC, else a string. */
+static void json_value(struct buf *out, enum json_kind kind, const char *v, size_t len,
+		       int numeric)
+{
+	if (numeric && kind == JSON_NUMBER)
+		json_number(out, v);
+	else if (numeric && kind == JSON_FLAG)
+		buf_adds(out, v[strspn(v, "0")] ? "true" : "false");
+	else
+		json_string_n(out, v, len);
 }
 
 void format_json(struct buf *out, const char *job, const struct record *r,
@@ -161,12 +168,9 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_adds(out, ": ");
 		if (strcmp(f->key, "status") == 0)
 			json_string(out, status_word(status));
-		else if (kind == JSON_NUMBER && decimal(f->value))
-			json_number(out, f->value);
-		else if (kind == JSON_FLAG)
-			buf_adds(out, f->value[strspn(f->value, "0")] ? "true" : "false");
 		else
-			json_string(out, f->value);
+			json_value(out, kind, f->value, strlen(f->value),
+				   kind == JSON_FLAG || decimal(f->value));
 	}
 	free(idx);
 	long long seconds;
@@ -200,9 +204,8 @@ static const char *hist_value(const char *line, size_t len, const char *key, str
 	return v->data;
 }
 
-/* A key=value pair of a history line: its key as JSON reads it back
- * (NAME: the key itself, or a copy with U+FFFD for its bytes that are
- * not UTF-8) and its value. */
+/* A key=value pair of a history line; NAME is the key as JSON reads it
+ * back: itself, or a copy with U+FFFD for its bytes that are not UTF-8. */
 struct pair {
 	const char *name, *value;
 	size_t nlen, vlen;
@@ -236,11 +239,10 @@ static void add_key_copy(struct buf *copies, const char *key, size_t len)
 	}
 }
 
-/* The pairs of the line (LEN bytes) into *PAIRS, in order, each key once:
- * its first value, as history_get() reads it (a sort, not a scan per key:
- * a damaged line may be megabytes long).  Keys are told apart as JSON
- * gives them, so two that read U+FFFD alike are one member; COPIES holds
- * the keys that needed a copy for that.  Returns how many. */
+/* The pairs of the line into *PAIRS, in order, each key once with its
+ * first value as history_get() reads it (a sort, not a scan per key: a
+ * damaged line may be megabytes long); keys as JSON gives them, so two
+ * alike in U+FFFD are one (COPIES holds such copies).  Returns how many. */
 static size_t line_pairs(const char *line, size_t len, struct pair **pairs, struct buf *copies)
 {
 	size_t count = 0, kept = 0;
@@ -301,20 +303,15 @@ static void history_json(struct buf *out, const char *job, const char *line, siz
 		buf_reset(&value);
 		buf_add(&value, p->value, p->vlen);
 		enum json_kind kind = json_kind(key.data);
-		if (kind == JSON_RESERVED && strcmp(key.data, "duration") != 0)
+		if (strcmp(key.data, "duration") == 0 || strcmp(key.data, "run") == 0)
+			kind = JSON_NUMBER;   /* a history line's own */
+		else if (kind == JSON_RESERVED)
 			continue;
 		buf_adds(out, ", ");
 		json_string_n(out, p->name, p->nlen);
 		buf_adds(out, ": ");
-		int digits = p->vlen && strspn(value.data, "0123456789") == p->vlen;
-		/* (a history line's own numbers too: run, duration) */
-		if (digits && (kind == JSON_NUMBER || strcmp(key.data, "duration") == 0 ||
-			       strcmp(key.data, "run") == 0))
-			json_number(out, value.data);
-		else if (digits && kind == JSON_FLAG)
-			buf_adds(out, value.data[strspn(value.data, "0")] ? "true" : "false");
-		else
-			json_string_n(out, p->value, p->vlen);
+		json_value(out, kind, value.data, p->vlen,
+			   p->vlen && strspn(value.data, "0123456789") == p->vlen);
 	}
 	buf_adds(out, "}\n");
 	free(pairs);
@@ -363,10 +360,8 @@ static void format_fields(struct buf *out, const struct out_field *f, size_t n, 
 			continue;
 		buf_addf(out, "%s\"%s\": ", sep, f[i].name);
 		sep = ", ";
-		if (f[i].number && v[strspn(v, "0123456789")] == '\0' && strlen(v) <= 20)
-			json_number(out, v);
-		else
-			json_string(out, v);
+		json_value(out, f[i].number ? JSON_NUMBER : JSON_STRING, v, strlen(v),
+			   v[strspn(v, "0123456789")] == '\0' && strlen(v) <= 20);
 	}
 	if (json)
 		buf_adds(out, "}\n");

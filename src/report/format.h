@@ -1,24 +1,19 @@
-/* format: every format of jobreg-get (see jobreg-get(1)), as pure
- * functions from a job id, its parsed record (NULL when there is none or
- * it could not be used) and its derived status to text appended to OUT.
- * Memory only, no I/O: the caller decides where the text goes.
+/* format: the formats of jobreg-get (jobreg-get(1)), pure functions from
+ * a job id, its parsed record (NULL: none, or unusable) and its derived
+ * status to text appended to OUT; no I/O.
  *
  * Plain:  "STATUS\n", or "JOB STATUS\n" WITH_ID (for -a).
  * Long:   job status since owner host pid exit note, tab-separated,
  *         "-" for an empty field, "SIG"+name for a signal.
  * JSON:   one object per line: "job", the record's fields in SPEC order
- *         (status the derived one; version, pid, pid_start, exit, runs,
- *         failures, pid_ns, time_ns, run_lock, timeout as numbers,
- *         timed_out as a boolean),
- *         "duration" (ended - started) for a DONE run, "stale": true for
- *         STALE; {"job", "corrupt": true} or {"job", "unreadable": true}.
- *         Unknown keys named like a member the writer adds are left out,
- *         so a record cannot pass for another job.
- *         "late": true for a late job; "next_due" for a record that keeps
- *         every= and a success (format_next_due()).
- * Every column for people escapes control characters, JSON strings as
- * JSON does (util/utf8.h text_escape()).
- * The Prometheus format is prom.h's. */
+ *         (status the derived one; numbers as numbers, flags such as
+ *         timed_out as booleans: json_kind() in format.c), then "duration"
+ *         (ended - started, DONE), "stale", "late", "paused", "waiting",
+ *         "next_due"; or {"job", "corrupt"|"unreadable": true}.
+ *         A record's unknown key named like such a member is left out, so
+ *         a record cannot pass for another job.
+ * Columns for people escape control characters; JSON strings as JSON
+ * does (text_escape()).  Prometheus is prom.h's. */
 #ifndef JOBREG_FORMAT_H
 #define JOBREG_FORMAT_H
 
@@ -43,13 +38,11 @@ void json_string(struct buf *out, const char *s);
  * number: no leading zeros, a digit on both sides of a point. */
 void json_number(struct buf *out, const char *v);
 
-/* get --history: one ended run, a LINE of LEN bytes of the history
- * (history.h) of JOB: tab-separated "job run outcome started ended
- * duration exit host pid" ("-" for an empty field, SIG+name for a signal),
- * or with JSON one object of "job" and the line's fields (numbers as
- * numbers, flags as true): a key the line repeats is given once, its
- * first value, as history_get() reads it, and the bytes of a damaged or
- * hand-edited line are escaped, NUL bytes too. */
+/* get --history: one ended run, LINE (LEN bytes) of JOB's history, as
+ * "job run outcome started ended duration exit host pid" in columns as
+ * -l's, or with JSON an object of "job" and the line's fields (numbers
+ * and flags as -j's): a repeated key once, with its first value (as
+ * history_get() reads it); a damaged line's bytes escaped, NUL too. */
 void format_history(struct buf *out, int json, const char *job, const char *line, size_t len);
 
 struct slot_view;
@@ -68,10 +61,8 @@ void format_place(struct buf *out, const char *job, const struct line_entry *e, 
 void format_slot_waiter(struct buf *out, const char *group, const struct line_entry *e,
 			int json);
 
-/* When a job whose record keeps every= (dispatch --every) is next due:
- * the started of its last success plus every (SPEC §5b), into DUE as
- * RFC 3339 text.  1 with DUE; 0 when it is due now (no success on
- * record); -1 when the record keeps no period. */
+/* When a job with every= is next due (SPEC §5b), RFC 3339 into DUE: 1
+ * with DUE; 0 when due now (no success on record); -1 with no period. */
 int format_next_due(const struct record *r, char due[21]);
 
 #endif

@@ -1,17 +1,15 @@
-/* outfile: write a command's whole output to a file atomically (-o), so a
- * reader such as node_exporter's textfile collector sees the old file or
- * the new one, never a part (atomic.h).  The data goes to a temp file
- * ".NAME.XXXXXX" in FILE's own directory (NAME cut to fit NAME_MAX; made
- * with O_CREAT|O_EXCL; it ends in random letters, not in ".prom", so the
- * collector skips it).  A new FILE gets mode 0666 & ~umask; one that is
- * replaced keeps its mode, and its group where we may give it.  On any
- * failure the temp file is removed and FILE is left as it was.  An
+/* outfile: a command's whole output to FILE atomically (-o), so a reader
+ * such as node_exporter's textfile collector sees the old file or the new
+ * one, never a part (atomic.h).  The temp file ".NAME.XXXXXX" is made
+ * O_EXCL in FILE's directory (NAME cut to fit NAME_MAX; not ending in
+ * ".prom", so the collector skips it).  A new FILE gets 0666 & ~umask; a
+ * replaced one keeps its mode, and its group where we may give it.  An
  * existing FILE must be a regular file: a symlink, directory or device
- * (/dev/stdout) is refused, not replaced.
+ * (/dev/stdout) is refused.  On any failure the temp file goes, FILE as it was.
  *
- * Returns 0, or an exit status after printing one line: 73 when the file
- * cannot be created there (no such directory, not a regular file in its
- * place, a read-only file system), 77 permission denied, 74 an I/O error. */
+ * Returns 0, or an exit status after printing one line: 73 cannot create
+ * there (no such directory, not a regular file, a read-only file system),
+ * 77 permission denied, 74 an I/O error. */
 #ifndef JOBREG_OUTFILE_H
 #define JOBREG_OUTFILE_H
 

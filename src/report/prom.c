@@ -2,11 +2,8 @@
 #include "report/prom.h"
 #include "record/transition.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Prometheus text exposition format ------------------------------- */
 
 static const struct {
 	const char *name, *type, *help;
@@ -46,9 +43,8 @@ static const struct {
 	[PROM_PAUSED] = { "jobreg_job_paused", "gauge",
 		"1 when the job is paused (jobreg-set --pause; -a: every job), else 0." },
 };
-/* The gauges of the registry, after the jobs' families: corrupt records,
- * paused, up, then those of each slot group (a gauge: a name ending in
- * _total is a counter's). */
+/* The registry's gauges, after the jobs' families, in this order (all
+ * gauges: a name ending in _total is a counter's). */
 enum { REG_CORRUPT, REG_PAUSED, REG_UP, REG_SLOTS_USED, REG_SLOTS_CAPACITY, REG_GAUGES };
 static const struct {
 	const char *name, *help;
@@ -80,39 +76,38 @@ static void label_value(struct buf *out, const char *s)
 	}
 }
 
-void prom_init(struct prom *p, const char *registry)
+/* label_value() of S, a new string. */
+static char *label_dup(const char *s)
 {
 	struct buf label = {0};
-	memset(p, 0, sizeof *p);
-	label_value(&label, registry);
-	p->registry = label.data ? label.data : xstrdup("");
+	label_value(&label, s);
+	return label.data ? label.data : xstrdup("");
 }
 
-/* ---- prom_add: each job's values, one string a family --------------- */
-
-/* The end of one family's value; an empty value is no sample. */
-static void end_value(struct buf *values)
+void prom_init(struct prom *p, const char *registry)
 {
-	buf_addc(values, '\0');
+	memset(p, 0, sizeof *p);
+	p->registry = label_dup(registry);
 }
+
+/* ---- prom_add: a job's values, one a family, each NUL-ended (empty: no sample) */
 
 static void time_value(struct buf *values, const struct record *r, const char *key)
 {
 	time_t t;
 	if (record_time(r, key, &t) == 0)
 		buf_addf(values, "%lld", (long long)t);
-	end_value(values);
+	buf_addc(values, '\0');
 }
 
-/* The number KEY of R (a plain or fractional decimal), or DEFAULT_VALUE
- * when it has none (NULL: no sample). */
+/* The number KEY of R, or DEFAULT_VALUE when it has none (NULL: no sample). */
 static void count_value(struct buf *values, const struct record *r, const char *key,
 			const char *default_value)
 {
 	const char *v = r ? record_get(r, key) : NULL;
 	if (v || default_value)
 		json_number(values, v ? v : default_value);
-	end_value(values);
+	buf_addc(values, '\0');
 }
 
 static const enum status shown[] = { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE };
@@ -142,13 +137,13 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 	while (i < NSHOWN && shown[i] != status)
 		i++;
 	buf_addc(v, (char)('0' + i));
-	end_value(v);
+	buf_addc(v, '\0');
 	/* The exit status as dispatch --once replays it (run_result_status()). */
 	if (r && status == ST_DONE && record_outcome(r) != OUTCOME_UNKNOWN) {
 		struct run_result end = record_run_result(r);
 		buf_addf(v, "%d", run_result_status(&end));
 	}
-	end_value(v);
+	buf_addc(v, '\0');
 	time_value(v, r, "started");
 	time_value(v, r, "ended");
 	time_value(v, r, "last_success");
@@ -159,54 +154,45 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 	long long seconds;
 	if (status == ST_DONE && record_duration(r, &seconds) == 0)
 		buf_addf(v, "%lld", seconds);
-	end_value(v);
+	buf_addc(v, '\0');
 	if (r && record_get(r, "late_after"))
 		buf_addc(v, x->late ? '1' : '0');
-	end_value(v);
+	buf_addc(v, '\0');
 	count_value(v, r, "late_after", NULL);
 	count_value(v, r, "cancelled_runs", "0");
 	count_value(v, r, "skipped", "0");
 	count_value(v, r, "coalesced", "0");
 	buf_addf(v, "%llu", x->waiting);
-	end_value(v);
+	buf_addc(v, '\0');
 	buf_addc(v, x->paused ? '1' : '0');
-	end_value(v);
+	buf_addc(v, '\0');
 }
 
 void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long capacity)
 {
-	struct buf label = {0};
-	label_value(&label, group);
 	p->slots = xrealloc(p->slots, (p->nslots + 1) * sizeof *p->slots);
-	p->slots[p->nslots++] = (struct prom_slots){ label.data ? label.data : xstrdup(""),
-						     in_use, capacity };
+	p->slots[p->nslots++] = (struct prom_slots){ label_dup(group), in_use, capacity };
 }
 
 /* ---- prom_more: the text, family after family ---------------------- */
 
-/* NAME{name="JOB",registry="REG"[,EXTRA]} VALUE.  Not job=: that is the
- * label a scrape sets to the target's job, which would rename ours to
- * exported_job. */
-static void sample(const struct prom *p, struct buf *out, enum prom_family fam, const char *job,
-		   const char *extra, const char *value)
-{
-	buf_addf(out, "%s{name=\"", families[fam].name);
-	label_value(out, job);
-	buf_addf(out, "\",registry=\"%s\"%s} %s\n", p->registry, extra ? extra : "", value);
-}
-
-/* The samples of family FAM for JOB, whose value there is VALUE. */
+/* FAM's samples of JOB, whose value there is VALUE: NAME{name="JOB",
+ * registry="REG"} VALUE, the status family's one a word, status="WORD".
+ * Not job=: a scrape sets that label to the target's job, and would
+ * rename ours to exported_job. */
 static void job_samples(const struct prom *p, struct buf *out, enum prom_family fam,
 			const char *job, const char *value)
 {
-	if (fam != PROM_STATUS) {
-		sample(p, out, fam, job, NULL, value);
-		return;
-	}
-	for (size_t i = 0; i < NSHOWN; i++) {
-		char extra[32];
-		snprintf(extra, sizeof extra, ",status=\"%s\"", shown_names[i]);
-		sample(p, out, fam, job, extra, (size_t)(value[0] - '0') == i ? "1" : "0");
+	size_t series = fam == PROM_STATUS ? NSHOWN : 1;
+	for (size_t i = 0; i < series; i++) {
+		buf_addf(out, "%s{name=\"", families[fam].name);
+		label_value(out, job);
+		buf_addf(out, "\",registry=\"%s\"", p->registry);
+		if (fam == PROM_STATUS)
+			buf_addf(out, ",status=\"%s\"} %c\n", shown_names[i],
+				 (size_t)(value[0] - '0') == i ? '1' : '0');
+		else
+			buf_addf(out, "} %s\n", value);
 	}
 }
 

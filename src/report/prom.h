@@ -1,14 +1,11 @@
-/* prom: jobreg-get -P — the jobs as metrics in the Prometheus text
- * exposition format, for node_exporter's textfile collector.  Families are
- * grouped: feed every job to prom_add(), then take the text from
- * prom_more() piece by piece: all the families (each with # HELP and
- * # TYPE), every job's series labelled name (the job id; not job, which a
- * scrape sets) and registry (REGISTRY, an absolute path).  A CORRUPT or
- * UNREADABLE job has no series of its own; jobreg_corrupt_records counts
- * it, jobreg_registry_up says whether DIR could be listed, and
- * jobreg_registry_paused whether DIR/.-pause pauses every job.  Memory
- * only, no I/O; what it keeps of a job is its values, a few dozen bytes,
- * whatever the record's size. */
+/* prom: jobreg-get -P, the jobs as metrics in the Prometheus text format
+ * (for node_exporter's textfile collector).  Families are grouped: feed
+ * every job to prom_add(), then take the text piece by piece from
+ * prom_more(): each family with # HELP and # TYPE, a job's series
+ * labelled name (the job id; not job, which a scrape sets) and registry
+ * (prom_init()'s, an absolute path).  A CORRUPT or UNREADABLE job has no
+ * series, only a count in jobreg_corrupt_records.  No I/O; a job costs
+ * its values, a few dozen bytes, whatever the record's size. */
 #ifndef JOBREG_PROM_H
 #define JOBREG_PROM_H
 
@@ -37,8 +34,7 @@ struct prom {
 		unsigned long in_use, capacity;
 	} *slots;
 	size_t nslots;
-	int registry_paused;                 /* the registry's pause is in force
-					(jobreg_registry_paused) */
+	int registry_paused;                 /* the registry's pause: jobreg_registry_paused */
 	int family;                          /* where prom_more() goes on */
 	size_t next;
 };
@@ -46,14 +42,12 @@ struct prom {
 #define PROM_CHUNK 65536
 
 void prom_init(struct prom *p, const char *registry);
-/* Job JOB, its record R (NULL: none), derived STATUS and what else the
- * reader judged of it (X).  JOB must stay valid until the text has been
- * taken. */
+/* Job JOB (valid until the text is taken), its record R (NULL: none),
+ * derived STATUS and what else the reader judged of it (X). */
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
 	      const struct job_flags *x);
-/* Slot group GROUP (SPEC §5b): IN_USE of its CAPACITY slots held.  Its
- * series jobreg_slots_in_use and jobreg_slots_capacity come last,
- * labelled registry and group. */
+/* Slot group GROUP (SPEC §5b): IN_USE of its CAPACITY slots held; its
+ * series come last, labelled registry and group. */
 void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long capacity);
 /* Append the next piece of the text to OUT: 1 while more follows; 0 with
  * the last piece, P then freed.  REGISTRY_UP: 1 when DIR exists and could

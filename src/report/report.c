@@ -1,6 +1,4 @@
-/* report: jobreg-get --report (see report.h).  Past 450 lines: the
- * report's lines, their order and sums, and the slot waiters they name
- * share the one view built here. */
+/* report: jobreg-get --report (see report.h). */
 #include "report/report.h"
 #include "record/transition.h"
 #include "registry/history.h"
@@ -22,12 +20,10 @@
 
 /* What a job's line says besides its state. */
 struct report_facts {
-	const char *log_line;   /* the last line of its log (NULL: none) */
-	int last_lost;          /* its last run was lost (history), when the
-				   record holds no result of it */
-	unsigned long long waiting;   /* live waiters in its line */
-	const struct slot_wait *slot_wait;   /* a call of it waiting for a
-						slot, or NULL */
+	char *log_line;         /* the last line of its log (NULL: none) */
+	int last_lost;          /* its last run was lost, by its history */
+	unsigned long long waiting;          /* live waiters in its line */
+	const struct slot_wait *slot_wait;   /* its call waiting for a slot */
 };
 
 void report_init(struct report *rp, double now, int colour)
@@ -35,21 +31,24 @@ void report_init(struct report *rp, double now, int colour)
 	*rp = (struct report){ .now = now, .colour = colour };
 }
 
-/* SECONDS as a person reads it, the two largest units: "45s", "5m3s",
- * "2h10m", "3d4h". */
-static void report_duration(struct buf *out, double seconds)
+/* BEFORE, SECONDS as a person reads it in the two largest units ("45s",
+ * "5m3s", "2h10m", "3d4h"), then AFTER. */
+static void report_duration(struct buf *out, const char *before, double seconds,
+			    const char *after)
 {
 	static const struct { long long size; char unit; } units[] = {
 		{ 86400, 'd' }, { 3600, 'h' }, { 60, 'm' }, { 1, 's' },
 	};
 	long long s = seconds > 0 ? (long long)seconds : 0;
 	size_t i = 0;
+	buf_adds(out, before);
 	while (i + 1 < 4 && s < units[i].size)
 		i++;
 	buf_addf(out, "%lld%c", s / units[i].size, units[i].unit);
 	long long rest = i + 1 < 4 ? s % units[i].size / units[i + 1].size : 0;
 	if (rest)
 		buf_addf(out, "%lld%c", rest, units[i + 1].unit);
+	buf_adds(out, after);
 }
 
 /* Seconds from the record's time KEY to NOW into *AGE; -1 without it. */
@@ -62,8 +61,7 @@ static int age_of(const struct record *r, const char *key, double now, double *a
 	return 0;
 }
 
-/* How a FAILED run ended: "FAILED exit 3", "killed by SIGTERM", "timed
- * out after 1h". */
+/* How a FAILED run ended: "FAILED exit 3", "killed by SIGTERM", "timed out after 1h". */
 static void why_failed(struct buf *why, const struct record *r)
 {
 	struct run_result end = record_run_result(r);
@@ -73,11 +71,10 @@ static void why_failed(struct buf *why, const struct record *r)
 		if (limit) {
 			/* A limit under a second, or not whole, as given (0.5s). */
 			double t = strtod(limit, NULL);
-			buf_adds(why, " after ");
 			if (t >= 1 && t == (double)(long long)t)
-				report_duration(why, t);
+				report_duration(why, " after ", t, "");
 			else
-				buf_addf(why, "%gs", t);
+				buf_addf(why, " after %gs", t);
 		}
 	} else if (end.signal_name) {
 		buf_addf(why, "killed by SIG%s", end.signal_name);
@@ -110,10 +107,8 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 	}
 	case ST_RUNNING:
 		buf_adds(why, "running");
-		if (age_of(r, "started", now, &age) == 0) {
-			buf_adds(why, " for ");
-			report_duration(why, age);
-		}
+		if (age_of(r, "started", now, &age) == 0)
+			report_duration(why, " for ", age, "");
 		if (host)
 			buf_addf(why, " on %s", host);
 		return RK_RUNNING;
@@ -191,9 +186,7 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 	if (age_of(r, "last_skipped", now, &skipped) == 0 &&
 	    (age_of(r, "since", now, &since) < 0 || skipped <= since)) {
 		const char *reason = record_get(r, "skip_reason");
-		buf_adds(&more, ", skipped ");
-		report_duration(&more, skipped);
-		buf_adds(&more, " ago");
+		report_duration(&more, ", skipped ", skipped, " ago");
 		if (reason && *reason)
 			buf_addf(&more, ": %s", reason);
 	}
@@ -223,17 +216,14 @@ static void report_add(struct report *rp, const char *job, const struct job_stat
 	/* Late is no status: it comes before what is less severe, after
 	 * what is more. */
 	if (st->late && kind > RK_LATE) {
-		buf_adds(&why, "LATE by ");
-		report_duration(&why, rp->now - st->late_at);
+		report_duration(&why, "LATE by ", rp->now - st->late_at, "");
 		if (kind != RK_PENDING)
 			buf_addf(&why, ", %s", part.data);
 		kind = RK_LATE;
 	} else {
 		buf_adds(&why, part.data);
-		if (st->late) {
-			buf_adds(&why, ", LATE by ");
-			report_duration(&why, rp->now - st->late_at);
-		}
+		if (st->late)
+			report_duration(&why, ", LATE by ", rp->now - st->late_at, "");
 	}
 	/* So is a pause, the job's own or the registry's, in dispatch's
 	 * words; it says more than "pending". */
@@ -248,20 +238,15 @@ static void report_add(struct report *rp, const char *job, const struct job_stat
 			kind = RK_PAUSED;
 	}
 	why_waits(&why, r, facts, kind, st->status, rp->now);
-	if (age_of(r, "last_success", rp->now, &age) == 0) {
-		buf_adds(&success, "last ok ");
-		report_duration(&success, age);
-		buf_adds(&success, " ago");
-	} else {
+	if (age_of(r, "last_success", rp->now, &age) == 0)
+		report_duration(&success, "last ok ", age, " ago");
+	else
 		buf_adds(&success, r ? "never ok" : "-");   /* no record: never seen */
-	}
 	long long seconds;
-	if (st->status == ST_DONE && record_duration(r, &seconds) == 0) {
-		buf_adds(&took, "took ");
-		report_duration(&took, (double)seconds);
-	} else {
+	if (st->status == ST_DONE && record_duration(r, &seconds) == 0)
+		report_duration(&took, "took ", (double)seconds, "");
+	else
 		buf_adds(&took, "-");
-	}
 
 	if (rp->n == rp->cap) {
 		rp->cap = rp->cap ? 2 * rp->cap : 32;
@@ -299,17 +284,6 @@ static const struct { enum report_kind kind; const char *word; } summary[] = {
 	{ RK_OK, "ok" }, { RK_CORRUPT, "corrupt" }, { RK_UNREADABLE, "unreadable" },
 };
 
-/* S and spaces up to WIDTH, then two more; none after the last column. */
-static void column(struct buf *out, const char *s, size_t width, const char *colour)
-{
-	if (colour)
-		buf_addf(out, "%s%s\033[0m", colour, s);
-	else
-		buf_adds(out, s);
-	for (size_t i = strlen(s); i < width + 2; i++)
-		buf_addc(out, ' ');
-}
-
 void report_finish(struct report *rp, struct buf *out)
 {
 	size_t width[RC_LOG] = {0}, count[RK_KINDS] = {0};
@@ -324,9 +298,15 @@ void report_finish(struct report *rp, struct buf *out)
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct report_line *l = &rp->lines[i];
 		size_t start = out->len;
-		for (int c = 0; c < RC_LOG; c++)
-			column(out, l->col[c], width[c],
-			       c == RC_WHY && rp->colour ? colours[l->kind] : NULL);
+		/* Each column padded to its width and two spaces; the log's is last. */
+		for (int c = 0; c < RC_LOG; c++) {
+			if (c == RC_WHY && rp->colour && colours[l->kind])
+				buf_addf(out, "%s%s\033[0m", colours[l->kind], l->col[c]);
+			else
+				buf_adds(out, l->col[c]);
+			for (size_t n = strlen(l->col[c]); n < width[c] + 2; n++)
+				buf_addc(out, ' ');
+		}
 		if (l->col[RC_LOG])
 			buf_adds(out, l->col[RC_LOG]);
 		while (out->len > start && out->data[out->len - 1] == ' ')
@@ -387,8 +367,7 @@ static char *log_last_line(const struct registry *reg, const char *job)
 	return line;
 }
 
-/* Was JOB's last run lost?  Its history's last line says, into *LOST;
- * an exit status. */
+/* Was JOB's last run lost (its history's last line)?  Into *LOST; an exit status. */
 static int last_run_lost(const struct registry *reg, const char *job, int *lost)
 {
 	struct buf data = {0};
@@ -473,11 +452,9 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 	struct report_facts f = {0};
 	struct slot_wait key = { .job = (char *)job };
 	f.slot_wait = rp->nwaits ? bsearch(&key, rp->waits, rp->nwaits, sizeof key, by_job) : NULL;
-	char *line = NULL;
 	int rc = 0;
 	if (st->found) {
-		line = log_last_line(reg, job);
-		f.log_line = line;
+		f.log_line = log_last_line(reg, job);
 		/* Only a record that holds no result of a failed run asks. */
 		if ((st->status == ST_PENDING ||
 		     (st->status == ST_DONE && record_outcome(&st->rec) == OUTCOME_UNKNOWN)) &&
@@ -486,6 +463,6 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 		f.waiting = line_waiting(reg, job, &st->rec);
 	}
 	report_add(rp, job, st, &f);
-	free(line);
+	free(f.log_line);
 	return rc;
 }

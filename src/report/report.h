@@ -1,15 +1,11 @@
-/* report: jobreg-get --report, a view for people, not scripts (SPEC §5).
- * One line a job — id, status, why it is in that state, the age of its
- * last success, its last run's duration, the last line of its log — sorted
- * by severity (corrupt or unreadable, STALE, FAILED, LATE, CANCELLED,
- * PAUSED, RUNNING, PENDING, DONE with no result, OK), then by id; then a
- * summary line ("50 jobs: 3 failed, 2 late, 1 stale, 1 running, 43 ok").
- * Late and paused are no statuses: a job that is either is counted so
- * when that is worse than its status.
- *
- * report_finish() is pure: memory in, text out.  Only report_job() reads
- * files: the log's tail and, for a job whose last run failed with no
- * result on record, the history's last line. */
+/* report: jobreg-get --report, a view for people, not scripts (SPEC §5):
+ * a line a job (id, status, why it is so, the age of its last success,
+ * its last run's duration, its log's last line), by severity (enum
+ * report_kind) then id, then a summary ("50 jobs: 3 failed, 2 late, 1
+ * stale, 1 running, 43 ok").  Late and paused are no statuses: a job that
+ * is either counts so when that is worse than its status.  Only
+ * report_job() reads files (the log's tail; the history's last line for a
+ * failed run with no result on record); report_finish() is pure. */
 #ifndef JOBREG_REPORT_H
 #define JOBREG_REPORT_H
 
@@ -52,23 +48,18 @@ void report_init(struct report *rp, double now, int colour);
 void report_finish(struct report *rp, struct buf *out);
 void report_free(struct report *rp);
 
-/* The calls waiting in the line of each slot group L (a listing of REG)
- * knows, for report_job(): a job's first such call, in the group whose
- * line was read first.  Returns an exit status (a place that cannot be
- * probed is reported). */
+/* For report_job(): the calls waiting in the line of each slot group of
+ * L (a listing of REG), of a job the first found.  Returns an exit status (a
+ * place that cannot be probed is reported). */
 struct listing;
 int report_slot_waits(const struct registry *reg, struct report *rp, const struct listing *l);
 
-/* The line of JOB of REG, ST its state as jobstate_load() left it, and
- * the facts read: the last line of its latest run's log (DIR/.JOB.log,
- * SPEC §3b; only its tail is read: a log that cannot be read is left out,
- * as diagnostics), whether its last run was lost (its history), the
- * waiters in its line ("3 waiting"), and its call waiting for a slot
- * (report_slot_waits(): "waiting for slot G, 2nd in line").  It says too
- * "skipped 5m ago: no-slot" (a call refused since its last transition),
- * and for a job whose record keeps every= "next due T" (or "due now": no
- * success on record).  Returns an exit status: a history that cannot be
- * read is reported, and the job's line says "failed". */
+/* The line of JOB of REG, ST as jobstate_load() left it: with the last
+ * line of its log (SPEC §3b, from its tail; a log that cannot be read is
+ * left out, as diagnostics), a lost last run (its history), "3 waiting",
+ * "waiting for slot G, 2nd in line", "skipped 5m ago: no-slot", "next due
+ * T" or "due now".  Returns an exit status: a history that cannot be read
+ * is reported, and the line says "failed". */
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 		const struct job_state *st);
 
