@@ -1,5 +1,4 @@
-/* transition: what each write does to a record (see transition.h, SPEC
- * §3). */
+/* transition: what each write does to a record (SPEC §3). */
 #include "record/transition.h"
 #include "util/signame.h"
 
@@ -7,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void drop_keys(struct record *r, const char *const *keys)
+/* 1 when R had any of KEYS. */
+static int drop_keys(struct record *r, const char *const *keys)
 {
+	int had = 0;
 	for (; *keys; keys++)
-		record_drop(r, *keys);
+		had |= record_drop(r, *keys);
+	return had;
 }
 
 /* The owner's keys.  DONE drops those after the first two: who ran it
@@ -64,8 +66,7 @@ static void put_seconds(struct record *r, const char *key, double seconds)
 	buf_free(&b);
 }
 
-/* A history counter + 1 (a malformed one cannot reach here: the parser
- * checked it).  One at its maximum stays: a counter never passes it. */
+/* (The parser checked the counter: a malformed one cannot reach here.) */
 void record_count_up(struct record *r, const char *key)
 {
 	unsigned long long n = record_count(r, key);
@@ -73,7 +74,7 @@ void record_count_up(struct record *r, const char *key)
 		record_put_number(r, key, n + 1);
 }
 
-/* STATUS since NOW (a RENEWAL keeps the since it has). */
+/* ST since NOW (a RENEWAL keeps its since). */
 static void begin(struct record *r, enum status st, time_t now, const char *note, int renewal)
 {
 	if (!record_get(r, "version"))
@@ -352,10 +353,7 @@ void record_pause(struct record *r, double until, const char *by, const char *no
 
 int record_resume(struct record *r)
 {
-	int had = 0;
-	for (const char *const *k = pause_keys; *k; k++)
-		had |= record_drop(r, *k);
-	return had;
+	return drop_keys(r, pause_keys);
 }
 
 void record_pause_copy(struct record *r, const struct record *src)
