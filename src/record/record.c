@@ -33,9 +33,7 @@ static const char *const known_keys[KNOWN_COUNT] = {
 
 void record_init(struct record *r)
 {
-	r->fields = NULL;
-	r->count = r->cap = 0;
-	r->text = NULL;
+	*r = (struct record){0};
 }
 
 static void free_field(struct field *f)
@@ -55,8 +53,8 @@ void record_free(struct record *r)
 	record_init(r);
 }
 
-/* The rank of a LEN-byte key among known_keys; KNOWN_COUNT if unknown.
- * The first byte first: a listing ranks a dozen keys of every record. */
+/* The rank of a LEN-byte key; KNOWN_COUNT if unknown.  The first byte is
+ * compared first, here and in find(): listings do this for every record. */
 static int key_rank_len(const char *key, size_t len)
 {
 	for (int i = 0; i < KNOWN_COUNT; i++)
@@ -68,7 +66,6 @@ static int key_rank_len(const char *key, size_t len)
 
 static struct field *find(const struct record *r, const char *key)
 {
-	/* The first byte first: listings look up several keys per record. */
 	for (size_t i = 0; i < r->count; i++)
 		if (r->fields[i].key[0] == key[0] && strcmp(r->fields[i].key, key) == 0)
 			return &r->fields[i];
@@ -93,11 +90,8 @@ static void append(struct record *r, char *key, char *value, unsigned char owned
 		r->cap = r->cap ? r->cap * 2 : 16;
 		r->fields = xrealloc(r->fields, r->cap * sizeof *r->fields);
 	}
-	r->fields[r->count].key = key;
-	r->fields[r->count].value = value;
-	r->fields[r->count].owned = owned;
-	r->fields[r->count].rank = (unsigned char)rank;
-	r->count++;
+	r->fields[r->count++] = (struct field){ .key = key, .value = value, .owned = owned,
+						.rank = (unsigned char)rank };
 }
 
 void record_copy(struct record *dst, const struct record *src)
@@ -175,8 +169,7 @@ static int cmp_keys(const void *a, const void *b)
 	return strcmp(*ka, *kb);
 }
 
-/* Do N unknown keys repeat?  (The known ones are checked by rank.)  A
- * sort, for a record made of unknown keys. */
+/* Do N unknown keys repeat?  (Known ones are checked by rank.) */
 static int has_duplicate(const char **keys, size_t n)
 {
 	if (n > 1)
@@ -187,9 +180,9 @@ static int has_duplicate(const char **keys, size_t n)
 	return 0;
 }
 
-/* The values jobreg itself interprets must be well-formed, or liveness and
- * the JSON numbers could not be trusted.  VAL: the value of each known key,
- * by rank (NULL: absent); FIRST: the rank of the first key. */
+/* The values jobreg interprets must be well-formed, or liveness and the
+ * JSON numbers could not be trusted.  VAL: each known key's value by rank
+ * (NULL: absent); FIRST: the rank of the first key. */
 static const char *check_values(const char *const *val, int first, int need_status)
 {
 	const char *v;
@@ -330,9 +323,8 @@ int record_parse_settings(struct record *r, const char *data, size_t len, const 
 	return parse(r, data, len, 0, why);
 }
 
-/* A counting sort by rank, which keeps the unknown keys in the order they
- * came.  (Looking for each rank in turn costs keys x fields x keys
- * compares, most of a fuzzer's time; this is two rankings of each field.) */
+/* A counting sort by rank: stable, so unknown keys keep their order, and
+ * linear (a search per rank was most of a fuzzer's time). */
 void record_order(const struct record *r, size_t *idx)
 {
 	size_t next[KNOWN_COUNT + 2] = {0};
