@@ -34,9 +34,8 @@ void time_format(time_t t, char out[21])
 	long long days = (long long)t / 86400, secs = (long long)t % 86400;
 	if (secs < 0)
 		secs += 86400, days--;
-	/* The date, counted a year and then a month at a time from 1970:
-	 * gmtime_r() would first read the time zone (TZ, /etc/localtime) for
-	 * a time that is UTC, and a TZ naming a FIFO would block it. */
+	/* Counted from 1970, not by gmtime_r(): it would first read the time
+	 * zone, and a TZ naming a FIFO would block it. */
 	long long y = 1970;
 	while (days < 0)
 		days += 365 + leap(--y);

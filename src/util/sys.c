@@ -142,8 +142,7 @@ ssize_t read_full(int fd, void *data, size_t len)
 	return (ssize_t)got;
 }
 
-/* Write all LEN bytes: with write(2), or at offset AT with pwrite(2)
- * when AT >= 0. */
+/* With pwrite(2) at offset AT when AT >= 0. */
 static int write_all(int fd, const char *data, size_t len, off_t at)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
