@@ -121,8 +121,7 @@ void buf_reset(struct buf *b)
 void buf_free(struct buf *b)
 {
 	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
+	*b = (struct buf){0};
 }
 
 ssize_t read_full(int fd, void *data, size_t len)
@@ -130,11 +129,10 @@ ssize_t read_full(int fd, void *data, size_t len)
 	size_t got = 0;
 	while (got < len) {
 		ssize_t n = read(fd, (char *)data + got, len - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0)
 			break;
 		got += (size_t)n;
@@ -156,11 +154,10 @@ static int write_all(int fd, const char *data, size_t len, off_t at)
 				return -1;
 			continue;
 		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0) {
 			errno = EIO;
 			return -1;
