@@ -155,8 +155,7 @@ static int is_number(const char *s)
 	return s[n] == '\0';
 }
 
-/* A key of LEN bytes, ended by the '=' at K[LEN]: letters, digits, '_',
- * '-' and '.'. */
+/* A key of LEN bytes (K[LEN] is its '='). */
 static int key_valid(const char *k, size_t len)
 {
 	return len > 0 && strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -246,8 +245,7 @@ static int parse(struct record *r, const char *data, size_t len, int need_status
 		 const char **why)
 {
 	record_init(r);
-	/* One copy of the text, split in place: keys and values point into
-	 * it ('=' and '\n' become NULs). */
+	/* Keys and values point into one copy of the text ('=', '\n' -> NUL). */
 	r->text = xstrndup(data, len);
 	char *p = r->text, *end = r->text + len;
 	const char *val[KNOWN_COUNT] = {0};   /* by rank */

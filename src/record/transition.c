@@ -163,10 +163,9 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 	record_count_up(r, "consecutive_failures");
 }
 
-/* No result over a DONE record (a note, a setting): the run's result
- * stays, and nothing is counted, so that no such write turns a failed run
- * into one whose result is not known, which dispatch --once would replay
- * as done. */
+/* No result over a DONE record (a note, a setting) keeps its result and
+ * counts nothing: a failed run must not become one of unknown result,
+ * which dispatch --once would replay as done. */
 static int keeps_result(const struct record *r, const struct run_result *end)
 {
 	return record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
@@ -222,9 +221,8 @@ static void put_or_drop(struct record *r, const char *key, const char *value)
 void record_to_done_after(struct record *r, time_t now, const struct run_result *end,
 			  const char *note, const struct before_run *before)
 {
-	/* The result of the run this write ends, when it had one: a DONE
-	 * record's (this write corrects it), or the failed attempt's that
-	 * waits for its retry (counted when it ended). */
+	/* The result this write corrects: a DONE record's, or that of the
+	 * failed attempt that waits for its retry (counted when it ended). */
 	enum outcome was = record_get(r, "retry_at") ? OUTCOME_FAILED
 			 : record_status(r) == ST_DONE ? record_outcome(r) : OUTCOME_UNKNOWN;
 	if (record_to_done_counted(r, now, end, note))
@@ -415,8 +413,7 @@ struct run_result record_run_result(const struct record *r)
 	}
 	end.signal_name = record_get(r, "signal");
 	end.timed_out = record_count(r, "timed_out") != 0;
-	/* A cancelled run is no success to replay, also when its record does
-	 * not say by whom (written by hand). */
+	/* Cancelled also when a hand-written record does not say by whom. */
 	if (record_outcome(r) == OUTCOME_CANCELLED) {
 		end.cancelled_by = record_get(r, "cancelled_by");
 		if (!end.cancelled_by)
@@ -427,7 +424,6 @@ struct run_result record_run_result(const struct record *r)
 
 int run_result_status(const struct run_result *e)
 {
-	/* A cancelled run that exited 0 is still no success to replay. */
 	if (e->cancelled_by && !e->timed_out && !e->signal_name && e->exit_status <= 0)
 		return 1;
 	if (e->timed_out)
