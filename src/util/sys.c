@@ -250,7 +250,8 @@ char *path_absolute(const char *path)
 			}
 			size *= 2;
 		}
-		buf_adds(&abs, cwd);
+		if (strcmp(cwd, "/") != 0)   /* the root: "/x", not "//x" */
+			buf_adds(&abs, cwd);
 		free(cwd);
 	}
 	/* Join the components, dropping "." and empty ones. */
@@ -265,8 +266,5 @@ char *path_absolute(const char *path)
 	}
 	if (!abs.len)
 		buf_addc(&abs, '/');
-	/* getcwd() gives "/" for the root: "//x" is not wanted. */
-	if (abs.len > 1 && abs.data[0] == '/' && abs.data[1] == '/')
-		memmove(abs.data, abs.data + 1, abs.len--);
 	return abs.data;
 }
