@@ -197,6 +197,10 @@ static const char *check_values(const char *const *val, int first, int need_stat
 						 K_CANCEL_RUN, K_CANCEL_MISSED, K_CANCELLED, K_CANCELLED_RUNS,
 						 K_SKIPPED, K_COALESCED, K_WAIT_NEXT, K_WAIT_HEAD,
 						 K_REPLACED_BELOW };
+	static const struct { enum known_key key; const char *why; } seconds[] = {
+		{ K_TIMEOUT, "bad timeout" }, { K_EVERY, "bad every" },
+		{ K_LATE_AFTER, "bad late_after" }, { K_CANCEL_KILL_AFTER, "bad cancel_kill_after" },
+	};
 
 	if (first != K_VERSION)
 		return "first line is not version=";
@@ -222,14 +226,9 @@ static const char *check_values(const char *const *val, int first, int need_stat
 		if ((v = val[counts[i]]) && (!is_decimal(v, 20) ||
 		    (i >= 3 && parse_digits(v, strlen(v), COUNTER_MAX, &n) < 0)))
 			return "bad number";
-	if ((v = val[K_TIMEOUT]) && !is_number(v))
-		return "bad timeout";
-	if ((v = val[K_EVERY]) && !is_number(v))
-		return "bad every";
-	if ((v = val[K_LATE_AFTER]) && !is_number(v))
-		return "bad late_after";
-	if ((v = val[K_CANCEL_KILL_AFTER]) && !is_number(v))
-		return "bad cancel_kill_after";
+	for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++)
+		if ((v = val[seconds[i].key]) && !is_number(v))
+			return seconds[i].why;
 	if ((v = val[K_CANCEL_SIGNAL]) && signal_number(v) <= 0)
 		return "bad cancel_signal";
 	/* A pause may have no end. */
