@@ -41,8 +41,7 @@ struct run_start {
  * attempt kept); otherwise runs + 1. */
 void record_to_running(struct record *r, time_t now, const struct run_start *how,
 		       const char *note);
-/* A failed attempt whose next one starts at RETRY_AT: the record stays
- * RUNNING, with failures and consecutive_failures + 1. */
+/* A failed attempt (its failure counted): RUNNING, the next at RETRY_AT. */
 void record_to_retry(struct record *r, time_t now, time_t retry_at);
 /* The history before a run ("": none known), which a correction that makes
  * an OK run FAILED puts back. */
@@ -65,8 +64,7 @@ void record_to_done(struct record *r, time_t now, const struct run_result *end,
  * failure).  Returns 1 when it kept a DONE record's result, else 0. */
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note);
-/* The run of a STALE record was lost (SPEC §2): failures, lost and
- * consecutive_failures + 1. */
+/* The run of a STALE record was lost (SPEC §2 Lost runs). */
 void record_count_lost(struct record *r);
 /* SPEC §2 Late jobs: LATE_AFTER < 0 removes late_after and late_from. */
 void record_set_late(struct record *r, double late_after, time_t now);
