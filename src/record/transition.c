@@ -163,19 +163,14 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 	record_count_up(r, "consecutive_failures");
 }
 
-/* No result over a DONE record (a note, a setting) keeps its result and
- * counts nothing: a failed run must not become one of unknown result,
- * which dispatch --once would replay as done. */
-static int keeps_result(const struct record *r, const struct run_result *end)
-{
-	return record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
-	       !end->timed_out;
-}
-
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note)
 {
-	int keep = keeps_result(r, end);
+	/* No result over a DONE record (a note, a setting) keeps its result
+	 * and counts nothing: a failed run must not become one of unknown
+	 * result, which dispatch --once would replay as done. */
+	int keep = record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
+		   !end->timed_out;
 	begin(r, ST_DONE, now, note, 0);
 	drop_keys(r, owner_keys + 2);
 	drop_keys(r, cancel_keys);
