@@ -33,9 +33,7 @@ static const char *const known_keys[KNOWN_COUNT] = {
 
 void record_init(struct record *r)
 {
-	r->fields = NULL;
-	r->count = r->cap = 0;
-	r->text = NULL;
+	*r = (struct record){0};
 }
 
 static void free_field(struct field *f)
@@ -55,8 +53,8 @@ void record_free(struct record *r)
 	record_init(r);
 }
 
-/* The rank of a LEN-byte key among known_keys; KNOWN_COUNT if unknown.
- * The first byte first: a listing ranks a dozen keys of every record. */
+/* The rank of a LEN-byte key; KNOWN_COUNT if unknown.  The first byte is
+ * compared first, here and in find(): listings do this for every record. */
 static int key_rank_len(const char *key, size_t len)
 {
 	for (int i = 0; i < KNOWN_COUNT; i++)
@@ -68,7 +66,6 @@ static int key_rank_len(const char *key, size_t len)
 
 static struct field *find(const struct record *r, const char *key)
 {
-	/* The first byte first: listings look up several keys per record. */
 	for (size_t i = 0; i < r->count; i++)
 		if (r->fields[i].key[0] == key[0] && strcmp(r->fields[i].key, key) == 0)
 			return &r->fields[i];
@@ -93,11 +90,8 @@ static void append(struct record *r, char *key, char *value, unsigned char owned
 		r->cap = r->cap ? r->cap * 2 : 16;
 		r->fields = xrealloc(r->fields, r->cap * sizeof *r->fields);
 	}
-	r->fields[r->count].key = key;
-	r->fields[r->count].value = value;
-	r->fields[r->count].owned = owned;
-	r->fields[r->count].rank = (unsigned char)rank;
-	r->count++;
+	r->fields[r->count++] = (struct field){ .key = key, .value = value, .owned = owned,
+						.rank = (unsigned char)rank };
 }
 
 void record_copy(struct record *dst, const struct record *src)
@@ -161,8 +155,7 @@ static int is_number(const char *s)
 	return s[n] == '\0';
 }
 
-/* A key of LEN bytes, ended by the '=' at K[LEN]: letters, digits, '_',
- * '-' and '.'. */
+/* A key of LEN bytes (K[LEN] is its '='). */
 static int key_valid(const char *k, size_t len)
 {
 	return len > 0 && strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -175,8 +168,7 @@ static int cmp_keys(const void *a, const void *b)
 	return strcmp(*ka, *kb);
 }
 
-/* Do N unknown keys repeat?  (The known ones are checked by rank.)  A
- * sort, for a record made of unknown keys. */
+/* Do N unknown keys repeat?  (Known ones are checked by rank.) */
 static int has_duplicate(const char **keys, size_t n)
 {
 	if (n > 1)
@@ -187,9 +179,9 @@ static int has_duplicate(const char **keys, size_t n)
 	return 0;
 }
 
-/* The values jobreg itself interprets must be well-formed, or liveness and
- * the JSON numbers could not be trusted.  VAL: the value of each known key,
- * by rank (NULL: absent); FIRST: the rank of the first key. */
+/* The values jobreg interprets must be well-formed, or liveness and the
+ * JSON numbers could not be trusted.  VAL: each known key's value by rank
+ * (NULL: absent); FIRST: the rank of the first key. */
 static const char *check_values(const char *const *val, int first, int need_status)
 {
 	const char *v;
@@ -205,6 +197,10 @@ static const char *check_values(const char *const *val, int first, int need_stat
 						 K_CANCEL_RUN, K_CANCEL_MISSED, K_CANCELLED, K_CANCELLED_RUNS,
 						 K_SKIPPED, K_COALESCED, K_WAIT_NEXT, K_WAIT_HEAD,
 						 K_REPLACED_BELOW };
+	static const struct { enum known_key key; const char *why; } seconds[] = {
+		{ K_TIMEOUT, "bad timeout" }, { K_EVERY, "bad every" },
+		{ K_LATE_AFTER, "bad late_after" }, { K_CANCEL_KILL_AFTER, "bad cancel_kill_after" },
+	};
 
 	if (first != K_VERSION)
 		return "first line is not version=";
@@ -230,14 +226,9 @@ static const char *check_values(const char *const *val, int first, int need_stat
 		if ((v = val[counts[i]]) && (!is_decimal(v, 20) ||
 		    (i >= 3 && parse_digits(v, strlen(v), COUNTER_MAX, &n) < 0)))
 			return "bad number";
-	if ((v = val[K_TIMEOUT]) && !is_number(v))
-		return "bad timeout";
-	if ((v = val[K_EVERY]) && !is_number(v))
-		return "bad every";
-	if ((v = val[K_LATE_AFTER]) && !is_number(v))
-		return "bad late_after";
-	if ((v = val[K_CANCEL_KILL_AFTER]) && !is_number(v))
-		return "bad cancel_kill_after";
+	for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++)
+		if ((v = val[seconds[i].key]) && !is_number(v))
+			return seconds[i].why;
 	if ((v = val[K_CANCEL_SIGNAL]) && signal_number(v) <= 0)
 		return "bad cancel_signal";
 	/* A pause may have no end. */
@@ -253,8 +244,7 @@ static int parse(struct record *r, const char *data, size_t len, int need_status
 		 const char **why)
 {
 	record_init(r);
-	/* One copy of the text, split in place: keys and values point into
-	 * it ('=' and '\n' become NULs). */
+	/* Keys and values point into one copy of the text ('=', '\n' -> NUL). */
 	r->text = xstrndup(data, len);
 	char *p = r->text, *end = r->text + len;
 	const char *val[KNOWN_COUNT] = {0};   /* by rank */
@@ -330,9 +320,8 @@ int record_parse_settings(struct record *r, const char *data, size_t len, const 
 	return parse(r, data, len, 0, why);
 }
 
-/* A counting sort by rank, which keeps the unknown keys in the order they
- * came.  (Looking for each rank in turn costs keys x fields x keys
- * compares, most of a fuzzer's time; this is two rankings of each field.) */
+/* A counting sort by rank: stable, so unknown keys keep their order, and
+ * linear (a search per rank was most of a fuzzer's time). */
 void record_order(const struct record *r, size_t *idx)
 {
 	size_t next[KNOWN_COUNT + 2] = {0};

@@ -1,6 +1,5 @@
-/* record: the on-disk record of one job (SPEC §3) — parsing, the
- * transitions and formatting.  Memory only, no I/O; the output formats
- * of jobreg-get are in format.h. */
+/* record: one job's record (SPEC §3), parsed and formatted.  Memory only,
+ * no I/O; jobreg-get's output formats are format.h's. */
 #ifndef JOBREG_RECORD_H
 #define JOBREG_RECORD_H
 
@@ -12,8 +11,8 @@
 #include "util/sys.h"
 
 #define RECORD_MAX 65536   /* a larger file is corrupt */
-/* A counter of a record (runs, line numbers, ...) is at most 2^63-1: a
- * larger one is corrupt, and nothing counts past it (SPEC §5a). */
+/* A counter is at most 2^63-1: larger is corrupt, and none counts past it
+ * (SPEC §5a). */
 #define COUNTER_MAX 9223372036854775807ULL
 
 struct field {
@@ -37,8 +36,7 @@ void record_free(struct record *r);
 /* Parse LEN bytes.  Returns 0, or -1 with *why set to a static reason
  * (the record is then corrupt and R holds nothing). */
 int record_parse(struct record *r, const char *data, size_t len, const char **why);
-/* The same for a record of settings with no status (the registry's
- * pause, pause.h). */
+/* The same with no status needed (the registry's pause, pause.h). */
 int record_parse_settings(struct record *r, const char *data, size_t len, const char **why);
 
 const char *record_get(const struct record *r, const char *key);
@@ -50,13 +48,12 @@ void record_put(struct record *r, const char *key, const char *value);
 /* 1 when R had KEY. */
 int record_drop(struct record *r, const char *key);
 
-/* The written status (PENDING, RUNNING or DONE) of a parsed record;
- * PENDING for one with none yet (being built). */
+/* The written status of R; PENDING for one with none yet (being built). */
 enum status record_status(const struct record *r);
 
 /* The canonical text: keys in SPEC order, unknown keys after them.
- * Returns -1 when it is larger than RECORD_MAX (it would read back as
- * corrupt, so it must not be written), else 0. */
+ * Returns -1 when larger than RECORD_MAX (it must not be written: it would
+ * read back as corrupt), else 0. */
 int record_format(const struct record *r, struct buf *out);
 /* That order as indices into r->fields, into IDX (r->count entries). */
 void record_order(const struct record *r, size_t *idx);

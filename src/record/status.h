@@ -1,5 +1,5 @@
-/* status: the words of SPEC §2 — statuses, the outcomes of a DONE run,
- * and status lists (--is, --if, -s), as words and as bit masks. */
+/* status: the statuses, outcomes and status lists (--is, --if, -s) of
+ * SPEC §2, as words and as bit masks. */
 #ifndef JOBREG_STATUS_H
 #define JOBREG_STATUS_H
 
@@ -9,10 +9,7 @@
  * UNREADABLE are what a reader prints for a record it cannot use. */
 enum status { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE, ST_CORRUPT, ST_UNREADABLE };
 
-/* The outcome of a DONE run (SPEC §2 Status lists): CANCELLED is a run
- * with cancelled=1, whatever its exit status; otherwise FAILED is another
- * exit status than 0, a signal or a time limit; UNKNOWN is no exit status
- * and no signal. */
+/* The outcome of a DONE run (SPEC §2 Status lists; record_outcome()). */
 enum outcome { OUTCOME_UNKNOWN, OUTCOME_OK, OUTCOME_FAILED, OUTCOME_CANCELLED };
 
 /* "PENDING", "RUNNING", ...; upper case. */
@@ -21,9 +18,8 @@ const char *status_word(enum status st);
  * ALLOW_STALE.  -1 if it names none (OK and FAILED are list words only). */
 int status_from_word(const char *s, size_t len, int allow_stale);
 
-/* Status lists: a bit per status, CANCELLED, OK and FAILED, the
- * refinements of DONE, and LATE and PAUSED, which hold whatever the
- * status (SPEC §2). */
+/* Status lists: a bit per status, the refinements of DONE (CANCELLED, OK,
+ * FAILED), and LATE and PAUSED, which hold whatever the status. */
 #define STATUS_BIT(st) (1u << (st))
 #define STATUS_OK_BIT (1u << 8)
 #define STATUS_FAILED_BIT (1u << 9)

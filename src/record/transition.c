@@ -1,5 +1,4 @@
-/* transition: what each write does to a record (see transition.h, SPEC
- * §3). */
+/* transition: what each write does to a record (SPEC §3). */
 #include "record/transition.h"
 #include "util/signame.h"
 
@@ -7,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void drop_keys(struct record *r, const char *const *keys)
+/* 1 when R had any of KEYS. */
+static int drop_keys(struct record *r, const char *const *keys)
 {
+	int had = 0;
 	for (; *keys; keys++)
-		record_drop(r, *keys);
+		had |= record_drop(r, *keys);
+	return had;
 }
 
 /* The owner's keys.  DONE drops those after the first two: who ran it
@@ -64,8 +66,7 @@ static void put_seconds(struct record *r, const char *key, double seconds)
 	buf_free(&b);
 }
 
-/* A history counter + 1 (a malformed one cannot reach here: the parser
- * checked it).  One at its maximum stays: a counter never passes it. */
+/* (The parser checked the counter: a malformed one cannot reach here.) */
 void record_count_up(struct record *r, const char *key)
 {
 	unsigned long long n = record_count(r, key);
@@ -73,7 +74,7 @@ void record_count_up(struct record *r, const char *key)
 		record_put_number(r, key, n + 1);
 }
 
-/* STATUS since NOW (a RENEWAL keeps the since it has). */
+/* ST since NOW (a RENEWAL keeps its since). */
 static void begin(struct record *r, enum status st, time_t now, const char *note, int renewal)
 {
 	if (!record_get(r, "version"))
@@ -162,20 +163,14 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at)
 	record_count_up(r, "consecutive_failures");
 }
 
-/* No result over a DONE record (a note, a setting): the run's result
- * stays, and nothing is counted, so that no such write turns a failed run
- * into one whose result is not known, which dispatch --once would replay
- * as done. */
-static int keeps_result(const struct record *r, const struct run_result *end)
-{
-	return record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
-	       !end->timed_out;
-}
-
 int record_to_done_counted(struct record *r, time_t now, const struct run_result *end,
 			   const char *note)
 {
-	int keep = keeps_result(r, end);
+	/* No result over a DONE record (a note, a setting) keeps its result
+	 * and counts nothing: a failed run must not become one of unknown
+	 * result, which dispatch --once would replay as done. */
+	int keep = record_status(r) == ST_DONE && end->exit_status < 0 && !end->signal_name &&
+		   !end->timed_out;
 	begin(r, ST_DONE, now, note, 0);
 	drop_keys(r, owner_keys + 2);
 	drop_keys(r, cancel_keys);
@@ -221,9 +216,8 @@ static void put_or_drop(struct record *r, const char *key, const char *value)
 void record_to_done_after(struct record *r, time_t now, const struct run_result *end,
 			  const char *note, const struct before_run *before)
 {
-	/* The result of the run this write ends, when it had one: a DONE
-	 * record's (this write corrects it), or the failed attempt's that
-	 * waits for its retry (counted when it ended). */
+	/* The result this write corrects: a DONE record's, or that of the
+	 * failed attempt that waits for its retry (counted when it ended). */
 	enum outcome was = record_get(r, "retry_at") ? OUTCOME_FAILED
 			 : record_status(r) == ST_DONE ? record_outcome(r) : OUTCOME_UNKNOWN;
 	if (record_to_done_counted(r, now, end, note))
@@ -352,10 +346,7 @@ void record_pause(struct record *r, double until, const char *by, const char *no
 
 int record_resume(struct record *r)
 {
-	int had = 0;
-	for (const char *const *k = pause_keys; *k; k++)
-		had |= record_drop(r, *k);
-	return had;
+	return drop_keys(r, pause_keys);
 }
 
 void record_pause_copy(struct record *r, const struct record *src)
@@ -417,8 +408,7 @@ struct run_result record_run_result(const struct record *r)
 	}
 	end.signal_name = record_get(r, "signal");
 	end.timed_out = record_count(r, "timed_out") != 0;
-	/* A cancelled run is no success to replay, also when its record does
-	 * not say by whom (written by hand). */
+	/* Cancelled also when a hand-written record does not say by whom. */
 	if (record_outcome(r) == OUTCOME_CANCELLED) {
 		end.cancelled_by = record_get(r, "cancelled_by");
 		if (!end.cancelled_by)
@@ -429,7 +419,6 @@ struct run_result record_run_result(const struct record *r)
 
 int run_result_status(const struct run_result *e)
 {
-	/* A cancelled run that exited 0 is still no success to replay. */
 	if (e->cancelled_by && !e->timed_out && !e->signal_name && e->exit_status <= 0)
 		return 1;
 	if (e->timed_out)

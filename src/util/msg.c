@@ -51,8 +51,7 @@ void message_release(struct buf *held, int write)
 {
 	if (write && held->len) {
 		start_line();
-		/* A closed stderr loses the message, nothing else (SIGPIPE is
-		 * ignored: cli.h). */
+		/* A closed stderr loses the message only (SIGPIPE is ignored). */
 		(void)write_full(2, held->data, held->len);
 	}
 	buf_free(held);
@@ -72,8 +71,8 @@ static void emit(const char *job, int err, const char *fmt, va_list ap)
 	buf_vaddf(&line, fmt, ap);
 	if (err)
 		buf_addf(&line, ": %s", strerror(err));
-	/* One message is one line, and drives no terminal, whatever a path,
-	 * a note or a pause's user@host contains: escaped (\x0a, \u009b). */
+	/* Escaped: one line that drives no terminal, whatever a path or a
+	 * note holds. */
 	struct buf shown = {0};
 	text_escape(&shown, line.data, line.len, ESCAPE_TEXT);
 	buf_addc(&shown, '\n');
@@ -119,8 +118,6 @@ void info(const char *job, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Write to standard output; a failure is reported once, and every later
- * write is dropped. */
 static int out_write(const char *data, size_t len)
 {
 	static int failed;
@@ -135,8 +132,7 @@ static int out_write(const char *data, size_t len)
 
 void out_add(const char *data, unsigned long len)
 {
-	/* A large block (a listing's whole text) goes out as it is, not
-	 * through a copy. */
+	/* A large block (a listing's whole text) goes out without a copy. */
 	if (len >= 65536) {
 		if (!out_flush())
 			(void)out_write(data, len);
@@ -162,8 +158,7 @@ int out_flush(void)
 	return failed;
 }
 
-/* errno -> exit status: as a failed call anywhere, and as a failure to
- * create what the user named. */
+/* errno -> exit status, and the one for creating what the user named. */
 static const struct {
 	int err;
 	unsigned char status, creating;

@@ -34,9 +34,8 @@ void time_format(time_t t, char out[21])
 	long long days = (long long)t / 86400, secs = (long long)t % 86400;
 	if (secs < 0)
 		secs += 86400, days--;
-	/* The date, counted a year and then a month at a time from 1970:
-	 * gmtime_r() would first read the time zone (TZ, /etc/localtime) for
-	 * a time that is UTC, and a TZ naming a FIFO would block it. */
+	/* Counted from 1970, not by gmtime_r(): it would first read the time
+	 * zone, and a TZ naming a FIFO would block it. */
 	long long y = 1970;
 	while (days < 0)
 		days += 365 + leap(--y);
@@ -50,30 +49,22 @@ void time_format(time_t t, char out[21])
 	memcpy(out, text, 21);
 }
 
-/* The N digits at S, at most 9999. */
-static int digits(const char *s, size_t n, unsigned *v)
-{
-	unsigned long long x;
-	if (parse_digits(s, n, 9999, &x) < 0)
-		return -1;
-	*v = (unsigned)x;
-	return 0;
-}
-
 int time_parse(const char *s, time_t *t)
 {
-	unsigned y, mo, d, h, mi, sec;
+	unsigned long long y, mo, d, h, mi, sec;
 	if (strlen(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
 	    s[13] != ':' || s[16] != ':' || s[19] != 'Z')
 		return -1;
-	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
-	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &sec))
+	if (parse_digits(s, 4, 9999, &y) || parse_digits(s + 5, 2, 99, &mo) ||
+	    parse_digits(s + 8, 2, 99, &d) || parse_digits(s + 11, 2, 99, &h) ||
+	    parse_digits(s + 14, 2, 99, &mi) || parse_digits(s + 17, 2, 99, &sec))
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > (unsigned)(mdays[mo - 1] + (mo == 2 && leap(y))) ||
+	if (mo < 1 || mo > 12 || d < 1 ||
+	    d > (unsigned long long)(mdays[mo - 1] + (mo == 2 && leap((long long)y))) ||
 	    h > 23 || mi > 59 || sec > 60)
 		return -1;
-	long long v = days_from_civil(y, mo, d) * 86400 + (long long)h * 3600 +
-		      (long long)mi * 60 + sec;
+	long long v = days_from_civil((long long)y, (unsigned)mo, (unsigned)d) * 86400 +
+		      (long long)(h * 3600 + mi * 60 + sec);
 	*t = (time_t)v;
 	return 0;
 }

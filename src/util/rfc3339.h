@@ -1,6 +1,6 @@
-/* rfc3339: the times of a record — RFC 3339 in UTC to the second,
- * "2026-12-02T14:00:05Z", both ways, in UTC whatever TZ says: both count the days
- * themselves (no timegm() in POSIX, and gmtime_r() reads the time zone first). */
+/* rfc3339: a record's times, "2026-12-02T14:00:05Z", both ways, in UTC
+ * whatever TZ says: the days are counted here (POSIX has no timegm(), and
+ * gmtime_r() reads the time zone first). */
 #ifndef JOBREG_RFC3339_H
 #define JOBREG_RFC3339_H
 

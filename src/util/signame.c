@@ -67,13 +67,11 @@ int signal_number(const char *name)
 			return names[i].sig;
 	if (strncasecmp(name, "RTMIN", 5) == 0 || strncasecmp(name, "RTMAX", 5) == 0) {
 		int max = name[4] == 'X' || name[4] == 'x';
-		int base = max ? SIGRTMAX : SIGRTMIN, off = 0;
+		int off = 0;
 		const char *rest = name + 5;
-		if (*rest) {
-			if (*rest != (max ? '-' : '+') || (off = small_number(rest + 1)) < 0)
-				return -1;
-		}
-		int sig = max ? base - off : base + off;
+		if (*rest && (*rest != (max ? '-' : '+') || (off = small_number(rest + 1)) < 0))
+			return -1;
+		int sig = max ? SIGRTMAX - off : SIGRTMIN + off;
 		return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : -1;
 	}
 	return -1;

@@ -121,8 +121,7 @@ void buf_reset(struct buf *b)
 void buf_free(struct buf *b)
 {
 	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
+	*b = (struct buf){0};
 }
 
 ssize_t read_full(int fd, void *data, size_t len)
@@ -130,11 +129,10 @@ ssize_t read_full(int fd, void *data, size_t len)
 	size_t got = 0;
 	while (got < len) {
 		ssize_t n = read(fd, (char *)data + got, len - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0)
 			break;
 		got += (size_t)n;
@@ -142,8 +140,7 @@ ssize_t read_full(int fd, void *data, size_t len)
 	return (ssize_t)got;
 }
 
-/* Write all LEN bytes: with write(2), or at offset AT with pwrite(2)
- * when AT >= 0. */
+/* With pwrite(2) at offset AT when AT >= 0. */
 static int write_all(int fd, const char *data, size_t len, off_t at)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
@@ -157,11 +154,10 @@ static int write_all(int fd, const char *data, size_t len, off_t at)
 				return -1;
 			continue;
 		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0) {
 			errno = EIO;
 			return -1;
@@ -254,7 +250,8 @@ char *path_absolute(const char *path)
 			}
 			size *= 2;
 		}
-		buf_adds(&abs, cwd);
+		if (strcmp(cwd, "/") != 0)   /* the root: "/x", not "//x" */
+			buf_adds(&abs, cwd);
 		free(cwd);
 	}
 	/* Join the components, dropping "." and empty ones. */
@@ -269,8 +266,5 @@ char *path_absolute(const char *path)
 	}
 	if (!abs.len)
 		buf_addc(&abs, '/');
-	/* getcwd() gives "/" for the root: "//x" is not wanted. */
-	if (abs.len > 1 && abs.data[0] == '/' && abs.data[1] == '/')
-		memmove(abs.data, abs.data + 1, abs.len--);
 	return abs.data;
 }

@@ -1,6 +1,5 @@
-/* sys: the thin layer over libc every module uses — complete reads and
- * writes that retry EINTR, checked allocation, string copies and their
- * comparison, a growable byte buffer, and the clock.  No policy lives here. */
+/* sys: the thin layer over libc: complete reads and writes that retry
+ * EINTR, checked allocation, strings, a growable buffer, the clock. */
 #ifndef JOBREG_SYS_H
 #define JOBREG_SYS_H
 
@@ -35,8 +34,7 @@ void buf_free(struct buf *b);
 
 /* Read until LEN bytes or end of file; returns the count, or -1. */
 ssize_t read_full(int fd, void *data, size_t len);
-/* Write all LEN bytes (short writes continue, a non-blocking FD is waited
- * for, never dropped from); returns 0, or -1. */
+/* Write all LEN bytes, waiting on a non-blocking FD; returns 0, or -1. */
 int write_full(int fd, const void *data, size_t len);
 /* Write all LEN bytes at offset AT (pwrite(2)); returns 0, or -1. */
 int pwrite_full(int fd, const void *data, size_t len, off_t at);
@@ -45,12 +43,11 @@ int fsync_retry(int fd);
 /* close(2) that treats EINTR as done (Linux always releases the fd). */
 int close_fd(int fd);
 
-/* The decimal number spelt by the N bytes at S, all digits (N > 0), if
- * it is at most MAX: 0 with *VALUE; else -1.  Every decimal field of
- * jobreg's input is read through this one function. */
+/* The N > 0 bytes at S, all digits, as a number at most MAX: 0 with
+ * *VALUE; else -1.  Every decimal field of jobreg's input is read here. */
 int parse_digits(const char *s, size_t n, unsigned long long max, unsigned long long *value);
 
-/* Wall-clock now, in seconds and as a double. */
+/* Wall-clock now, in whole seconds and as a double. */
 time_t now_seconds(void);
 double now_real(void);
 /* Monotonic seconds, for deadlines. */
@@ -58,9 +55,8 @@ double now_mono(void);
 /* The earlier of two times, either < 0 meaning none (then the other). */
 double earliest(double a, double b);
 
-/* PATH made absolute against the working directory, with "." and empty
- * components dropped; ".." and symlinks are kept as they are, so the
- * name is the one the user gave.  Malloc'd; NULL with errno if the
+/* PATH made absolute, "." and empty components dropped; ".." and symlinks
+ * kept, so the name is the user's.  Malloc'd; NULL with errno if the
  * working directory cannot be found. */
 char *path_absolute(const char *path);
 
