@@ -46,11 +46,9 @@ struct filter {
 	int verbose;          /* -v: print each job removed */
 };
 
-/* Does the record pass the filters? */
 static int matches(const struct filter *f, const struct job_state *st, time_t now)
 {
-	/* A corrupt record has no status or age to filter on: only a plain
-	 * --force removes it. */
+	/* No status or age to filter on: only a plain --force removes it. */
 	if (st->status == ST_CORRUPT)
 		return f->force && !f->stale && !f->if_mask && f->older_than < 0;
 	if (f->stale && st->status != ST_STALE)
@@ -115,8 +113,8 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		goto out;
 	}
 	/* Waiters in line keep a PENDING record of the line's numbers, so
-	 * that none is handed out twice (SPEC §5a); else the record goes.
-	 * A sweep (-a) syncs the directory once, after all its removals. */
+	 * that none is handed out twice (SPEC §5a).  A sweep (-a) syncs the
+	 * directory once, after all its removals. */
 	struct line_numbers nums;
 	int waiting;
 	line_numbers(&st.rec, &nums);
@@ -145,20 +143,19 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	struct stat sb;
 	int lock = -1, rc;
 
-	/* No record: nothing to clear and no lock file to create, but lock
-	 * files left behind go.  A sweep need not ask when its listing saw a
-	 * regular file: if it has gone since, clear_locked() finds none and
-	 * removes the lock files. */
+	/* No record: no lock file to create, but those left behind go.  A
+	 * sweep need not ask when its listing saw a regular file: if it has
+	 * gone since, clear_locked() removes the lock files. */
 	if ((!l || !sweep_listed_regular(l, job)) &&
 	    fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return f->dry_run || l ? 0 : sweep_orphan(reg, job, NULL);
-	/* A dry run takes the lock as the real call would (so it is busy,
-	 * or refused, exactly when that call would be), but creates no
-	 * lock file: a missing one is held by nobody. */
+	/* A dry run takes the lock as the real call would (busy or refused
+	 * exactly when it would be), but creates no lock file: a missing one
+	 * is held by nobody. */
 	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait,
 		      f->dry_run ? 0 : LOCK_CREATE, &lock);
-	/* A sweep removes the job's leftover temp files whenever it holds
-	 * the lock, whether the record matches or not: they are garbage. */
+	/* A sweep removes leftover temp files under the lock, whether the
+	 * record matches or not: they are garbage. */
 	if (!rc && l && !f->dry_run)
 		sweep_temps(reg, job, l);
 	if (!rc)
@@ -167,7 +164,7 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	return rc;
 }
 
-/* Options and operands; a usage error exits 64. */
+/* Options and operands. */
 static void parse_options(int argc, char **argv, struct common *common, struct filter *f,
 			  int *all, char ***jobs, size_t *njobs)
 {
