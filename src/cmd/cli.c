@@ -443,25 +443,20 @@ const char *note_or_err(const char *arg)
 
 char *registry_path(const char *opt_dir)
 {
-	const char *env;
+	const char *dir = getenv("JOBREG_DIR"), *xdg = getenv("XDG_STATE_HOME"),
+		   *home = getenv("HOME");
 	struct buf path = {0};
 	if (opt_dir)
 		return xstrdup(opt_dir);
-	env = getenv("JOBREG_DIR");
-	if (env && *env)
-		return xstrdup(env);
+	if (dir && *dir)
+		return xstrdup(dir);
 	/* The XDG spec says relative paths there are to be ignored. */
-	env = getenv("XDG_STATE_HOME");
-	if (env && env[0] == '/') {
-		buf_addf(&path, "%s/jobreg", env);
-		return path.data;
-	}
-	env = getenv("HOME");
-	if (!env || !*env) {
-		fail(EXIT_USAGE, NULL,
-		     "no registry: give -d DIR or set JOBREG_DIR, XDG_STATE_HOME or HOME");
-		return NULL;
-	}
-	buf_addf(&path, "%s/.local/state/jobreg", env);
+	if (xdg && xdg[0] == '/')
+		buf_addf(&path, "%s/jobreg", xdg);
+	else if (home && *home)
+		buf_addf(&path, "%s/.local/state/jobreg", home);
+	else
+		exit(fail(EXIT_USAGE, NULL,
+			  "no registry: give -d DIR or set JOBREG_DIR, XDG_STATE_HOME or HOME"));
 	return path.data;
 }

@@ -78,8 +78,8 @@ double late_after_or_err(const char *arg);
 const char *note_or_err(const char *arg);
 
 /* The registry path: -d, else $JOBREG_DIR, else
- * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg.  Returns a malloc'd path,
- * or NULL after printing why (exit 64). */
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg, malloc'd; with none of
+ * them a usage error. */
 char *registry_path(const char *opt_dir);
 
 #endif

@@ -245,8 +245,6 @@ int main(int argc, char **argv)
 
 	parse_options(argc, argv, &common, &f, &all, &jobs, &njobs);
 	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
 	int rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
 	free(path);
 	if (rc || reg.fd < 0) {

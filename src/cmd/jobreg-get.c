@@ -453,8 +453,6 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &common, &req);
 	check_request(&req);
 	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
 	int rc = reg_open(&reg, path, 0);
 	if (!rc && req.mode == SLOTS)
 		rc = print_slots(&reg, &req);

@@ -458,8 +458,6 @@ int main(int argc, char **argv)
 	if (req.owner_pid && (rc = check_owner(&req)) != 0)
 		return rc;
 	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
 	/* -a STATUS acts on records there are, --cancel and --resume only on
 	 * those that are: they create no registry. */
 	int create = req.mode == MODE_PAUSE || (req.mode == MODE_SET && !req.all);
