@@ -341,10 +341,9 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 	if (st < 0)
 		exit(fail(EXIT_USAGE, req->job, "bad status '%s' (PENDING, RUNNING or DONE)", word));
 	req->status = (enum status)st;
-	if (req->owner_pid && req->status != ST_RUNNING)
-		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
-	if (req->ttl > 0 && req->status != ST_RUNNING)
-		exit(fail(EXIT_USAGE, req->job, "--ttl is for RUNNING only"));
+	if ((req->owner_pid || req->ttl > 0) && req->status != ST_RUNNING)
+		exit(fail(EXIT_USAGE, req->job, "--%s is for RUNNING only",
+			  req->owner_pid ? "owner" : "ttl"));
 	if (req->exit_status >= 0 && req->status != ST_DONE)
 		exit(fail(EXIT_USAGE, req->job, "--exit is for DONE only"));
 }
