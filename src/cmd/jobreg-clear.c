@@ -164,9 +164,8 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	return rc;
 }
 
-/* Options and operands. */
-static void parse_options(int argc, char **argv, struct common *common, struct filter *f,
-			  int *all, char ***jobs, size_t *njobs)
+/* Options into F; returns where the JOBs begin in ARGV (at ARGC: -a). */
+static int parse_options(int argc, char **argv, struct common *common, struct filter *f)
 {
 	static const struct option longopts[] = {
 		{ "if", required_argument, 0, 'I' },
@@ -179,7 +178,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int opt;
+	int opt, all = 0;
 
 	cli_init("jobreg-clear", argv, usage, help, longopts, common);
 	while ((opt = cli_next_option(argc, argv, "+:anv" COMMON_SHORTOPTS)) != -1) {
@@ -188,19 +187,18 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		case 'S': f->stale = 1; break;
 		case 'O': f->older_than = duration_or_err(optarg, "duration"); break;
 		case 'F': f->force = 1; break;
-		case 'a': *all = 1; break;
+		case 'a': all = 1; break;
 		case 'n': f->dry_run = 1; break;
 		case 'v': f->verbose = 1; break;
 		}
 	}
-	*jobs = argv + optind;
-	*njobs = (size_t)(argc - optind);
-	if (*all && *njobs)
+	if (all && optind < argc)
 		usage_error("-a takes no JOB");
-	if (!*all && !*njobs)
+	if (!all && optind == argc)
 		usage_error("no JOB given");
-	check_job_ids(*jobs, (int)*njobs);
+	check_job_ids(argv + optind, argc - optind);
 	f->lock_wait = common->lock_wait;
+	return optind;
 }
 
 /* clear -a: every listed job, then the lock files of jobs that have no
@@ -239,11 +237,9 @@ int main(int argc, char **argv)
 	struct common common;
 	struct filter f = { .older_than = -1 };
 	struct registry reg;
-	char **jobs = NULL;
-	size_t njobs = 0;
-	int all = 0, status = 0;
+	int status = 0;
 
-	parse_options(argc, argv, &common, &f, &all, &jobs, &njobs);
+	int first_job = parse_options(argc, argv, &common, &f);
 	char *path = registry_path(common.dir);
 	int rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
 	free(path);
@@ -251,10 +247,10 @@ int main(int argc, char **argv)
 		reg_close(&reg);
 		return rc;
 	}
-	if (all)
-		status = sweep(&reg, &f);
-	for (size_t i = 0; !all && i < njobs; i++)
-		keep_first(&status, clear_one(&reg, jobs[i], &f, 1, NULL));
+	if (first_job == argc)
+		status = sweep(&reg, &f);   /* -a */
+	for (int i = first_job; i < argc; i++)
+		keep_first(&status, clear_one(&reg, argv[i], &f, 1, NULL));
 	keep_first(&status, out_flush() ? EXIT_IO : 0);
 	reg_close(&reg);
 	return status;

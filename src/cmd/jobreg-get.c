@@ -170,13 +170,13 @@ static void check_request(const struct request *req)
 		usage_error("--log and --faillog take one JOB, and no -l or -j");
 }
 
-/* --is S --wait D: what it last saw of each job, and the registry's
- * pause, read again at each round. */
+/* --is S --wait D: the first job it last saw not in the state asked, and
+ * the registry's pause, read again at each round. */
 struct is_wait {
 	const struct registry *reg;
 	unsigned mask;
-	enum status *seen;
-	unsigned char *met;
+	size_t unmet;
+	enum status unmet_status;
 	struct record pause;
 	int paused;
 	int pause_rc;   /* a .-pause that could not be read: said once, not
@@ -186,7 +186,6 @@ struct is_wait {
 /* Is each of the N jobs, as ST says, in the state --is asks? */
 static int job_is(struct is_wait *w, const struct job_state *st, size_t n)
 {
-	int all = 1;
 	if (!w->pause_rc) {
 		record_free(&w->pause);
 		w->pause_rc = registry_pause_read(w->reg, now_real(), &w->pause, &w->paused);
@@ -194,18 +193,18 @@ static int job_is(struct is_wait *w, const struct job_state *st, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct job_state seen = st[i];
 		jobstate_registry_pause(&seen, w->paused && !w->pause_rc ? &w->pause : NULL);
-		w->seen[i] = seen.status;
-		w->met[i] = jobstate_in(&seen, w->mask) != 0;
-		all &= w->met[i];
+		if (!jobstate_in(&seen, w->mask)) {
+			w->unmet = i;
+			w->unmet_status = seen.status;
+			return 0;
+		}
 	}
-	return all;
+	return 1;
 }
 
 static int wait_is(struct registry *reg, const struct request *req)
 {
-	struct is_wait w = { .reg = reg, .mask = req->is_mask,
-			     .seen = xmalloc(req->njobs * sizeof *w.seen),
-			     .met = xmalloc(req->njobs) };
+	struct is_wait w = { .reg = reg, .mask = req->is_mask };
 	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
 	record_init(&w.pause);
 	struct waiter *waiter = wait_jobs_open(reg, req->jobs, req->njobs, NULL);
@@ -215,16 +214,11 @@ static int wait_is(struct registry *reg, const struct request *req)
 	       (rc = wait_jobs_sleep(waiter, deadline)) == 0)
 		;
 	wait_jobs_close(waiter);
-	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
-		if (!w.met[i]) {
-			fail(rc, req->jobs[i], "still %s after --wait %s", status_word(w.seen[i]),
-			     req->wait_arg);
-			break;
-		}
+	if (rc == EXIT_BUSY)
+		fail(rc, req->jobs[w.unmet], "still %s after --wait %s",
+		     status_word(w.unmet_status), req->wait_arg);
 	keep_first(&rc, w.pause_rc);
 	record_free(&w.pause);
-	free(w.seen);
-	free(w.met);
 	return rc;
 }
 
