@@ -173,8 +173,6 @@ static void check_request(const struct request *req)
 /* --is S --wait D: the first job it last saw not in the state asked, and
  * the registry's pause, read again at each round. */
 struct is_wait {
-	const struct registry *reg;
-	unsigned mask;
 	size_t unmet;
 	enum status unmet_status;
 	struct record pause;
@@ -183,17 +181,18 @@ struct is_wait {
 			   read again */
 };
 
-/* Is each of the N jobs, as ST says, in the state --is asks? */
-static int job_is(struct is_wait *w, const struct job_state *st, size_t n)
+/* Is each job of REQ, as ST says, in the state --is asks? */
+static int job_is(const struct registry *reg, const struct request *req, struct is_wait *w,
+		  const struct job_state *st)
 {
 	if (!w->pause_rc) {
 		record_free(&w->pause);
-		w->pause_rc = registry_pause_read(w->reg, now_real(), &w->pause, &w->paused);
+		w->pause_rc = registry_pause_read(reg, now_real(), &w->pause, &w->paused);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state seen = st[i];
 		jobstate_registry_pause(&seen, w->paused && !w->pause_rc ? &w->pause : NULL);
-		if (!jobstate_in(&seen, w->mask)) {
+		if (!jobstate_in(&seen, req->is_mask)) {
 			w->unmet = i;
 			w->unmet_status = seen.status;
 			return 0;
@@ -204,13 +203,13 @@ static int job_is(struct is_wait *w, const struct job_state *st, size_t n)
 
 static int wait_is(struct registry *reg, const struct request *req)
 {
-	struct is_wait w = { .reg = reg, .mask = req->is_mask };
+	struct is_wait w = {0};
 	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
 	record_init(&w.pause);
 	struct waiter *waiter = wait_jobs_open(reg, req->jobs, req->njobs, NULL);
 	const struct job_state *st;
 	int rc;
-	while ((rc = wait_jobs_look(waiter, &st)) == 0 && !job_is(&w, st, req->njobs) &&
+	while ((rc = wait_jobs_look(waiter, &st)) == 0 && !job_is(reg, req, &w, st) &&
 	       (rc = wait_jobs_sleep(waiter, deadline)) == 0)
 		;
 	wait_jobs_close(waiter);
