@@ -154,8 +154,7 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	 * is held by nobody. */
 	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait,
 		      f->dry_run ? 0 : LOCK_CREATE, &lock);
-	/* A sweep removes leftover temp files under the lock, whether the
-	 * record matches or not: they are garbage. */
+	/* A sweep removes leftover temp files under the lock, matching or not: garbage. */
 	if (!rc && l && !f->dry_run)
 		sweep_temps(reg, job, l);
 	if (!rc)

@@ -177,8 +177,7 @@ struct is_wait {
 	enum status unmet_status;
 	struct record pause;
 	int paused;
-	int pause_rc;   /* a .-pause that could not be read: said once, not
-			   read again */
+	int pause_rc;   /* .-pause unreadable: said once, not read again */
 };
 
 /* Is each job of REQ, as ST says, in the state --is asks? */
@@ -349,8 +348,7 @@ static int report(const struct registry *reg, const char *path, const struct req
 		buf_free(&text);
 		return status;
 	}
-	/* --report: the calls waiting for a slot, in the groups of -a's
-	 * listing, or of one read for the JOBs asked. */
+	/* --report: the calls waiting for a slot, in the groups of -a's listing or a new one. */
 	if (req->format == REPORT && !req->listing)
 		status = reg_list(reg, LIST_JOBS, &own);
 	if (req->format == REPORT && !status)

@@ -427,8 +427,7 @@ static int cancel_one(struct registry *reg, const struct set_request *req, doubl
 	return rc ? rc : cancel_wait(reg, req->job, run, req->wait);
 }
 
-/* -a STATUS: every job with a record, each under its own lock, in sorted
- * order; the first failure's exit status (SPEC §7). */
+/* -a STATUS: each job with a record under its own lock, in sorted order. */
 static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
 {
 	struct listing l;
@@ -471,8 +470,7 @@ int main(int argc, char **argv)
 		user_at_host(&by);
 	req.cancel.by = by.data;
 	req.cancel.note = req.note;
-	/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause;
-	 * the jobs' own pauses stay. */
+	/* --pause -a, --resume -a: the registry's own pause (DIR/.-pause), not the jobs'. */
 	int had;
 	if (req.all && req.mode == MODE_PAUSE)
 		rc = registry_pause(&reg, pause_end(&req), req.cancel.by, req.note, common.lock_wait);
