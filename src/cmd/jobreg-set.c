@@ -144,10 +144,8 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 	if (req->all && (!st.found || !jobstate_in(&st, req->if_mask)))
 		goto out;
 	if (req->if_mask && !jobstate_in(&st, req->if_mask)) {
-		if (!req->all) {
-			info(req->job, "status is %s", status_word(st.status));
-			rc = EXIT_FALSE;
-		}
+		info(req->job, "status is %s", status_word(st.status));
+		rc = EXIT_FALSE;
 		goto out;
 	}
 	if (rc == EXIT_CORRUPT)
