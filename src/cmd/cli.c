@@ -1,8 +1,6 @@
-/* cli: the options every command shares and the value readers of the
- * others (see cli.h).  Past 450 lines because the readers (durations,
- * limits, lists, signals, sizes, numbers) and the usage errors that name
- * a fix (the nearest option, a unit written as a word of its own) all
- * read the one option table kept here. */
+/* cli: the options every command shares and the value helpers of the
+ * others (see cli.h).  Past 450 lines: the helpers and the usage errors
+ * that name a fix all read the one option table kept here. */
 #include "cmd/cli.h"
 #include "record/status.h"
 #include "run/logrelay.h"
@@ -25,9 +23,8 @@ static const struct option *long_options;
 static char **args;
 static struct common *common;
 
-/* As pid 1 the kernel gives TERM, INT and HUP no default action: end as
- * they would end any other process, as far as pid 1 can (it cannot die of
- * a signal it sends itself). */
+/* As pid 1 the kernel gives TERM, INT and HUP no default action; pid 1
+ * cannot die of a signal it sends itself, so exit as if it had. */
 static void end_by_signal(int sig)
 {
 	_exit(128 + sig);
@@ -110,11 +107,10 @@ static int short_bundle(const char *word, const char *shortopts)
 	return 1;
 }
 
-/* "-history" spells --history: getopt would read it as -h, -i, -s ...
- * So does "-hist", as "--hist" would (getopt_long takes an unambiguous
- * abbreviation), unless it is a bundle of short options as it stands:
- * flags ("-al" is -a -l), or, under three letters, one with its value
- * ("-ou" is -o u, but "-out" asks for --output). */
+/* "-history" spells --history, which getopt would read as -h -i -s ...;
+ * so does "-hist" (an abbreviation, as for "--hist"), unless it is a
+ * bundle of short options as it stands: flags ("-al"), or, under three
+ * letters, one with its value ("-ou" is -o u, but "-out" is --output). */
 static void refuse_single_dash_long(const char *word, const char *shortopts)
 {
 	if (word[0] != '-' || word[1] == '-' || !word[1] || !word[2])
@@ -146,9 +142,8 @@ int cli_after_dashdash(void)
 }
 
 /* The long option given a value it does not take ("--json=1"), which
- * getopt_long reports as '?' with optopt set to the option's letter OPT;
- * else NULL.  Only a long option's word was passed whole by the call:
- * a letter inside a bundle ("-Fq") leaves optind where it was. */
+ * getopt_long reports as '?' with optopt OPT; else NULL.  A letter inside
+ * a bundle ("-Fq") leaves optind where it was: only a whole word is one. */
 static const char *valued_flag(int opt)
 {
 	if (!opt || optind != option_word + 1)
@@ -196,7 +191,7 @@ static void suggest_long_option(const char *word)
 	if (strncmp(word, "--", 2) != 0)
 		return;
 	size_t len = strcspn(word + 2, "="), best = len < 6 ? 2 : 3;
-	/* (no option is longer: a huge word costs no quadratic time) */
+	/* (no option is longer; a huge word costs no quadratic time) */
 	if (!len || len > 64)
 		return;
 	const struct option *nearest = NULL;
@@ -275,13 +270,11 @@ void check_job_ids(char **ids, int count)
 	for (int i = 0; i < count; i++) {
 		if (valid_job_id(ids[i]))
 			continue;
-		/* A job id cannot begin with '-': this is an option given
-		 * after the operands, never a job to act on (after "--",
-		 * where no option is, a bad job id). */
+		/* No job id begins with '-': an option after the operands
+		 * (after "--", a bad job id). */
 		if (ids[i][0] == '-' && ids[i][1] && !dashdash)
 			misplaced_option(ids[i]);
-		/* Quote the id with its unprintable bytes escaped, so the
-		 * message stays one readable line. */
+		/* Unprintable bytes escaped: the message stays one line. */
 		struct buf shown = {0};
 		for (const unsigned char *p = (const unsigned char *)ids[i]; *p; p++) {
 			if (*p < 0x20 || *p >= 0x7f)
@@ -298,42 +291,6 @@ void check_job_ids(char **ids, int count)
 	}
 }
 
-/* A non-negative decimal number with an optional unit s, m, h or d into
- * *SECONDS; -1 if S is none. */
-static int parse_duration(const char *s, double *seconds)
-{
-	double value = 0, scale = 1;
-	int digits = 0;
-	const char *p = s;
-
-	for (; *p >= '0' && *p <= '9'; p++, digits++)
-		value = value * 10 + (*p - '0');
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
-			scale /= 10;
-			value += (*p - '0') * scale;
-		}
-	}
-	if (!digits)
-		return -1;
-	switch (*p) {
-	case '\0': break;
-	case 's': p++; break;
-	case 'm': value *= 60; p++; break;
-	case 'h': value *= 3600; p++; break;
-	case 'd': value *= 86400; p++; break;
-	default: return -1;
-	}
-	/* A century is more than any wait or age we can mean; and under a
-	 * nanosecond, what a record holds of it (to the nanosecond) would
-	 * be 0, which means something else (--late-after 0 is refused,
-	 * --timeout 0 is no limit). */
-	if (*p || value > 3.2e9 || (value > 0 && value < 1e-9))
-		return -1;
-	*seconds = value;
-	return 0;
-}
-
 /* A time unit written as a word of its own, any case: the unit letter
  * it means, and how many of that a unit is (weeks are said in days). */
 static const struct unit_word {
@@ -348,10 +305,9 @@ static const struct unit_word {
 	{ "days", 'd', 1 }, { "w", 'd', 7 }, { "week", 'd', 7 }, { "weeks", 'd', 7 },
 };
 
-/* ARG, the value of the option getopt just returned, is a bare number: if
- * the next word is a unit ("--for 2 hours"), the user meant "--for 2h",
- * and that word would be taken for a job id (or a job's command) --
- * a usage error naming the fix. */
+/* ARG, the value of the option getopt just returned, ends in a digit and
+ * the next word is a unit ("--for 2 hours"): the user meant "--for 2h",
+ * and "hours" would be taken for a job id. */
 static void refuse_unit_word(const char *arg)
 {
 	size_t len = strlen(arg);
@@ -378,24 +334,50 @@ static void refuse_unit_word(const char *arg)
 	}
 }
 
+/* The duration ARG (see cli.h) in seconds, else a usage error with HINT. */
+static double duration_value(const char *arg, const char *what, const char *hint)
+{
+	double value = 0, scale = 1;
+	int digits = 0;
+	const char *p = arg;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		value = value * 10 + (*p - '0');
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			scale /= 10;
+			value += (*p - '0') * scale;
+		}
+	}
+	if (!digits)
+		bad_value(what, arg, hint);
+	switch (*p) {
+	case '\0': break;
+	case 's': p++; break;
+	case 'm': value *= 60; p++; break;
+	case 'h': value *= 3600; p++; break;
+	case 'd': value *= 86400; p++; break;
+	default: bad_value(what, arg, hint);
+	}
+	/* A century is more than any wait or age we can mean; under a
+	 * nanosecond, a record would hold 0, which means something else
+	 * (--late-after 0 is refused, --timeout 0 is no limit). */
+	if (*p || value > 3.2e9 || (value > 0 && value < 1e-9))
+		bad_value(what, arg, hint);
+	refuse_unit_word(arg);
+	return value;
+}
+
 double duration_or_err(const char *arg, const char *what)
 {
-	double seconds;
-	if (parse_duration(arg, &seconds) < 0)
-		bad_value(what, arg, "e.g. 30s, 15m, 12h, 7d");
-	refuse_unit_word(arg);
-	return seconds;
+	return duration_value(arg, what, "e.g. 30s, 15m, 12h, 7d");
 }
 
 double limit_or_err(const char *arg, const char *what)
 {
-	double seconds;
 	if (strcmp(arg, "inf") == 0 || strcmp(arg, "infinity") == 0)
 		return -1;
-	if (parse_duration(arg, &seconds) < 0)
-		bad_value(what, arg, "a duration, or inf");
-	refuse_unit_word(arg);
-	return seconds;
+	return duration_value(arg, what, "a duration, or inf");
 }
 
 long number_or_err(const char *arg, long min, long max, const char *what)
@@ -420,8 +402,8 @@ unsigned status_list_or_err(const char *arg)
 int cancel_signal_or_err(const char *arg)
 {
 	int sig = signal_or_err(arg);
-	/* A cancel's signal is followed by SIGCONT (so that a stopped run
-	 * acts on it): one that stops or continues would stop nothing. */
+	/* SIGCONT follows a cancel's signal, so that a stopped run acts on
+	 * it: one that stops or continues would stop nothing. */
 	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT)
 		usage_error("--signal %s would not stop a cancelled run", arg);
 	return sig;
@@ -461,25 +443,20 @@ const char *note_or_err(const char *arg)
 
 char *registry_path(const char *opt_dir)
 {
-	const char *env;
+	const char *dir = getenv("JOBREG_DIR"), *xdg = getenv("XDG_STATE_HOME"),
+		   *home = getenv("HOME");
 	struct buf path = {0};
 	if (opt_dir)
 		return xstrdup(opt_dir);
-	env = getenv("JOBREG_DIR");
-	if (env && *env)
-		return xstrdup(env);
+	if (dir && *dir)
+		return xstrdup(dir);
 	/* The XDG spec says relative paths there are to be ignored. */
-	env = getenv("XDG_STATE_HOME");
-	if (env && env[0] == '/') {
-		buf_addf(&path, "%s/jobreg", env);
-		return path.data;
-	}
-	env = getenv("HOME");
-	if (!env || !*env) {
-		fail(EXIT_USAGE, NULL,
-		     "no registry: give -d DIR or set JOBREG_DIR, XDG_STATE_HOME or HOME");
-		return NULL;
-	}
-	buf_addf(&path, "%s/.local/state/jobreg", env);
+	if (xdg && xdg[0] == '/')
+		buf_addf(&path, "%s/jobreg", xdg);
+	else if (home && *home)
+		buf_addf(&path, "%s/.local/state/jobreg", home);
+	else
+		exit(fail(EXIT_USAGE, NULL,
+			  "no registry: give -d DIR or set JOBREG_DIR, XDG_STATE_HOME or HOME"));
 	return path.data;
 }

@@ -1,10 +1,10 @@
-/* cli: what the commands share and the library does not need — how a
- * command starts (cli_init), the common options, usage errors, the value
- * helpers of option arguments and the registry path.
+/* cli: what the commands share and the library does not need: how a
+ * command starts, the common options, usage errors, the value helpers of
+ * option arguments and the registry path.
  *
- * Options the util-linux way (strtoul_or_err()): a value helper parses and
- * checks its argument and returns the value, or exits 64 with one line
- * naming the problem; a command's switch is then one line an option. */
+ * A value helper works the util-linux way (strtoul_or_err()): it returns
+ * ARG's value, or exits 64 with one line naming the problem, so that a
+ * command's switch is one line an option. */
 #ifndef JOBREG_CLI_H
 #define JOBREG_CLI_H
 
@@ -28,27 +28,20 @@ struct common {
 	{ "help", no_argument, 0, 'h' },             \
 	{ "version", no_argument, 0, 'V' }
 
-/* Start command NAME (SPEC §5, "robust to how it is started"): descriptors
- * 0-2 that are closed are opened on /dev/null, so no lock or record can
- * become one of them; SIGPIPE is ignored, so a closed stdout or stderr
- * only makes writes fail (whether it was ignored before is kept in C for
- * the command dispatch runs); and as pid 1 of a pid namespace, which gets
- * no default action for signals, TERM, INT and HUP end the command as
- * they would any other (exit 128+N).  USAGE, HELP and LONGOPTS are the
- * command's, for --help and the messages below. */
+/* Start command NAME robustly (SPEC §5): closed descriptors 0-2 are
+ * opened on /dev/null, so no lock or record can become one of them;
+ * SIGPIPE is ignored (whether it was before is kept in C, for the command
+ * dispatch runs); as pid 1, TERM, INT and HUP exit 128+N as elsewhere.
+ * USAGE, HELP and LONGOPTS are the command's, for --help and messages. */
 void cli_init(const char *name, char **argv, const char *usage, const char *help,
 	      const struct option *longopts, struct common *c);
 
-/* getopt_long(3) over ARGV with SHORTOPTS and cli_init's LONGOPTS: the
- * next option of the command's own, or -1.  The options every command
- * takes (-d, -w, -q) go into cli_init's C; -h and -V exit 0, and an
- * error exits 64: an unknown long option a letter or two from a known
- * one asks "did you mean --timeout?", and a word with one dash that
- * spells a long option ("-history", "-log-size=1M") "did you mean
- * --history?", never read as a bundle of short options. */
+/* getopt_long(3) with SHORTOPTS and cli_init's LONGOPTS: the command's
+ * next own option, or -1.  -d, -w and -q go into cli_init's C; -h and -V
+ * exit 0; an error exits 64, naming the nearest long option for a slip
+ * ("--timout") or for one written with one dash ("-history"). */
 int cli_next_option(int argc, char **argv, const char *shortopts);
-/* Did the options end with "--"?  Then a word after it that begins
- * with '-' is an operand, not a misplaced option. */
+/* Did the options end with "--"?  Then an operand may begin with '-'. */
 int cli_after_dashdash(void);
 
 /* A usage error: "PROG: text. Try 'PROG --help'." and exit 64. */
@@ -62,11 +55,11 @@ _Noreturn void misplaced_option(const char *word);
  * it came after "--". */
 void check_job_ids(char **ids, int count);
 
-/* The value helpers: ARG's value, or a usage error "bad WHAT 'ARG' (...)".
- * A duration is a non-negative decimal number with an optional unit s, m,
- * h or d; a limit is a duration or "inf" (-1: no limit).  Called for the
- * option getopt just returned: a bare number followed by a unit as a word
- * of its own ("--for 2 hours") is a usage error naming the fix. */
+/* The value helpers, for the option getopt just returned: ARG's value, or
+ * a usage error "bad WHAT 'ARG' (...)".  A duration is a non-negative
+ * decimal number with an optional unit s, m, h or d; a limit is a duration
+ * or "inf" (-1: no limit).  A unit as a word of its own ("--for 2 hours")
+ * is a usage error naming the fix. */
 double duration_or_err(const char *arg, const char *what);
 double limit_or_err(const char *arg, const char *what);
 /* A decimal integer in MIN..MAX. */
@@ -75,21 +68,18 @@ long number_or_err(const char *arg, long min, long max, const char *what);
 unsigned status_list_or_err(const char *arg);
 /* A signal's name or number. */
 int signal_or_err(const char *arg);
-/* signal_or_err() for a cancel (--cancel, --replace): not one that stops
- * or continues. */
+/* A signal for a cancel: not one that stops or continues. */
 int cancel_signal_or_err(const char *arg);
-/* A log size (--log-size): bytes, at least 1k, with a unit k, M or G in
- * either case. */
+/* --log-size: bytes, at least 1k, with a unit k, M or G in either case. */
 unsigned long long size_or_err(const char *arg);
-/* --late-after: a limit (inf: -1, remove it) other than 0, by which every
- * job would be late at once. */
+/* --late-after: a limit other than 0, by which every job would be late. */
 double late_after_or_err(const char *arg);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 
 /* The registry path: -d, else $JOBREG_DIR, else
- * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg.  Returns a malloc'd path,
- * or NULL after printing why (exit 64). */
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg, malloc'd; with none of
+ * them a usage error. */
 char *registry_path(const char *opt_dir);
 
 #endif

@@ -46,11 +46,9 @@ struct filter {
 	int verbose;          /* -v: print each job removed */
 };
 
-/* Does the record pass the filters? */
 static int matches(const struct filter *f, const struct job_state *st, time_t now)
 {
-	/* A corrupt record has no status or age to filter on: only a plain
-	 * --force removes it. */
+	/* No status or age to filter on: only a plain --force removes it. */
 	if (st->status == ST_CORRUPT)
 		return f->force && !f->stale && !f->if_mask && f->older_than < 0;
 	if (f->stale && st->status != ST_STALE)
@@ -115,8 +113,8 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 		goto out;
 	}
 	/* Waiters in line keep a PENDING record of the line's numbers, so
-	 * that none is handed out twice (SPEC §5a); else the record goes.
-	 * A sweep (-a) syncs the directory once, after all its removals. */
+	 * that none is handed out twice (SPEC §5a).  A sweep (-a) syncs the
+	 * directory once, after all its removals. */
 	struct line_numbers nums;
 	int waiting;
 	line_numbers(&st.rec, &nums);
@@ -145,20 +143,18 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	struct stat sb;
 	int lock = -1, rc;
 
-	/* No record: nothing to clear and no lock file to create, but lock
-	 * files left behind go.  A sweep need not ask when its listing saw a
-	 * regular file: if it has gone since, clear_locked() finds none and
-	 * removes the lock files. */
+	/* No record: no lock file to create, but those left behind go.  A
+	 * sweep need not ask when its listing saw a regular file: if it has
+	 * gone since, clear_locked() removes the lock files. */
 	if ((!l || !sweep_listed_regular(l, job)) &&
 	    fstatat(reg->fd, job, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return f->dry_run || l ? 0 : sweep_orphan(reg, job, NULL);
-	/* A dry run takes the lock as the real call would (so it is busy,
-	 * or refused, exactly when that call would be), but creates no
-	 * lock file: a missing one is held by nobody. */
+	/* A dry run takes the lock as the real call would (busy or refused
+	 * exactly when it would be), but creates no lock file: a missing one
+	 * is held by nobody. */
 	rc = reg_lock(reg, job, JOB_LOCK, LOCK_EX, f->lock_wait,
 		      f->dry_run ? 0 : LOCK_CREATE, &lock);
-	/* A sweep removes the job's leftover temp files whenever it holds
-	 * the lock, whether the record matches or not: they are garbage. */
+	/* A sweep removes leftover temp files under the lock, matching or not: garbage. */
 	if (!rc && l && !f->dry_run)
 		sweep_temps(reg, job, l);
 	if (!rc)
@@ -167,9 +163,8 @@ static int clear_one(const struct registry *reg, const char *job, const struct f
 	return rc;
 }
 
-/* Options and operands; a usage error exits 64. */
-static void parse_options(int argc, char **argv, struct common *common, struct filter *f,
-			  int *all, char ***jobs, size_t *njobs)
+/* Options into F; returns where the JOBs begin in ARGV (at ARGC: -a). */
+static int parse_options(int argc, char **argv, struct common *common, struct filter *f)
 {
 	static const struct option longopts[] = {
 		{ "if", required_argument, 0, 'I' },
@@ -182,7 +177,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	int opt;
+	int opt, all = 0;
 
 	cli_init("jobreg-clear", argv, usage, help, longopts, common);
 	while ((opt = cli_next_option(argc, argv, "+:anv" COMMON_SHORTOPTS)) != -1) {
@@ -191,19 +186,18 @@ static void parse_options(int argc, char **argv, struct common *common, struct f
 		case 'S': f->stale = 1; break;
 		case 'O': f->older_than = duration_or_err(optarg, "duration"); break;
 		case 'F': f->force = 1; break;
-		case 'a': *all = 1; break;
+		case 'a': all = 1; break;
 		case 'n': f->dry_run = 1; break;
 		case 'v': f->verbose = 1; break;
 		}
 	}
-	*jobs = argv + optind;
-	*njobs = (size_t)(argc - optind);
-	if (*all && *njobs)
+	if (all && optind < argc)
 		usage_error("-a takes no JOB");
-	if (!*all && !*njobs)
+	if (!all && optind == argc)
 		usage_error("no JOB given");
-	check_job_ids(*jobs, (int)*njobs);
+	check_job_ids(argv + optind, argc - optind);
 	f->lock_wait = common->lock_wait;
+	return optind;
 }
 
 /* clear -a: every listed job, then the lock files of jobs that have no
@@ -242,24 +236,20 @@ int main(int argc, char **argv)
 	struct common common;
 	struct filter f = { .older_than = -1 };
 	struct registry reg;
-	char **jobs = NULL;
-	size_t njobs = 0;
-	int all = 0, status = 0;
+	int status = 0;
 
-	parse_options(argc, argv, &common, &f, &all, &jobs, &njobs);
+	int first_job = parse_options(argc, argv, &common, &f);
 	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
 	int rc = reg_open(&reg, path, 0);   /* clear never creates the registry */
 	free(path);
 	if (rc || reg.fd < 0) {
 		reg_close(&reg);
 		return rc;
 	}
-	if (all)
-		status = sweep(&reg, &f);
-	for (size_t i = 0; !all && i < njobs; i++)
-		keep_first(&status, clear_one(&reg, jobs[i], &f, 1, NULL));
+	if (first_job == argc)
+		status = sweep(&reg, &f);   /* -a */
+	for (int i = first_job; i < argc; i++)
+		keep_first(&status, clear_one(&reg, argv[i], &f, 1, NULL));
 	keep_first(&status, out_flush() ? EXIT_IO : 0);
 	reg_close(&reg);
 	return status;

@@ -204,8 +204,6 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 static int open_registry(struct registry *reg, const struct common *common, const char *job)
 {
 	char *path = registry_path(common->dir);
-	if (!path)
-		return EXIT_USAGE;
 	/* Unknown working directory (NULL): the path as given is the best. */
 	char *abs = path_absolute(path);
 	int rc = reg_open(reg, path, 1);

@@ -1,7 +1,6 @@
 /* jobreg-get: print the status of jobs (see jobreg-get(1)).  Past 450
- * lines: one short print function a mode of the page (status, --is,
- * --history, --log, --slots, --line, --report), kept beside the main that
- * reads like the page. */
+ * lines: a short print function for each mode of the page, beside the
+ * main that reads like the page. */
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "registry/history.h"
@@ -70,14 +69,14 @@ struct request {
 	const char *wait_arg;   /* --wait D */
 	double wait_limit;      /* < 0: no limit */
 	const char *out_file;   /* -o FILE */
-	enum mode mode;         /* --history, --log, --faillog */
+	enum mode mode;
 	int follow;             /* --follow */
 	char **jobs;            /* the operands, or the listing's jobs */
 	size_t njobs;
 	const struct listing *listing;   /* -a's, for -P's slot groups */
 };
 
-/* -l, -j and -P; --history, --log and --faillog: one of each. */
+/* One format and one mode at most. */
 static void set_format(struct request *req, enum format f)
 {
 	if (req->format != PLAIN && req->format != f)
@@ -92,7 +91,7 @@ static void set_mode(struct request *req, enum mode m)
 	req->mode = m;
 }
 
-/* Options and operands into REQ; a usage error exits 64. */
+/* Options and operands into REQ. */
 static void parse_options(int argc, char **argv, struct common *common, struct request *req)
 {
 	static const struct option longopts[] = {
@@ -144,7 +143,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 	check_job_ids(req->jobs, (int)req->njobs);
 }
 
-/* The options that go together (jobreg-get(1)); a usage error exits 64. */
+/* The options that go together (jobreg-get(1)). */
 static void check_request(const struct request *req)
 {
 	if (req->all && req->njobs)
@@ -171,61 +170,53 @@ static void check_request(const struct request *req)
 		usage_error("--log and --faillog take one JOB, and no -l or -j");
 }
 
-/* --is S --wait D: the condition, what it last saw of each job, and the
- * registry's pause, read again at each round of the jobs. */
+/* --is S --wait D: the first job it last saw not in the state asked, and
+ * the registry's pause, read again at each round. */
 struct is_wait {
-	const struct registry *reg;
-	unsigned mask;
-	enum status *seen;
-	unsigned char *met;
+	size_t unmet;
+	enum status unmet_status;
 	struct record pause;
 	int paused;
-	int pause_rc;   /* a .-pause that could not be read: said once, and
-			   then no more read */
+	int pause_rc;   /* .-pause unreadable: said once, not read again */
 };
 
-/* Is each of the N jobs in the state --is asks, as ST says? */
-static int job_is(struct is_wait *w, const struct job_state *st, size_t n)
+/* Is each job of REQ, as ST says, in the state --is asks? */
+static int job_is(const struct registry *reg, const struct request *req, struct is_wait *w,
+		  const struct job_state *st)
 {
-	int all = 1;
 	if (!w->pause_rc) {
 		record_free(&w->pause);
-		w->pause_rc = registry_pause_read(w->reg, now_real(), &w->pause, &w->paused);
+		w->pause_rc = registry_pause_read(reg, now_real(), &w->pause, &w->paused);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < req->njobs; i++) {
 		struct job_state seen = st[i];
 		jobstate_registry_pause(&seen, w->paused && !w->pause_rc ? &w->pause : NULL);
-		w->seen[i] = seen.status;
-		w->met[i] = jobstate_in(&seen, w->mask) != 0;
-		all &= w->met[i];
+		if (!jobstate_in(&seen, req->is_mask)) {
+			w->unmet = i;
+			w->unmet_status = seen.status;
+			return 0;
+		}
 	}
-	return all;
+	return 1;
 }
 
 static int wait_is(struct registry *reg, const struct request *req)
 {
-	struct is_wait w = { .reg = reg, .mask = req->is_mask,
-			     .seen = xmalloc(req->njobs * sizeof *w.seen),
-			     .met = xmalloc(req->njobs) };
+	struct is_wait w = {0};
 	double deadline = req->wait_limit < 0 ? -1 : now_mono() + req->wait_limit;
 	record_init(&w.pause);
 	struct waiter *waiter = wait_jobs_open(reg, req->jobs, req->njobs, NULL);
 	const struct job_state *st;
 	int rc;
-	while ((rc = wait_jobs_look(waiter, &st)) == 0 && !job_is(&w, st, req->njobs) &&
+	while ((rc = wait_jobs_look(waiter, &st)) == 0 && !job_is(reg, req, &w, st) &&
 	       (rc = wait_jobs_sleep(waiter, deadline)) == 0)
 		;
 	wait_jobs_close(waiter);
-	for (size_t i = 0; rc == EXIT_BUSY && i < req->njobs; i++)
-		if (!w.met[i]) {
-			fail(rc, req->jobs[i], "still %s after --wait %s", status_word(w.seen[i]),
-			     req->wait_arg);
-			break;
-		}
+	if (rc == EXIT_BUSY)
+		fail(rc, req->jobs[w.unmet], "still %s after --wait %s",
+		     status_word(w.unmet_status), req->wait_arg);
 	keep_first(&rc, w.pause_rc);
 	record_free(&w.pause);
-	free(w.seen);
-	free(w.met);
 	return rc;
 }
 
@@ -235,8 +226,8 @@ struct collect {
 	struct report report;
 };
 
-/* Append one job in the request's format (Prometheus and the report
- * collect it for the end); an exit status (the report reads files). */
+/* Append one job in the request's format (-P and --report collect it for
+ * the end); an exit status (the report reads files). */
 static int format_job(const struct registry *reg, const struct request *req, struct buf *out,
 		       struct collect *all, const char *job, const struct job_state *st)
 {
@@ -264,9 +255,9 @@ static void put_text(struct outfile *file, struct buf *text)
 	buf_reset(text);
 }
 
-/* Does the job count?  -a leaves out a record that vanished after the
- * listing (also for --is); -s only the statuses asked, though -P counts
- * every corrupt or unreadable record in jobreg_corrupt_records. */
+/* Does the job count?  -a leaves out a record gone since the listing
+ * (also for --is); -s keeps the statuses asked, but -P counts every
+ * unusable record in jobreg_corrupt_records. */
 static int shown(const struct request *req, const struct job_state *st)
 {
 	int unusable = st->status == ST_CORRUPT || st->status == ST_UNREADABLE;
@@ -278,9 +269,8 @@ static int shown(const struct request *req, const struct job_state *st)
 }
 
 /* Read every job of REQ and append what is printed of it to TEXT (-P:
- * to PROM); returns the exit status of SPEC §7.  With -P a record that
- * cannot be used is data (jobreg_corrupt_records), not a failure, and its
- * message is informational. */
+ * to PROM); the exit status of SPEC §7.  With -P an unusable record is
+ * data, not a failure, and its message is informational. */
 static int read_jobs(const struct registry *reg, const struct request *req, struct buf *text,
 		     struct collect *all, struct outfile *file)
 {
@@ -305,10 +295,9 @@ static int read_jobs(const struct registry *reg, const struct request *req, stru
 				keep_first(&status, format_job(reg, req, text, all, req->jobs[i], &st));
 		}
 		jobstate_free(&st);
-		/* The text goes out as it grows, so memory follows the number
-		 * of jobs, not the records' size (-P keeps its samples); to
-		 * standard output, job by job, so that a message about the
-		 * next job comes after the lines before it. */
+		/* The text goes out as it grows, so memory does not follow
+		 * the records' size (-P keeps its samples); to standard output
+		 * job by job, so a message about the next job comes after. */
 		if (!file || text->len >= 65536)
 			put_text(file, text);
 	}
@@ -359,16 +348,14 @@ static int report(const struct registry *reg, const char *path, const struct req
 		buf_free(&text);
 		return status;
 	}
-	/* --report: the calls waiting for a slot, from the slot groups of
-	 * -a's listing, or of one read for the JOBs asked. */
+	/* --report: the calls waiting for a slot, in the groups of -a's listing or a new one. */
 	if (req->format == REPORT && !req->listing)
 		status = reg_list(reg, LIST_JOBS, &own);
 	if (req->format == REPORT && !status)
 		status = report_slot_waits(reg, &all.report, req->listing ? req->listing : &own);
 	listing_free(&own);
 	keep_first(&status, read_jobs(reg, req, &text, &all, to));
-	/* -P: the families, grouped, once every job is read; the report,
-	 * sorted */
+	/* -P's families, grouped, and the report, sorted, once all is read */
 	if (req->format == PROMETHEUS && req->listing)
 		prom_slot_groups(reg, req->listing, prom);
 	while (req->format == PROMETHEUS && prom_more(prom, up, &text))
@@ -385,18 +372,33 @@ static int report(const struct registry *reg, const char *path, const struct req
 	return status;
 }
 
-/* --history: every run of every job asked, oldest first. */
-static int print_history(const struct registry *reg, const struct request *req)
+/* --history: each job's runs, oldest first; --line: the calls waiting
+ * in each job's line, in order. */
+static int print_each(const struct registry *reg, const struct request *req)
 {
 	struct buf data = {0}, text = {0};
-	int status = 0;
+	int status = 0, json = req->format == JSON;
 	for (size_t i = 0; i < req->njobs; i++) {
-		const char *line;
-		size_t pos = 0, len;
-		int found, rc = history_read(reg, req->jobs[i], &data, &found);
-		keep_first(&status, rc);
-		while (!rc && found && history_next(&data, &pos, &line, &len))
-			format_history(&text, req->format == JSON, req->jobs[i], line, len);
+		const char *job = req->jobs[i];
+		if (req->mode == HISTORY) {
+			const char *line;
+			size_t pos = 0, len;
+			int found, rc = history_read(reg, job, &data, &found);
+			keep_first(&status, rc);
+			while (!rc && found && history_next(&data, &pos, &line, &len))
+				format_history(&text, json, job, line, len);
+		} else {
+			struct job_state st;
+			struct line_entries line = { NULL, 0 };
+			int rc = jobstate_read(reg, job, &st);
+			keep_first(&status, rc);
+			if (!rc && st.found)
+				keep_first(&status, line_list(reg, job, &st.rec, &line));
+			for (size_t k = 0; k < line.count; k++)
+				format_place(&text, job, &line.e[k], json);
+			line_entries_free(&line);
+			jobstate_free(&st);
+		}
 		put_text(NULL, &text);
 	}
 	buf_free(&data);
@@ -432,28 +434,6 @@ static int print_slots(const struct registry *reg, const struct request *req)
 	return out_flush() ? EXIT_IO : rc;
 }
 
-/* --line JOB...: the calls waiting in each job's line, in order. */
-static int print_line(const struct registry *reg, const struct request *req)
-{
-	struct buf text = {0};
-	int status = 0;
-	for (size_t i = 0; i < req->njobs; i++) {
-		struct job_state st;
-		struct line_entries line = { NULL, 0 };
-		int rc = jobstate_read(reg, req->jobs[i], &st);
-		keep_first(&status, rc);
-		if (!rc && st.found)
-			keep_first(&status, line_list(reg, req->jobs[i], &st.rec, &line));
-		for (size_t k = 0; k < line.count; k++)
-			format_place(&text, req->jobs[i], &line.e[k], req->format == JSON);
-		line_entries_free(&line);
-		jobstate_free(&st);
-		put_text(NULL, &text);
-	}
-	buf_free(&text);
-	return out_flush() ? EXIT_IO : status;
-}
-
 int main(int argc, char **argv)
 {
 	struct common common;
@@ -464,15 +444,11 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &common, &req);
 	check_request(&req);
 	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
 	int rc = reg_open(&reg, path, 0);
 	if (!rc && req.mode == SLOTS)
 		rc = print_slots(&reg, &req);
-	else if (!rc && req.mode == LINE)
-		rc = print_line(&reg, &req);
-	else if (!rc && req.mode == HISTORY)
-		rc = print_history(&reg, &req);
+	else if (!rc && (req.mode == HISTORY || req.mode == LINE))
+		rc = print_each(&reg, &req);
 	else if (!rc && req.mode == LOG)
 		rc = logview_print(&reg, req.jobs[0], req.follow);
 	else if (!rc && req.mode == FAILLOG)

@@ -1,8 +1,6 @@
-/* jobreg-set: write a job's status (see jobreg-set(1)).  Past 450 lines
- * since it has four modes (STATUS, --cancel, --pause, --resume), each
- * with its options and its -a (a table, modes[]); the cancel itself is
- * run/cancel.c's, a pause's keys transition.h's, the registry's pause
- * pause.h's. */
+/* jobreg-set: write a job's status (see jobreg-set(1)).  Past 450 lines:
+ * four modes (STATUS, --cancel, --pause, --resume), each with its options
+ * (modes[]) and its -a. */
 #include "cmd/cli.h"
 #include "registry/history.h"
 #include "registry/listing.h"
@@ -70,7 +68,6 @@ static const char help[] =
 	"record; 73 cannot create the registry; 74 I/O error; 75 lock busy, no answer to\n"
 	"a cancel, or --wait passed; 77 permission or not a regular file.\n";
 
-/* What a call does: write a STATUS, or one of the other modes. */
 enum set_mode { MODE_SET, MODE_CANCEL, MODE_PAUSE, MODE_RESUME };
 
 struct set_request {
@@ -89,8 +86,7 @@ struct set_request {
 	int all;               /* -a: a sweep of every job with a record */
 	char **jobs;           /* the JOB operands */
 	int njobs;
-	const char *by;        /* --cancel, --pause: user@host */
-	struct cancel_request cancel;   /* --cancel */
+	struct cancel_request cancel;   /* --cancel; its by (user@host) also --pause's */
 	double wait;           /* --cancel --wait: seconds, -1 inf, -2 not given */
 	double pause_for;      /* --pause --for: seconds, -1 inf (the default) */
 };
@@ -126,8 +122,8 @@ static double pause_end(const struct set_request *req)
 	return req->pause_for >= 0 ? now_real() + req->pause_for : INFINITY;
 }
 
-/* Apply REQ (a STATUS, --pause or --resume) to the job's record under
- * its lock; *HAD 1 when the record had a pause. */
+/* Under the job lock, apply REQ (a STATUS, --pause or --resume) to its
+ * record; *HAD 1 when the record had a pause. */
 static int set_locked(const struct registry *reg, const struct set_request *req, int *had)
 {
 	struct job_state st;
@@ -143,15 +139,13 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 	}
 	if (rc && rc != EXIT_CORRUPT)
 		goto out;
-	/* A sweep leaves alone, silently, what does not match, and a record
-	 * gone since the listing: it writes no record that was not there. */
+	/* A sweep silently leaves alone what does not match, and a record
+	 * gone since the listing (it creates none). */
 	if (req->all && (!st.found || !jobstate_in(&st, req->if_mask)))
 		goto out;
 	if (req->if_mask && !jobstate_in(&st, req->if_mask)) {
-		if (!req->all) {
-			info(req->job, "status is %s", status_word(st.status));
-			rc = EXIT_FALSE;
-		}
+		info(req->job, "status is %s", status_word(st.status));
+		rc = EXIT_FALSE;
 		goto out;
 	}
 	if (rc == EXIT_CORRUPT)
@@ -166,15 +160,13 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 	struct run_start how = { .owner = &o };
 	struct before_run before;
 	if (req->mode != MODE_SET) {
-		/* --pause, --resume: the pause's keys, the rest as it was */
 		if (!st.found)
 			record_to_pending(&rec, now, NULL);
 		*had = record_resume(&rec);
-		/* Not paused: nothing to resume, nothing written. */
 		if (req->mode == MODE_RESUME && !*had)
 			goto out;
 		if (req->mode == MODE_PAUSE)
-			record_pause(&rec, pause_end(req), req->by, req->note);
+			record_pause(&rec, pause_end(req), req->cancel.by, req->note);
 	} else if (req->status == ST_PENDING)
 		record_to_pending(&rec, now, req->note);
 	else if (req->status == ST_DONE) {
@@ -189,8 +181,7 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 		record_set_late(&rec, req->late_after, now);
 	if (req->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
-	/* A DONE with a result (--exit) ends the run it names (the record
-	 * has its start): its history line. */
+	/* DONE --exit ends the run the record started: its history line. */
 	int ends = req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
 	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, ends ? &rec : NULL);
 	/* A new run by hand: the last run's log is no longer the latest's. */
@@ -205,8 +196,7 @@ out:
 	return rc;
 }
 
-/* A mode of jobreg-set other than writing a STATUS; a second one is a
- * usage error. */
+/* --cancel, --pause, --resume: one of them. */
 static void choose_mode(struct set_request *req, enum set_mode mode)
 {
 	if (req->mode != MODE_SET && req->mode != mode)
@@ -236,8 +226,7 @@ static int option_mode(const char *name)
 	return -1;
 }
 
-/* The JOB operands of --cancel, --pause, --resume (or -a); a usage error
- * exits 64. */
+/* The JOB operands of --cancel, --pause, --resume (or -a). */
 static void job_operands(struct set_request *req, int argc, char **argv)
 {
 	const char *mode = modes[req->mode].name;
@@ -280,8 +269,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	/* The first option given of those for each mode alone: the other
-	 * modes refuse it. */
+	/* Each mode's first option given of its own: the others refuse it. */
 	const char *given[MODES] = {0};
 	int opt;
 
@@ -351,23 +339,14 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 	if (st < 0)
 		exit(fail(EXIT_USAGE, req->job, "bad status '%s' (PENDING, RUNNING or DONE)", word));
 	req->status = (enum status)st;
-}
-
-/* The options each STATUS takes (jobreg-set(1)); a usage error exits 64. */
-static void check_request(const struct set_request *req)
-{
-	if (req->mode != MODE_SET)
-		return;
-	if (req->owner_pid && req->status != ST_RUNNING)
-		exit(fail(EXIT_USAGE, req->job, "--owner is for RUNNING only"));
-	if (req->ttl > 0 && req->status != ST_RUNNING)
-		exit(fail(EXIT_USAGE, req->job, "--ttl is for RUNNING only"));
+	if ((req->owner_pid || req->ttl > 0) && req->status != ST_RUNNING)
+		exit(fail(EXIT_USAGE, req->job, "--%s is for RUNNING only",
+			  req->owner_pid ? "owner" : "ttl"));
 	if (req->exit_status >= 0 && req->status != ST_DONE)
 		exit(fail(EXIT_USAGE, req->job, "--exit is for DONE only"));
 }
 
-/* --owner PID: the pid must be a live process; its start time is read
- * once, here. */
+/* --owner PID: a live process; its start time read once, here. */
 static int check_owner(struct set_request *req)
 {
 	struct probes p = { .pid = PID_UNPROBED };
@@ -385,8 +364,7 @@ static int check_owner(struct set_request *req)
 }
 
 /* Has JOB a record (or something else under its name)?  --cancel and
- * --resume write nothing for a job with none, and make no lock file for
- * it either. */
+ * --resume write nothing, not even a lock file, for a job with none. */
 static int has_entry(const struct registry *reg, const char *job)
 {
 	struct stat sb;
@@ -426,8 +404,8 @@ static int set_one(const struct registry *reg, const struct set_request *req, do
 	return rc;
 }
 
-/* --cancel of REQ's job: the request written under the job lock, then,
- * the lock let go, the wait for the dispatcher's answer. */
+/* --cancel: the request written under the job lock; the wait for the
+ * answer after it is let go. */
 static int cancel_one(struct registry *reg, const struct set_request *req, double lock_wait)
 {
 	struct job_state st = { .status = ST_PENDING };
@@ -447,8 +425,7 @@ static int cancel_one(struct registry *reg, const struct set_request *req, doubl
 	return rc ? rc : cancel_wait(reg, req->job, run, req->wait);
 }
 
-/* -a STATUS: every job with a record, each under its own lock, in sorted order;
- * the first failure's exit status (SPEC §7). */
+/* -a STATUS: each job with a record under its own lock, in sorted order. */
 static int set_all(const struct registry *reg, struct set_request *req, double lock_wait)
 {
 	struct listing l;
@@ -474,12 +451,9 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse_options(argc, argv, &common, &req);
-	check_request(&req);
 	if (req.owner_pid && (rc = check_owner(&req)) != 0)
 		return rc;
 	char *path = registry_path(common.dir);
-	if (!path)
-		return EXIT_USAGE;
 	/* -a STATUS acts on records there are, --cancel and --resume only on
 	 * those that are: they create no registry. */
 	int create = req.mode == MODE_PAUSE || (req.mode == MODE_SET && !req.all);
@@ -492,13 +466,12 @@ int main(int argc, char **argv)
 	struct buf by = {0};
 	if (req.mode == MODE_CANCEL || req.mode == MODE_PAUSE)
 		user_at_host(&by);
-	req.by = req.cancel.by = by.data;
+	req.cancel.by = by.data;
 	req.cancel.note = req.note;
-	/* --pause -a, --resume -a: the registry's own pause, DIR/.-pause;
-	 * the pauses of single jobs stay as they are. */
+	/* --pause -a, --resume -a: the registry's own pause (DIR/.-pause), not the jobs'. */
 	int had;
 	if (req.all && req.mode == MODE_PAUSE)
-		rc = registry_pause(&reg, pause_end(&req), req.by, req.note, common.lock_wait);
+		rc = registry_pause(&reg, pause_end(&req), req.cancel.by, req.note, common.lock_wait);
 	else if (req.all && req.mode == MODE_RESUME)
 		rc = registry_resume(&reg, common.lock_wait, &had);
 	else if (req.all)
