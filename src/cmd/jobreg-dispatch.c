@@ -253,18 +253,14 @@ int main(int argc, char **argv)
 		return rc;
 	if (start_not_due(&reg, &req))
 		goto out;
-	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
-			    .command = req.command,
-			    .late_after = req.late_after, .keep_runs = req.keep_runs,
-			    .logged = req.log != LOG_NONE,
-			    .attempt = req.retries > 0, .slots = &slots };
+	run = (struct run){ .req = &req, .attempt = req.retries > 0 };
 	if ((rc = identify(req.job, &run.owner)) != 0)
 		goto out;
 	supervise_signals(&hold, &old_mask);
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0)
 		goto out;
-	rc = run_attempts(&reg, &req, &run, run_lock, &hold, &old_mask, &lost);
+	rc = run_attempts(&reg, &run, run_lock, &hold, &old_mask, &lost);
 	if (lost)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else

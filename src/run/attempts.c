@@ -119,9 +119,10 @@ static void chronic_report(const struct registry *reg, const char *job, struct l
 		logview_chronic(reg, job);
 }
 
-int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
-		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
+int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
+		 const sigset_t *old_mask, int *lost_lock)
 {
+	const struct run_request *req = run->req;
 	int chronic_mode = req->log == LOG_CHRONIC;
 	struct logrelay relay = {0};
 	struct cancel_taken cancel = { .kill_at = -1 };
@@ -172,7 +173,7 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		if (chronic && req->clear_after && !relay.have_report)
 			chronic_report(reg, req->job, &relay);
 		if (!rc && ours)
-			rc = run_finish(reg, run, &end, req->clear_after);
+			rc = run_finish(reg, run, &end);
 		if (chronic && (!req->clear_after || relay.have_report))
 			chronic_report(reg, req->job, &relay);
 		if (chronic)

@@ -49,11 +49,11 @@ struct run_request {
 	struct slot_set *slots; /* --slots (slots.h) */
 };
 
-/* Run REQ's command under RUN, holding the run lock RUN_LOCK, with the
- * signals HOLD held outside the command (OLD_MASK is the mask it gets);
- * then record the run's end.  Returns dispatch's exit status: the
- * command's, else the error's; *LOST_LOCK 1 when the run lock was lost. */
-int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
-		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock);
+/* Run RUN's command, holding the run lock RUN_LOCK, with the signals
+ * HOLD held outside the command (OLD_MASK is the mask it gets); then
+ * record the run's end.  Returns dispatch's exit status: the command's,
+ * else the error's; *LOST_LOCK 1 when the run lock was lost. */
+int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
+		 const sigset_t *old_mask, int *lost_lock);
 
 #endif

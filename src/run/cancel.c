@@ -1,5 +1,6 @@
 /* cancel: the one cancel (see cancel.h). */
 #include "run/cancel.h"
+#include "run/attempts.h"
 #include "run/holders.h"
 #include "registry/lock.h"
 #include "registry/write.h"
@@ -204,7 +205,7 @@ static int asked(const struct registry *reg, const struct run *run)
 	struct record rec;
 	int found, yes = 0;
 	struct buf *was_held = message_hold(&failed);
-	if (reg_read_record(reg, run->job, &rec, &found) == 0 && found)
+	if (reg_read_record(reg, run->req->job, &rec, &found) == 0 && found)
 		yes = run_cancel_request(&rec, run, 0) != NULL;
 	record_free(&rec);
 	message_hold(was_held);
@@ -249,7 +250,7 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		record_put(&seen, "cancel_seen", when);
 		if (missed)
 			record_put(&seen, "cancel_missed", "1");
-		(void)commit_record(reg, run->job, jobstate_record(&st), st.status, &seen, NULL);
+		(void)commit_record(reg, run->req->job, jobstate_record(&st), st.status, &seen, NULL);
 		record_free(&seen);
 		taken = 1;
 	}
@@ -280,8 +281,8 @@ void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
 void cancel_say(const struct run *run, const struct cancel_taken *c, int between)
 {
 	if (between)
-		info(run->job, "retries cancelled by %s", run->cancelled_by);
+		info(run->req->job, "retries cancelled by %s", run->cancelled_by);
 	else
-		info(run->job, "run %s cancelled by %s%s%s%s", run->number, run->cancelled_by,
+		info(run->req->job, "run %s cancelled by %s%s%s%s", run->number, run->cancelled_by,
 		     c->told.len ? " (" : "", c->told.len ? c->told.data : "", c->told.len ? ")" : "");
 }

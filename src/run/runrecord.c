@@ -1,4 +1,5 @@
 #include "run/runrecord.h"
+#include "run/attempts.h"
 #include "registry/line.h"
 #include "registry/lock.h"
 #include "run/logrelay.h"
@@ -61,20 +62,18 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
  * number noted in RUN. */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
 {
-	struct run_start how = { .owner = &run->owner, .timeout = run->timeout,
+	struct run_start how = { .owner = &run->owner, .timeout = run->req->timeout,
 				 .attempt = run->attempt };
+	struct buf cmd = {0};
 	record_to_running(rec, now_seconds(), &how, note);
-	if (run->command) {
-		struct buf cmd = {0};
-		shquote_argv(&cmd, run->command);
-		record_put(rec, "cmd", cmd.data);
-		buf_free(&cmd);
-	}
+	shquote_argv(&cmd, run->req->command);
+	record_put(rec, "cmd", cmd.data);
+	buf_free(&cmd);
 	const char *started = record_get(rec, "started");
 	snprintf(run->started, sizeof run->started, "%s", started ? started : "");
 	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
 	struct buf slots = {0};
-	slots_format(run->slots, &slots);
+	slots_format(run->req->slots, &slots);
 	if (slots.len)
 		record_put(rec, "slots", slots.data);
 	buf_free(&slots);
@@ -83,21 +82,22 @@ static void begin_attempt(struct run *run, struct record *rec, const char *note)
 int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
 	      int run_lock)
 {
+	const struct run_request *req = run->req;
 	struct stat lock_st;
 	struct record rec;
 
 	if (fstat(run_lock, &lock_st) < 0)
-		return fail_errno(errno, run->job, "stat the run lock");
+		return fail_errno(errno, req->job, "stat the run lock");
 	run->owner.run_lock = (unsigned long long)lock_st.st_ino;
 	record_copy(&rec, &st->rec);
-	begin_attempt(run, &rec, run->note);
-	if (run->late_after != LATE_NOT_GIVEN)
-		record_set_late(&rec, run->late_after, now_seconds());
-	if (run->keep_runs >= 0)
-		record_set_keep_runs(&rec, (unsigned long)run->keep_runs);
-	int rc = commit_record(reg, run->job, jobstate_record(st), st->status, &rec, NULL);
+	begin_attempt(run, &rec, req->note);
+	if (req->late_after != LATE_NOT_GIVEN)
+		record_set_late(&rec, req->late_after, now_seconds());
+	if (req->keep_runs >= 0)
+		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (!rc)
-		slots_note(reg, run->job, run->slots, run->number);
+		slots_note(reg, req->job, req->slots, run->number);
 	record_free(&rec);
 	return rc;
 }
@@ -108,10 +108,10 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 	*ours = 0;
 	record_init(&st->rec);
 	st->found = 0;
-	int rc = reg_lock(reg, run->job, JOB_LOCK, LOCK_EX, wait,
+	int rc = reg_lock(reg, run->req->job, JOB_LOCK, LOCK_EX, wait,
 			  LOCK_CREATE | (wait >= 0 ? LOCK_QUIET_BUSY : 0), job_lock);
 	if (!rc)
-		rc = reg_read_record(reg, run->job, &st->rec, &st->found);
+		rc = reg_read_record(reg, run->req->job, &st->rec, &st->found);
 	if (!rc && st->found) {
 		const char *started = record_get(&st->rec, "started");
 		st->status = record_status(&st->rec);
@@ -120,7 +120,7 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 	}
 	if (!rc && !*ours) {
 		message_context(NULL);
-		warn(run->job, "the record changed during the run; left alone");
+		warn(run->req->job, "the record changed during the run; left alone");
 	}
 	return rc;
 }
@@ -152,7 +152,7 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 		record_to_done(&done, run->ended_at, end, NULL);
 		record_copy(&wait, &st.rec);
 		record_to_retry(&wait, run->ended_at, retry_at);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &wait, &done);
+		rc = commit_record(reg, run->req->job, jobstate_record(&st), st.status, &wait, &done);
 		record_free(&done);
 		record_free(&wait);
 	}
@@ -163,6 +163,8 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 
 int run_next(const struct registry *reg, struct run *run, int *ours)
 {
+	const char *job = run->req->job;
+	int logged = run->req->log != LOG_NONE;
 	struct job_state st;
 	struct record rec;
 	int job_lock = -1;
@@ -179,17 +181,17 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 		 * same lock, so a reader of the fail log sees the two change as
 		 * one (logview.h).  An attempt whose log cannot be made is
 		 * still begun, and ends as one that could not start. */
-		run->log_status = logrelay_prepare(reg, run->job, run->logged);
+		run->log_status = logrelay_prepare(reg, job, logged);
 		record_copy(&rec, &st.rec);
 		run->attempt++;
 		begin_attempt(run, &rec, NULL);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
+		rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, NULL);
 		if (rc)
-			logrelay_abandon(reg, run->job);
+			logrelay_abandon(reg, job);
 		else
-			slots_note(reg, run->job, run->slots, run->number);
+			slots_note(reg, job, run->req->slots, run->number);
 		if (!rc && !run->log_status)
-			run->log_status = logrelay_commit(reg, run->job, 1, run->logged);
+			run->log_status = logrelay_commit(reg, job, 1, logged);
 		record_free(&rec);
 	}
 	jobstate_free(&st);
@@ -197,8 +199,10 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 	return rc;
 }
 
-int run_finish(const struct registry *reg, struct run *run, const struct run_result *end, int clear)
+int run_finish(const struct registry *reg, struct run *run, const struct run_result *end)
 {
+	const char *job = run->req->job;
+	int clear = run->req->clear_after;
 	struct buf context = {0};
 	struct job_state st;
 	struct record rec;
@@ -213,8 +217,8 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours && clear) {
 		int kept;
-		rc = line_clear(reg, run->job, &st.rec, 1, 1, &kept);
-		sweep_run_files(reg, run->job, NULL);
+		rc = line_clear(reg, job, &st.rec, 1, 1, &kept);
+		sweep_run_files(reg, job, NULL);
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
 		/* After an attempt that was to be retried, its failure is
@@ -231,16 +235,16 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		 * is no second try, which speaks for itself. */
 		struct buf first_try = {0};
 		struct buf *was_held = message_hold(&first_try);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
 		message_hold(was_held);
 		/* The result is state, the log diagnostics: a log that filled
 		 * the disk makes room for the record. */
-		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+		if (rc == EXIT_IO && run->req->log != LOG_NONE && logrelay_empty(reg, job) == 0) {
 			message_release(&first_try, 0);
 			message_context(NULL);
-			warn(run->job, "emptied the run's log to make room for its record");
+			warn(job, "emptied the run's log to make room for its record");
 			message_context(context.data);
-			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+			rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
 		} else {
 			message_release(&first_try, 1);
 		}

@@ -16,24 +16,18 @@
 #include "registry/slots.h"
 #include "liveness/jobstate.h"
 
+struct run_request;
+
 struct run {
-	const char *job;
+	const struct run_request *req;  /* what dispatch was asked (attempts.h) */
 	struct owner owner;        /* the dispatcher: run lock and pid fields */
-	double timeout;            /* --timeout, written with each attempt */
-	const char *note;          /* -m, written at the start */
-	char *const *command;      /* COMMAND [ARG...]: each attempt's cmd= */
-	double late_after;         /* --late-after (< -1: not given) */
-	long keep_runs;            /* --keep-runs (-1: not given) */
 	unsigned long attempt;     /* the attempt now (0: no --retries) */
 	char started[21];          /* its start, as recorded */
 	char number[24];           /* its run number (JOBREG_RUN) */
 	time_t ended_at;           /* when the last attempt to retry ended */
-	int logged;                /* --log or --chronic: the run writes a log */
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
-	const struct slot_set *slots;  /* --slots: held for the whole run, written
-					* as slots= with each attempt; NULL: none */
 };
 
 /* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
@@ -53,7 +47,7 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
  * attempt going or the one that waits for its retry (SPEC §5a), answered
  * or (ANSWERED 0) not yet, and not missed; NULL: none. */
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
-/* The next attempt begins: with run->logged its log made, then RUNNING
+/* The next attempt begins: with --log or --chronic its log made, then RUNNING
  * again with a new run number, then the last attempt's log set aside and
  * the new one put in place (a log that could not be: its exit status in
  * run->log_status); *OURS 0 when the record was no longer this run's
@@ -62,12 +56,11 @@ const char *run_cancel_request(const struct record *r, const struct run *run, in
 int run_next(const struct registry *reg, struct run *run, int *ours);
 /* Step 6: DONE with how the run ended (with run->cancelled_by, as a
  * cancelled run; between attempts, the last one's result with
- * retries_cancelled_by), or with CLEAR
- * no record (nor history and logs).  A record that is no longer this run's is left
+ * retries_cancelled_by), or with --clear no record (nor history and logs).  A record that is no longer this run's is left
  * alone, with a message.  When DONE cannot be written (a full disk), a
  * run's log gives way: it is emptied and DONE tried once more.  Returns
  * an exit status. */
-int run_finish(const struct registry *reg, struct run *run, const struct run_result *end, int clear);
+int run_finish(const struct registry *reg, struct run *run, const struct run_result *end);
 
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
