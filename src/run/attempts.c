@@ -25,9 +25,7 @@ static struct supervise supervision(const struct run_request *req, const struct 
 	};
 }
 
-/* JOBREG_RUN (and with --retries JOBREG_ATTEMPT) for the attempt; and
- * with --log its relay, into the log begun with the run (begin()) or the
- * attempt (run_next()).  Returns an exit status. */
+/* The attempt's environment, and with --log its relay.  An exit status. */
 static int ready(const struct registry *reg, const struct run_request *req,
 		 const struct run *run, int run_lock, struct logrelay *relay, struct supervise *how)
 {
@@ -44,10 +42,8 @@ static int ready(const struct registry *reg, const struct run_request *req,
 			      &how->out_fd, &how->err_fd);
 }
 
-/* Step 5, one attempt: run the command, its output through the relay with
- * --log; returns its exit status and fills END (and ENDED: stopped, lost
- * lock).  An attempt that cannot be readied is not run: it ends as a
- * command that could not be started (126). */
+/* Step 5, one attempt: its exit status, END and ENDED filled.  One that
+ * cannot be readied ends as a command that could not start (126). */
 static int attempt(const struct registry *reg, const struct run_request *req,
 		   struct run *run, int run_lock, const sigset_t *hold,
 		   const sigset_t *old_mask, struct logrelay *relay, struct run_result *end,
@@ -78,8 +74,7 @@ static int attempt(const struct registry *reg, const struct run_request *req,
 	return supervise_outcome(ended, end, signame);
 }
 
-/* The wait before retry K: --retry-delay doubled for each retry before
- * it, at most an hour. */
+/* The wait before retry K. */
 static double retry_delay(const struct run_request *req, unsigned long k)
 {
 	double d = req->retry_delay;
@@ -88,8 +83,8 @@ static double retry_delay(const struct run_request *req, unsigned long k)
 	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
 }
 
-/* "JOB: run N timed out after ...": a line of dispatch's own, which -q
- * does not silence when LOUD (cron mails output, not exit statuses). */
+/* "JOB: run N timed out after ...", not silenced by -q when LOUD (cron
+ * mails output, not exit statuses). */
 static void say_failure(const struct run_request *req, const struct run *run,
 			const struct run_result *end, const struct supervise_end *ended, int lost,
 			int loud)
@@ -108,9 +103,7 @@ static void say_failure(const struct run_request *req, const struct run *run,
 	buf_free(&how);
 }
 
-/* --chronic's report: the run's output from the relay's memory, or
- * without it (the relay did not end) from JOB's log; a message after it
- * on a line of its own. */
+/* --chronic's report: from the relay's memory, or (it did not end) the log. */
 static void chronic_report(const struct registry *reg, const char *job, struct logrelay *relay)
 {
 	if (relay->have_report)
@@ -160,9 +153,7 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		} else if (end.timed_out && !lost && !chronic_mode) {
 			say_failure(req, run, &end, &ended, 0, 1);
 		}
-		/* --chronic: a failed run's log (a lost one's too, whatever
-		 * the command's status), printed before --clear removes it,
-		 * then how it failed. */
+		/* --chronic: a failed (or lost) run's log, then how it failed. */
 		int chronic = chronic_mode && (status || lost);
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
@@ -184,8 +175,7 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		run->cancelled_by = NULL;
 		buf_free(&cancel.told);
 		buf_free(&relay.report);
-		/* A result that could not be recorded is still the run's: a
-		 * failed run exits with its status, a good one with the error's. */
+		/* A failed run exits with its status even when unrecorded. */
 		return lost ? EXIT_IO : status ? status : rc;
 	}
 }

@@ -57,9 +57,8 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
 	}
 }
 
-/* REC as the attempt now begins: RUNNING, owned by us, a new run, with
- * the command it runs (→ RUNNING drops the last one's); its start and
- * number noted in RUN. */
+/* REC as the attempt begins: RUNNING, ours, a new run with its cmd= (the
+ * last one's dropped); its start and number noted in RUN. */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
 {
 	struct run_start how = { .owner = &run->owner, .timeout = run->req->timeout,
@@ -145,8 +144,8 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 
 	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours) {
-		/* The attempt as it ended (its history line), and the record
-		 * meanwhile: still RUNNING, its failure counted. */
+		/* The ended attempt (for the history), and the record: still
+		 * RUNNING, its failure counted. */
 		run->ended_at = now_seconds();
 		record_copy(&done, &st.rec);
 		record_to_done(&done, run->ended_at, end, NULL);
@@ -176,11 +175,9 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 		free(run->cancelled_by);
 		run->cancelled_by = xstrdup(by);
 	} else if (!rc && *ours) {
-		/* The next attempt's log is made, and the failed one's set
-		 * aside once the record says the next attempt runs, under the
-		 * same lock, so a reader of the fail log sees the two change as
-		 * one (logview.h).  An attempt whose log cannot be made is
-		 * still begun, and ends as one that could not start. */
+		/* The failed log is set aside with the RUNNING write, under
+		 * the same lock: a reader sees one change (logview.h).  One
+		 * whose log cannot be made still begins, and cannot start. */
 		run->log_status = logrelay_prepare(reg, job, logged);
 		record_copy(&rec, &st.rec);
 		run->attempt++;
@@ -208,8 +205,7 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	struct record rec;
 	int job_lock = -1, ours;
 
-	/* A failure says how the run ended, so its result is not lost with
-	 * the record. */
+	/* A failure says how the run ended: its result is not lost. */
 	buf_adds(&context, clear ? "cannot clear the record (" : "cannot record DONE (");
 	run_describe_result(&context, end);
 	buf_addc(&context, ')');
@@ -221,9 +217,8 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		sweep_run_files(reg, job, NULL);
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
-		/* After an attempt that was to be retried, its failure is
-		 * counted already (run_retry()), and it ended then; retries
-		 * cancelled, no signal reached it: it stands (SPEC §5a). */
+		/* Between attempts its failure is counted already
+		 * (run_retry()); retries cancelled, it stands (SPEC §5a). */
 		struct run_result how = *end;
 		how.cancelled_by = run->cancelled_by;
 		if (!record_get(&rec, "retry_at"))
@@ -231,14 +226,12 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		else if (record_to_done_counted(&rec, run->ended_at, end, NULL) == 0 && run->cancelled_by)
 			record_put(&rec, "retries_cancelled_by", run->cancelled_by);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
-		/* The first try's error is held: it is said only when there
-		 * is no second try, which speaks for itself. */
+		/* The first try's error is said only without a second. */
 		struct buf first_try = {0};
 		struct buf *was_held = message_hold(&first_try);
 		rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
 		message_hold(was_held);
-		/* The result is state, the log diagnostics: a log that filled
-		 * the disk makes room for the record. */
+		/* The result is state, the log diagnostics: the log makes room. */
 		if (rc == EXIT_IO && run->req->log != LOG_NONE && logrelay_empty(reg, job) == 0) {
 			message_release(&first_try, 0);
 			message_context(NULL);
