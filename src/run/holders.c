@@ -1,7 +1,6 @@
-/* holders: the processes that hold a job's run lock when no run is
- * recorded (SPEC §5 step 7).  A command may leave a background process
- * behind that inherited the run lock; the run has ended and is DONE, but
- * the next run must wait for it.  Both ends say who it is. */
+/* holders: who holds a job's run lock when no run is recorded (see
+ * holders.h): a background process that inherited it makes the next run
+ * wait; both ends say who it is. */
 #include "run/holders.h"
 #include "registry/lock.h"
 #include "util/msg.h"
@@ -21,11 +20,9 @@ void name_pids(struct buf *b, const long *pids, size_t n)
 		buf_addf(b, "%s%ld", i ? ", " : "", pids[i]);
 }
 
-/* The pids other than ours that hold the run lock DEV/INO (the lock
- * LOCKER took, unless 0) into WHO, and those of them that are a run's log
- * relay (jobreg-dispatch's own process, not LOCKER, logrelay.h) into
- * RELAYS, each as "pid 4242" or "pids 4242, 4243"; returns how many of
- * each (*N_RELAYS), 0 when none is found. */
+/* The pids but ours holding the run lock DEV/INO (the lock LOCKER took,
+ * unless 0) into WHO, those that are a log relay (our program, not
+ * LOCKER) into RELAYS, as name_pids(); returns how many (*N_RELAYS). */
 static size_t holders_text(dev_t dev, ino_t ino, long locker, struct buf *who,
 			   struct buf *relays, size_t *n_relays)
 {
@@ -51,8 +48,8 @@ static size_t holders_text(dev_t dev, ino_t ino, long locker, struct buf *who,
 	return shown;
 }
 
-/* Who holds it, WHO (RELAYS of them log relays): " (RELAY)" when all are,
- * else " (LEFT; RELAYS ITS)" or " (LEFT)", into WHY. */
+/* " (RELAY)" when all of WHO are RELAYS, else " (LEFT; RELAYS ITS)" or
+ * " (LEFT)", into WHY. */
 static void why_held(struct buf *why, const struct buf *who, const struct buf *relays,
 		     size_t n_relays, const char *relay, const char *left, const char *its)
 {
@@ -86,8 +83,8 @@ int run_lock_busy(const struct registry *reg, const char *job, long earlier)
 	return rc;
 }
 
-/* A probe tells cheaply that nobody holds it; when it is busy, only the
- * sharers of our own lock are named, not a next run that took it. */
+/* A probe tells cheaply that nobody holds it; busy, only the sharers of
+ * our own lock are named, not a next run's. */
 void run_lock_release(const struct registry *reg, const char *job, int *fd)
 {
 	struct stat held;
