@@ -101,6 +101,13 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	return rc;
 }
 
+/* Is R still RUN's record: the same owner and the same start? */
+static int still_ours(const struct record *r, const struct run *run)
+{
+	const char *started = record_get(r, "started");
+	return record_owned_by(r, &run->owner) && started && strcmp(started, run->started) == 0;
+}
+
 int run_lock_record(const struct registry *reg, const struct run *run, double wait,
 		     int *job_lock, struct job_state *st, int *ours)
 {
@@ -112,10 +119,8 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 	if (!rc)
 		rc = reg_read_record(reg, run->req->job, &st->rec, &st->found);
 	if (!rc && st->found) {
-		const char *started = record_get(&st->rec, "started");
 		st->status = record_status(&st->rec);
-		*ours = record_owned_by(&st->rec, &run->owner) && started &&
-			strcmp(started, run->started) == 0;
+		*ours = still_ours(&st->rec, run);
 	}
 	if (!rc && !*ours) {
 		message_context(NULL);
@@ -126,11 +131,9 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered)
 {
-	const char *n = record_get(r, "cancel_run"), *started = record_get(r, "started");
-	const char *by = record_get(r, "cancel_by");
+	const char *n = record_get(r, "cancel_run"), *by = record_get(r, "cancel_by");
 	if (!n || strcmp(n, run->number) != 0 || (!answered && record_get(r, "cancel_seen")) ||
-	    record_get(r, "cancel_missed") ||
-	    !record_owned_by(r, &run->owner) || !started || strcmp(started, run->started) != 0)
+	    record_get(r, "cancel_missed") || !still_ours(r, run))
 		return NULL;
 	return by ? by : "?";
 }
