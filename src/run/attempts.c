@@ -14,9 +14,9 @@
 #define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
 
 /* The supervision of every attempt (supervise.h). */
-static struct supervise supervision(const struct run_request *req, const struct run *run,
-				    int run_lock)
+static struct supervise supervision(const struct run *run, int run_lock)
 {
+	const struct run_request *req = run->req;
 	return (struct supervise){
 		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
 		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
@@ -25,35 +25,29 @@ static struct supervise supervision(const struct run_request *req, const struct 
 	};
 }
 
-/* The attempt's environment, and with --log its relay.  An exit status. */
-static int ready(const struct registry *reg, const struct run_request *req,
-		 const struct run *run, int run_lock, struct logrelay *relay, struct supervise *how)
+/* Step 5, one attempt: its exit status, END and ENDED filled.  One whose
+ * environment or log relay cannot be readied ends as a command that could
+ * not start (126). */
+static int attempt(const struct registry *reg, struct run *run, int run_lock,
+		   const sigset_t *hold, const sigset_t *old_mask, struct logrelay *relay,
+		   struct run_result *end, char signame[SIGNAME_MAX], struct supervise_end *ended,
+		   struct cancel_taken *c)
 {
+	const struct run_request *req = run->req;
+	struct supervise how = supervision(run, run_lock);
 	char attempt_no[24];
-	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
-	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
-	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
-		return fail_errno(errno, req->job, "setenv");
-	if (run->log_status)
-		return run->log_status;
-	if (req->log == LOG_NONE)
-		return 0;
-	return logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
-			      &how->out_fd, &how->err_fd);
-}
-
-/* Step 5, one attempt: its exit status, END and ENDED filled.  One that
- * cannot be readied ends as a command that could not start (126). */
-static int attempt(const struct registry *reg, const struct run_request *req,
-		   struct run *run, int run_lock, const sigset_t *hold,
-		   const sigset_t *old_mask, struct logrelay *relay, struct run_result *end,
-		   char signame[SIGNAME_MAX], struct supervise_end *ended, struct cancel_taken *c)
-{
-	struct supervise how = supervision(req, run, run_lock);
+	int rc = run->log_status;
 
 	relay->pid = relay->out_fd = relay->err_fd = -1;
 	relay->have_report = 0;
-	if (ready(reg, req, run, run_lock, relay, &how) != 0) {
+	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
+	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
+	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
+		rc = fail_errno(errno, req->job, "setenv");
+	else if (!rc && req->log != LOG_NONE)
+		rc = logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
+				    &how.out_fd, &how.err_fd);
+	if (rc) {
 		memset(ended, 0, sizeof *ended);
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
@@ -85,10 +79,10 @@ static double retry_delay(const struct run_request *req, unsigned long k)
 
 /* "JOB: run N timed out after ...", not silenced by -q when LOUD (cron
  * mails output, not exit statuses). */
-static void say_failure(const struct run_request *req, const struct run *run,
-			const struct run_result *end, const struct supervise_end *ended, int lost,
-			int loud)
+static void say_failure(const struct run *run, const struct run_result *end,
+			const struct supervise_end *ended, int lost, int loud)
 {
+	const struct run_request *req = run->req;
 	struct buf how = {0};
 	char name[SIGNAME_MAX];
 	run_describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
@@ -103,15 +97,6 @@ static void say_failure(const struct run_request *req, const struct run *run,
 	buf_free(&how);
 }
 
-/* --chronic's report: from the relay's memory, or (it did not end) the log. */
-static void chronic_report(const struct registry *reg, const char *job, struct logrelay *relay)
-{
-	if (relay->have_report)
-		(void)logrelay_report(relay);
-	else
-		logview_chronic(reg, job);
-}
-
 int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
 		 const sigset_t *old_mask, int *lost_lock)
 {
@@ -123,8 +108,8 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		struct run_result end;
 		struct supervise_end ended;
 		char signame[SIGNAME_MAX];
-		int status = attempt(reg, req, run, run_lock, hold, old_mask, &relay, &end, signame,
-				     &ended, &cancel);
+		int status = attempt(reg, run, run_lock, hold, old_mask, &relay, &end, signame, &ended,
+				     &cancel);
 		int lost = ended.lost_lock, ours = 1, rc = 0, between = 0;
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
@@ -132,11 +117,11 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		if (!lost && status && !ended.stopped && !run->cancelled_by && !cannot_run &&
 		    !ended.wait_errno && run->attempt && run->attempt <= (unsigned long)req->retries) {
 			double until = now_mono() + retry_delay(req, run->attempt);
-			struct supervise how = supervision(req, run, run_lock);
+			struct supervise how = supervision(run, run_lock);
 			enum supervise_event ev = SV_TICK;
 			/* --chronic: a run that ends OK after all prints nothing. */
 			if (end.timed_out)
-				say_failure(req, run, &end, &ended, 0, !chronic_mode);
+				say_failure(run, &end, &ended, 0, !chronic_mode);
 			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(until - now_mono() + 0.999));
 			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
 			     run->attempt + 1, retry_delay(req, run->attempt));
@@ -151,7 +136,7 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 				continue;
 			between = 1;
 		} else if (end.timed_out && !lost && !chronic_mode) {
-			say_failure(req, run, &end, &ended, 0, 1);
+			say_failure(run, &end, &ended, 0, 1);
 		}
 		/* --chronic: a failed (or lost) run's log, then how it failed. */
 		int chronic = chronic_mode && (status || lost);
@@ -159,16 +144,18 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		*lost_lock = lost;
 		if (lost)
 			ours = 0;
-		/* The report comes after the record, but from the log only
-		 * before --clear removes it. */
+		/* The report comes after the record: from the relay's memory,
+		 * else from the log, read before --clear removes it. */
 		if (chronic && req->clear_after && !relay.have_report)
-			chronic_report(reg, req->job, &relay);
+			logview_chronic(reg, req->job);
 		if (!rc && ours)
 			rc = run_finish(reg, run, &end);
-		if (chronic && (!req->clear_after || relay.have_report))
-			chronic_report(reg, req->job, &relay);
+		if (chronic && relay.have_report)
+			(void)logrelay_report(&relay);
+		else if (chronic && !req->clear_after)
+			logview_chronic(reg, req->job);
 		if (chronic)
-			say_failure(req, run, &end, &ended, lost, 1);
+			say_failure(run, &end, &ended, lost, 1);
 		if (!rc && ours && run->cancelled_by)
 			cancel_say(run, &cancel, between);
 		free(run->cancelled_by);
