@@ -17,8 +17,7 @@
 #include <unistd.h>
 
 #define CHUNK 65536
-#define HEAD 128   /* the first bytes compared: the first line (under 64
-		    * bytes) and the start of what follows it */
+#define HEAD 128   /* the first bytes compared: the first line and more */
 
 /* JOB's log SUFFIX into *FD; an exit status, 1 when none (said unless
  * QUIET_MISSING). */
@@ -51,8 +50,7 @@ struct reader {
 	int fd;
 	int out;                  /* where it is printed */
 	int started;              /* the log's first line is printed */
-	unsigned long long pos;   /* the run's output printed so far, the
-				   * bytes dropped before it counted */
+	unsigned long long pos;   /* the run's output printed, drops counted */
 	int skip_line;            /* output was lost: go on after a newline */
 	int mid_line;             /* the last byte printed was no newline */
 	char seen[HEAD];          /* the log's first bytes at the last read */

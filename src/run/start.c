@@ -143,13 +143,11 @@ static void say_paused(const char *job, const struct job_state *st, const struct
 }
 
 /* The run lock is busy with no live run recorded: a reader's probe, a run
- * ending after a forced clear (it needs the job lock to finish), a
- * leftover of an old run (EARLIER: the DONE run's dispatcher, 0: none), or
- * anyone's flock.  Wait without the job lock in an exclusive flock (a
- * shared one would let us through to spin) until DEADLINE (< 0: none), or
- * until DIR names another directory (SPEC §5) or a signal stops the call,
- * and start over.  The lock is let go at once: the start over makes a
- * missing file and re-checks the name. */
+ * ending after a forced clear (it needs the job lock), a leftover of an
+ * old run (EARLIER: its dispatcher, 0: none), anyone's flock.  Wait in an
+ * exclusive flock (a shared one would let us through to spin) until
+ * DEADLINE (< 0: none), DIR names another directory (SPEC §5) or a signal;
+ * let it go at once: the start over makes the file and checks the name. */
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {

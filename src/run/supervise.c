@@ -71,9 +71,8 @@ static void signal_run(pid_t pid, int own_group, int sig)
 		(void)kill(-pid, sig);
 }
 
-/* Pass a held signal on, unless the kernel sent it to our process group
- * (Ctrl-C) while the command is in it.  One a process sent has SI_USER or
- * SI_QUEUE, and on Linux any code <= 0 (tgkill). */
+/* Pass a held signal on (supervise.h).  A process's has SI_USER, SI_QUEUE
+ * or on Linux any code <= 0 (tgkill). */
 static void forward(pid_t pid, int own_group, const siginfo_t *si)
 {
 	int sent = si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code < 0;
@@ -82,9 +81,8 @@ static void forward(pid_t pid, int own_group, const siginfo_t *si)
 	signal_run(pid, own_group, si->si_signo);
 }
 
-/* The held signals that came before the fork, into EARLY (at most MAX,
- * one of each kind): the command cannot have had them, so each is passed
- * on once it runs. */
+/* The held signals that came before the fork (one of each kind) into
+ * EARLY, to be passed on once the command runs. */
 static size_t take_early(const sigset_t *held, siginfo_t *early, size_t max)
 {
 	static const struct timespec none = { 0, 0 };

@@ -78,9 +78,8 @@ void supervise_start(const struct supervise *s, const sigset_t *held, const sigs
 		     struct supervise_end *end);
 enum supervise_event supervise_step(const struct supervise *s, const sigset_t *held,
 				    struct supervise_end *end);
-/* Can a signal still reach the command?  0: yes, it is stopped (SIGSTOP)
- * so that it cannot end first, and supervise_stop() continues it; 1: it
- * had ended (reaped). */
+/* 0: the command is stopped (SIGSTOP) so it cannot end before a signal,
+ * and supervise_stop() continues it; 1: it had ended (reaped). */
 int supervise_freeze(struct supervise_end *end);
 /* Stop the command as at a time limit: SIG, SIGCONT, and SIGKILL
  * KILL_AFTER seconds later (<= 0: none) or when one is due, the earlier. */

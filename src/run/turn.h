@@ -19,11 +19,8 @@ struct turn {
 	int coalesce_fd;                /* --coalesce: the follower's lock */
 	unsigned long long coalesced;   /* `coalesced` when it became the follower */
 	unsigned long long asked_run;   /* --replace: the run it asked to stop */
-	double answer_by;               /* now_mono() by which the ask is answered
-					 * (0: answered or reported) */
-	unsigned long long runs_before; /* with a place: `runs` before the run it
-					 * waits for (the one going when it
-					 * joined, or the next) */
+	double answer_by;               /* when the ask is due (0: answered, said) */
+	unsigned long long runs_before; /* `runs` before the run it waits for */
 };
 
 /* Under the job lock, ST read there: take the call's place (--coalesce
