@@ -106,8 +106,7 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 		(void)cancel_signal_or_err(req->signal_arg);
 	if (req->coalesce && req->replace)
 		usage_error("--coalesce and --replace exclude each other");
-	/* --every's period runs from a success --once would replay, in the
-	 * record --clear removes. */
+	/* --every runs from a success --once would replay, in a record --clear removes. */
 	if (given['e'] && (req->once || req->clear_after))
 		usage_error("--every excludes --once and --clear");
 	if (given['D'] && !given['r'])

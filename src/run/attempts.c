@@ -77,8 +77,7 @@ static double retry_delay(const struct run_request *req, unsigned long k)
 	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
 }
 
-/* "JOB: run N timed out after ...", not silenced by -q when LOUD (cron
- * mails output, not exit statuses). */
+/* "JOB: run N timed out after ...", despite -q when LOUD (cron mails output). */
 static void say_failure(const struct run *run, const struct run_result *end,
 			const struct supervise_end *ended, int lost, int loud)
 {

@@ -224,8 +224,7 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		const char *kill = record_get(&st.rec, "cancel_kill_after");
 		int sig = signame ? signal_number(signame) : SIGTERM;
 		double kill_after = kill ? strtod(kill, NULL) : 10;
-		/* Reaped first, or held still: one that ended first keeps
-		 * its outcome. */
+		/* Reaped or held still: one that ended first keeps its outcome. */
 		int missed = end && !run->cancelled_by && supervise_freeze(end);
 		if (!missed) {
 			if (end) {

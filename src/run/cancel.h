@@ -65,8 +65,7 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
 		   const struct supervise *s, const sigset_t *held, struct supervise_end *end,
 		   struct cancel_taken *c);
-/* "JOB: run N cancelled by U@H (TERM to pid 42)"; BETWEEN attempts
- * "JOB: retries cancelled by U@H". */
+/* "JOB: run N cancelled by U@H (TERM to pid 42)"; BETWEEN: "retries cancelled by U@H". */
 void cancel_say(const struct run *run, const struct cancel_taken *c, int between);
 
 #endif

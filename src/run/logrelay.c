@@ -86,8 +86,7 @@ int logrelay_parse_size(const char *s, unsigned long long *size)
 	return 0;
 }
 
-/* Is JOB's log SUFFIX there (*HAVE)?  An exit status: 77 for a planted
- * entry. */
+/* Is JOB's log SUFFIX there (*HAVE)?  An exit status: 77 when planted. */
 static int refuse_planted(const struct registry *reg, const char *job, const char *suffix,
 			  int *have)
 {
@@ -253,8 +252,7 @@ static int cut(struct sink *s, char *buf)
 	return cut_end(s, line, n, (off_t)keep, drop);
 }
 
-/* The log becomes the first line (DROP more dropped) and BUF's N bytes,
- * in cut()'s order. */
+/* The log becomes the first line (DROP more dropped) and BUF's N bytes, as cut() does. */
 static int replace(struct sink *s, const char *buf, size_t n, unsigned long long drop)
 {
 	char line[DROPPED_LINE_MAX];
@@ -325,8 +323,7 @@ static void ring_add(struct ring *r, const char *buf, size_t n)
 	}
 }
 
-/* The ring as a log would hold it, to the report pipe FD after an R (which
- * tells it from no report). */
+/* The ring as a log would hold it, to the report pipe FD after an R (not: no report). */
 static void ring_report(struct ring *r, int fd)
 {
 	char *flat = xmalloc(r->len + 1), line[DROPPED_LINE_MAX];
@@ -347,8 +344,7 @@ static void ring_report(struct ring *r, int fd)
 /* The relay's run lock copy and the ack pipe's end, for let_go(). */
 static volatile sig_atomic_t lock_copy = -1, ack_end = -1;
 
-/* SIGUSR1 from dispatch, the command ended: let the run lock go, even in
- * a write to a stalled reader. */
+/* SIGUSR1, the command ended: let the run lock go, even in a write to a stalled reader. */
 static void let_go(int sig)
 {
 	int saved = errno;
@@ -396,8 +392,7 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				continue;
 			}
 			found += (size_t)n;
-			/* Logged first, so what a reader has seen passed on is in
-			 * the log already. */
+			/* Logged first: what a reader saw passed on is in the log. */
 			sink_write(s, buf, (size_t)n, scratch);
 			if (ring->data)
 				ring_add(ring, buf, (size_t)n);
@@ -408,8 +403,7 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				if (mid_line && (i == 1 || err < 0 || out_is_err))
 					*mid_line = buf[n - 1] != '\n';
 			} else if (errno == EPIPE) {
-				/* The reader has gone: the command is told, as
-				 * without us. */
+				/* The reader has gone: the command is told, as without us. */
 				close_fd(fds[i].fd);
 				fds[i].fd = -1;
 				open--;
@@ -576,16 +570,14 @@ void logrelay_finish(struct logrelay *r)
 	r->out_fd = r->err_fd = -1;
 	if (r->pid <= 0)
 		return;
-	/* The relay ends with the pipes' last writer: two seconds at most,
-	 * its report read meanwhile. */
+	/* The relay ends with the pipes' last writer: 2 s at most, its report read meanwhile. */
 	buf_reset(&r->report);
 	int ended = read_until_end(r->report_fd, &r->report, now_mono() + 2);
 	r->have_report = ended && r->report.len && r->report.data[0] == 'R';
 	close_fd(r->report_fd);
 	r->report_fd = -1;
 	if (!ended) {
-		/* Kept by a leftover: the relay lets the run lock go, and says
-		 * so by closing ACK. */
+		/* Kept by a leftover: the relay lets the run lock go, then closes ACK. */
 		struct buf none = {0};
 		(void)fcntl(r->ack_fd, F_SETFL, O_NONBLOCK);
 		if (kill(r->pid, SIGUSR1) == 0)

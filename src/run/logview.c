@@ -19,8 +19,7 @@
 #define CHUNK 65536
 #define HEAD 128   /* the first bytes compared: the first line and more */
 
-/* JOB's log SUFFIX into *FD; an exit status, 1 when none (said unless
- * QUIET_MISSING). */
+/* JOB's log SUFFIX into *FD; an exit status, 1 when none (said unless QUIET_MISSING). */
 static int open_log(const struct registry *reg, const char *job, const char *suffix, int *fd,
 		    int quiet_missing, int failed_run)
 {
@@ -150,8 +149,7 @@ static int emit(struct reader *r, size_t n, int whole)
 	return 0;
 }
 
-/* Print the log from r->pos to its end; *SETTLED 0 when a cut under way
- * kept some back.  An exit status. */
+/* The log from r->pos to its end; *SETTLED 0 when a cut kept some back.  An exit status. */
 static int take(struct reader *r, int going, int whole, int *settled)
 {
 	*settled = 1;
@@ -228,8 +226,7 @@ struct view {
 	int rc;
 };
 
-/* Are A and B records of one dispatch?  (Its attempts are runs of
- * their own, by the same process.) */
+/* Are A and B records of one dispatch (its attempts: runs of one process)? */
 static int same_dispatch(const struct record *a, const struct record *b)
 {
 	static const char *const keys[] = { "host", "pid", "pid_start" };
@@ -309,8 +306,7 @@ static int next_attempt(struct view *v)
 	return 0;
 }
 
-/* At each change, print what came; 1 when done (--follow: the run ended)
- * or on an error (v->rc). */
+/* At each change, print what came; 1 when done (--follow: the run ended) or on an error. */
 static int printed(struct view *v, const struct job_state *st)
 {
 	int settled = 1, on = going(v, st);
@@ -335,8 +331,7 @@ static int print_following(struct view *v, const char *name)
 	return rc;
 }
 
-/* --log: the log as it is now (a corrupt record: no run going); only a
- * cut under way is waited for. */
+/* --log: the log as it is now (a corrupt record: no run going), but a cut waited out. */
 static int print_now(struct view *v, const char *name)
 {
 	struct job_state st;

@@ -147,8 +147,7 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 
 	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours) {
-		/* The ended attempt (for the history), and the record: still
-		 * RUNNING, its failure counted. */
+		/* The ended attempt (for the history); the record RUNNING, its failure counted. */
 		run->ended_at = now_seconds();
 		record_copy(&done, &st.rec);
 		record_to_done(&done, run->ended_at, end, NULL);

@@ -226,8 +226,7 @@ enum supervise_event supervise_step(const struct supervise *s, const sigset_t *h
 		} else {
 			sig = sigwaitinfo(held, &si);
 		}
-		/* EAGAIN: a deadline has come; EINTR: look again.  None is
-		 * passed on to a failed exec's child. */
+		/* EAGAIN: a deadline; EINTR: look again.  None to a failed exec's child. */
 		if (sig == SIGURG && end->started && !end->lost_lock)
 			return SV_WAKE;
 		if (sig > 0 && pausing && is_stop(sig))

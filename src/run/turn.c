@@ -11,8 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 
-/* The --coalesce follower leaves without running (its folded calls have
- * exited 0). */
+/* The --coalesce follower leaves without running (its folded calls exited 0). */
 static void let_go_coalesced(const struct registry *reg, const char *job, struct turn *t)
 {
 	if (t->coalesce_fd < 0)
@@ -65,8 +64,7 @@ int turn_skip(const struct registry *reg, const struct run_request *req, struct 
 	return rc;
 }
 
-/* TERM, INT or HUP while the call waits: caught, so that it leaves its
- * line counted, then dies of it. */
+/* TERM, INT or HUP while the call waits: caught, to leave the line counted, then die of it. */
 static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction stop_was[sizeof stop_signals / sizeof stop_signals[0]];
 static volatile sig_atomic_t stopped_by;
@@ -241,8 +239,7 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 				rc = 0;   /* the answer is due: look */
 			return rc;
 		}
-		/* Blocked on the place ahead (woken when its holder goes), a
-		 * second at a time to see a --replace. */
+		/* Blocked until the place ahead is let go; awake each second for a --replace. */
 		int fd;
 		if ((rc = line_open_place(reg, req->job, ahead, &fd)) != 0)
 			return rc;
