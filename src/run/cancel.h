@@ -40,8 +40,8 @@ int cancel_ask(const struct registry *reg, const char *job, const struct job_sta
 int cancel_wait(struct registry *reg, const char *job, unsigned long long run,
 		double until_end);
 
-/* No answer from run RUN's dispatcher on HOST: say so, naming the pids
- * this host sees holding the run lock; the request stays.  Returns 75. */
+/* No answer from run RUN's dispatcher on HOST: said, with the run lock's
+ * holders; the request stays.  Returns 75. */
 int cancel_no_answer(const struct registry *reg, const char *job, unsigned long long run,
 		     const char *host);
 

@@ -50,36 +50,30 @@ struct logrelay {
  * a log's beginning) starts with, N in *DROPPED; 0: none. */
 size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped);
 
-
-/* A new run of JOB begins (dispatch, or set): with FAILED (the last run
- * failed or was lost, jobstate_last_run_failed()) its log becomes
- * .JOB.faillog, and when it had none the older fail log goes (not that
- * failure's); else the log is removed.  So .JOB.log is the latest run's,
- * .JOB.faillog the last failure's.  A planted entry (symlink, FIFO,
- * directory) is refused (77), never renamed.  Call holding the job lock.
- * Returns an exit status (the message printed). */
+/* A new run of JOB begins (dispatch, or set), holding the job lock: with
+ * FAILED (jobstate_last_run_failed()) the log becomes .JOB.faillog, or
+ * without one the older fail log goes (not that failure's); else the log
+ * is removed.  A planted entry is refused (77), never renamed.  Returns an
+ * exit status (the message printed). */
 int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
 
-/* Before a run (or attempt) is recorded RUNNING: refuse a planted .log or
+/* Before RUNNING, holding the job and run locks: refuse a planted .log or
  * .faillog (77); with MAKE create the new log as .JOB.newlog (mode as a
- * record's, never through a planted entry) until logrelay_commit();
- * without MAKE remove one a dead dispatch left (a reader would wait for
- * it).  The logs in place are not touched: a dispatch that cannot start
- * leaves them as they were.  Call holding the job and run locks.  Returns
- * an exit status. */
+ * record's, never through a planted entry) until logrelay_commit(), else
+ * remove one a dead dispatch left (a reader would wait for it).  The logs
+ * in place are untouched: a dispatch that cannot start leaves them as they
+ * were.  Returns an exit status. */
 int logrelay_prepare(const struct registry *reg, const char *job, int make);
 
-/* RUNNING is written: logrelay_turn_over(), then the new log (MADE:
- * logrelay_prepare() made one) in its place.  Returns an exit status (the
- * message printed). */
+/* RUNNING is written: logrelay_turn_over(), then the new log (MADE: one
+ * was made) in its place.  Returns an exit status (the message printed). */
 int logrelay_commit(const struct registry *reg, const char *job, int failed, int made);
 
 /* RUNNING could not be written: the new log goes. */
 void logrelay_abandon(const struct registry *reg, const char *job);
 
-/* Start the relay of JOB's log (committed), for MODE and SIZE, holding
- * the run lock RUN_LOCK: *OUT_FD and *ERR_FD are the command's standard
- * output and error.  Returns an exit status. */
+/* Start the relay of JOB's log for MODE and SIZE, holding the run lock
+ * RUN_LOCK; *OUT_FD and *ERR_FD for the command.  An exit status. */
 int logrelay_start(const struct registry *reg, const char *job, enum log_mode mode,
 		   unsigned long long size, int run_lock, struct logrelay *r, int *out_fd,
 		   int *err_fd);

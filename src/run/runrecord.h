@@ -41,9 +41,8 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
  * silently), the record in ST, *OURS when still RUN's (else a message). */
 int run_lock_record(const struct registry *reg, const struct run *run, double wait,
 		    int *job_lock, struct job_state *st, int *ours);
-/* The user@host of a request in R (RUN's record) to stop run->number, the
- * attempt going or the one that waits for its retry (SPEC §5a), answered
- * or (ANSWERED 0) not yet, and not missed; NULL: none. */
+/* The user@host of a request in R to stop run->number, going or waiting to
+ * retry (SPEC §5a), answered or (ANSWERED 0) not, not missed; NULL: none. */
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
 /* The next attempt begins: its log made (--log, --chronic), RUNNING with
  * a new run number, the last log set aside and the new one put in place
@@ -60,11 +59,10 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
-/* How a failed run ended, in dispatch's words (SPEC §5 Logs): "failed:
- * exit 3", "timed out after 5s (TERM, then KILL)", "killed by SIGKILL",
- * "lost its run lock" (LOST).  A time limit of TIMEOUT seconds names the
- * signals sent: LIMIT_SIGNAL (NULL: not known, then the one that ended the
- * run), then KILL when KILLED. */
+/* How a failed run ended (SPEC §5 Logs): "failed: exit 3", "timed out
+ * after 5s (TERM, then KILL)", "killed by SIGKILL", "lost its run lock"
+ * (LOST).  A limit of TIMEOUT s names LIMIT_SIGNAL (NULL: the one that
+ * ended the run), then KILL when KILLED. */
 void run_describe_failure(struct buf *b, const struct run_result *e, double timeout,
 			  const char *limit_signal, int killed, int lost);
 

@@ -43,9 +43,8 @@ struct decide_facts {
 /* Step 2 for REQ: no I/O, a function of F alone. */
 enum step decide(const struct run_request *req, const struct decide_facts *f);
 
-/* Steps 1-4 for REQ: *RUN_LOCK is held when the command is to run (RUN
- * begun, the signals HOLD held); otherwise the return value is
- * dispatch's exit status. */
+/* Steps 1-4 for REQ: *RUN_LOCK held when the command is to run (RUN begun,
+ * the signals HOLD held); else the return value is the exit status. */
 int start_run(struct registry *reg, const struct run_request *req, struct run *run,
 	      int *run_lock, const sigset_t *hold);
 

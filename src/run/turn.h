@@ -44,14 +44,12 @@ int turn_superseded(const struct registry *reg, const char *job, const struct tu
  * the turn of a call with a place.  Nothing to write: 0. */
 int turn_answer(const struct registry *reg, const char *job, const struct job_state *st,
 		struct turn *t, const char *skip, int coalesced);
-/* turn_answer() with skip REASON for a call that ends without running
- * outside a decision (no free slot, --wait passed, a signal), taking the
- * job lock.  Returns an exit status. */
+/* Taking the job lock, turn_answer() with skip REASON for a call that ends
+ * outside a decision (no free slot, --wait passed, a signal).  Exit status. */
 int turn_skip(const struct registry *reg, const struct run_request *req, struct turn *t,
 	      const char *reason);
-/* While ON, TERM, INT and HUP (unless ignored) do not end the call but
- * are noted, and every wait of the turn ends within a second:
- * turn_stopped() is then the signal (0: none). */
+/* While ON, TERM, INT and HUP (unless ignored) are noted, not fatal; every
+ * wait ends within a second, turn_stopped() the signal (0: none). */
 void turn_catch_stops(int on);
 int turn_stopped(void);
 /* A --replace's cancel unanswered for CANCEL_ANSWER_SECONDS: said, with
