@@ -46,10 +46,9 @@ struct run_request {
 	struct slot_set *slots; /* --slots (slots.h) */
 };
 
-/* Run RUN's command, holding the run lock RUN_LOCK, with the signals
- * HOLD held outside the command (OLD_MASK is the mask it gets); then
- * record the run's end.  Returns dispatch's exit status: the command's,
- * else the error's; *LOST_LOCK 1 when the run lock was lost. */
+/* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the
+ * run lock RUN_LOCK, then record its end.  Returns the command's exit
+ * status, else the error's; *LOST_LOCK 1 when the run lock was lost. */
 int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
 		 const sigset_t *old_mask, int *lost_lock);
 

@@ -59,9 +59,8 @@ struct cancel_taken {
  * attempts: no more retries).  Writes cancel_seen; 1 when taken up. */
 int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		   struct supervise_end *end, struct cancel_taken *c);
-/* After a cancelled attempt's command ended: what still holds the run
- * lock (but us and our relay) has until C->kill_at, then gets SIGKILL;
- * requests meanwhile are taken up. */
+/* After a cancelled attempt's command ended: what else holds the run lock
+ * has until C->kill_at, then SIGKILL; requests meanwhile are taken up. */
 void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
 		   const struct supervise *s, const sigset_t *held, struct supervise_end *end,
 		   struct cancel_taken *c);

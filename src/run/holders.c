@@ -1,6 +1,5 @@
-/* holders: who holds a job's run lock when no run is recorded (see
- * holders.h): a background process that inherited it makes the next run
- * wait; both ends say who it is. */
+/* holders: who holds a job's run lock (see holders.h); a background
+ * process of the run that inherited it makes the next run wait. */
 #include "run/holders.h"
 #include "registry/lock.h"
 #include "util/msg.h"

@@ -44,17 +44,15 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 /* The user@host of a request in R to stop run->number, going or waiting to
  * retry (SPEC §5a), answered or (ANSWERED 0) not, not missed; NULL: none. */
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
-/* The next attempt begins: its log made (--log, --chronic), RUNNING with
- * a new run number, the last log set aside and the new one put in place
- * (failing that, the exit status in run->log_status).  *OURS 0: the
- * record is no longer this run's, nothing done.  A cancel found under the
- * job lock first starts none: run->cancelled_by set. */
+/* The next attempt begins: its log made, RUNNING with a new run number,
+ * the last log set aside for the new (failing: run->log_status).  *OURS 0:
+ * the record is no longer this run's, nothing done.  A cancel found under
+ * the job lock first starts none: run->cancelled_by set. */
 int run_next(const struct registry *reg, struct run *run, int *ours);
-/* Step 6: DONE with END (with run->cancelled_by a cancelled run; between
- * attempts the last one's result with retries_cancelled_by), or with
- * --clear no record, history or logs.  A record no longer this run's is
- * left alone, said.  DONE that cannot be written (a full disk) empties
- * the run's log and is tried once more.  Returns an exit status. */
+/* Step 6: DONE with END (with run->cancelled_by cancelled; between attempts
+ * the last one's with retries_cancelled_by), or --clear: no record, history
+ * or logs.  A record no longer this run's is left alone, said.  DONE that
+ * cannot be written (full disk) empties the log, tried again.  Exit status. */
 int run_finish(const struct registry *reg, struct run *run, const struct run_result *end);
 
 /* "exit 3", "signal TERM", "timed out". */

@@ -67,9 +67,8 @@ struct supervise_end {
 	double limit_at, check_at;
 };
 
-/* What supervise_step() and supervise_pause() return: the command ended
- * (reaped) or the pause is over; a tick; SIGURG; and for a pause only:
- * dispatch told to stop (HUP INT QUIT TERM), the run lock lost (said). */
+/* The command ended (reaped) or the pause is over; a tick; SIGURG; a pause
+ * only: dispatch told to stop (HUP INT QUIT TERM), the run lock lost (said). */
 enum supervise_event { SV_ENDED, SV_TICK, SV_WAKE, SV_STOP, SV_LOST };
 
 void supervise_signals(sigset_t *held, sigset_t *old);

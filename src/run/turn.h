@@ -56,8 +56,7 @@ int turn_stopped(void);
  * who holds the run lock; the call goes on waiting. */
 void turn_report_unanswered(const struct registry *reg, const struct run_request *req,
 			    const struct job_state *st, struct turn *t);
-/* Without the job lock, the call leaves without a run: its place and its
- * follower's lock go (the folded calls counted under the job lock). */
+/* Without the job lock: the call leaves without a run, its place and follower's lock go. */
 void turn_leave(const struct registry *reg, const struct run_request *req, struct turn *t);
 
 #endif
