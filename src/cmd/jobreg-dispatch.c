@@ -1,8 +1,6 @@
 /* jobreg-dispatch: run a command as the one live run of a job (see
- * jobreg-dispatch(1)).  Here, in the order of the man page: the options,
- * the decision and the start of a run (steps 1-4); its attempts and its
- * end (steps 5 and 6) are attempts.c's, and what stands alone lives in
- * runrecord.c, supervise.c and logrelay.c. */
+ * jobreg-dispatch(1)).  Here the options; steps 1-4 are start.c's, its
+ * attempts and its end (steps 5 and 6) attempts.c's. */
 #include "cmd/cli.h"
 #include "run/attempts.h"
 #include "run/holders.h"
@@ -94,14 +92,12 @@ static void parse_operands(int argc, char **argv, struct run_request *req)
 	req->command = argv + optind;
 }
 
-/* The options that go together (jobreg-dispatch(1)), GIVEN by letter; a
- * usage error exits 64. */
+/* The options that go together, GIVEN by letter; a usage error exits 64. */
 static void check_request(const struct run_request *req, const unsigned char *given)
 {
 	if (req->retry_failed && !req->once)
 		usage_error("--retry-failed needs --once");
-	/* --clear removes the very result --once replays: every caller
-	 * would run the job again. */
+	/* --clear removes the result --once replays: every call would run. */
 	if (req->once && req->clear_after)
 		usage_error("--once and --clear exclude each other");
 	if ((given['K'] || given['S']) && !given['T'] && !req->replace)
@@ -110,8 +106,7 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 		(void)cancel_signal_or_err(req->signal_arg);
 	if (req->coalesce && req->replace)
 		usage_error("--coalesce and --replace exclude each other");
-	/* --every's period runs from a success --once would replay, and
-	 * --clear removes the record it is measured from. */
+	/* --every runs from a success --once would replay, in a record --clear removes. */
 	if (given['e'] && (req->once || req->clear_after))
 		usage_error("--every excludes --once and --clear");
 	if (given['D'] && !given['r'])
@@ -199,8 +194,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 	req->sigpipe_ignored = common->sigpipe_ignored;
 }
 
-/* The registry, created if missing, and JOBREG_JOB and JOBREG_DIR for the
- * command. */
+/* The registry, created if missing; JOBREG_JOB and JOBREG_DIR set. */
 static int open_registry(struct registry *reg, const struct common *common, const char *job)
 {
 	char *path = registry_path(common->dir);
@@ -217,8 +211,7 @@ static int open_registry(struct registry *reg, const struct common *common, cons
 	return rc;
 }
 
-/* The owner of the run: the run lock, and our pid fields for when the
- * lock file is gone (SPEC §2). */
+/* The run's owner: the run lock, and pid fields for when its file is gone (SPEC §2). */
 static int identify(const char *job, struct owner *me)
 {
 	struct reader id;
@@ -251,18 +244,14 @@ int main(int argc, char **argv)
 		return rc;
 	if (start_not_due(&reg, &req))
 		goto out;
-	run = (struct run){ .job = req.job, .timeout = req.timeout, .note = req.note,
-			    .command = req.command,
-			    .late_after = req.late_after, .keep_runs = req.keep_runs,
-			    .logged = req.log != LOG_NONE,
-			    .attempt = req.retries > 0, .slots = &slots };
+	run = (struct run){ .req = &req, .attempt = req.retries > 0 };
 	if ((rc = identify(req.job, &run.owner)) != 0)
 		goto out;
 	supervise_signals(&hold, &old_mask);
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0)
 		goto out;
-	rc = run_attempts(&reg, &req, &run, run_lock, &hold, &old_mask, &lost);
+	rc = run_attempts(&reg, &run, run_lock, &hold, &old_mask, &lost);
 	if (lost)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else

@@ -14,9 +14,9 @@
 #define RETRY_DELAY_MAX 3600.0   /* seconds: the longest wait for a retry */
 
 /* The supervision of every attempt (supervise.h). */
-static struct supervise supervision(const struct run_request *req, const struct run *run,
-				    int run_lock)
+static struct supervise supervision(const struct run *run, int run_lock)
 {
+	const struct run_request *req = run->req;
 	return (struct supervise){
 		.command = req->command, .keep_fd = run_lock, .timeout = req->timeout,
 		.kill_after = req->kill_after, .signal = req->timeout_signal, .check_lock = 1,
@@ -25,39 +25,29 @@ static struct supervise supervision(const struct run_request *req, const struct 
 	};
 }
 
-/* JOBREG_RUN (and with --retries JOBREG_ATTEMPT) for the attempt; and
- * with --log its relay, into the log begun with the run (begin()) or the
- * attempt (run_next()).  Returns an exit status. */
-static int ready(const struct registry *reg, const struct run_request *req,
-		 const struct run *run, int run_lock, struct logrelay *relay, struct supervise *how)
+/* Step 5, one attempt: its exit status, END and ENDED filled.  One whose
+ * environment or log relay cannot be readied ends as a command that could
+ * not start (126). */
+static int attempt(const struct registry *reg, struct run *run, int run_lock,
+		   const sigset_t *hold, const sigset_t *old_mask, struct logrelay *relay,
+		   struct run_result *end, char signame[SIGNAME_MAX], struct supervise_end *ended,
+		   struct cancel_taken *c)
 {
+	const struct run_request *req = run->req;
+	struct supervise how = supervision(run, run_lock);
 	char attempt_no[24];
-	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
-	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
-	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
-		return fail_errno(errno, req->job, "setenv");
-	if (run->log_status)
-		return run->log_status;
-	if (req->log == LOG_NONE)
-		return 0;
-	return logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
-			      &how->out_fd, &how->err_fd);
-}
-
-/* Step 5, one attempt: run the command, its output through the relay with
- * --log; returns its exit status and fills END (and ENDED: stopped, lost
- * lock).  An attempt that cannot be readied is not run: it ends as a
- * command that could not be started (126). */
-static int attempt(const struct registry *reg, const struct run_request *req,
-		   struct run *run, int run_lock, const sigset_t *hold,
-		   const sigset_t *old_mask, struct logrelay *relay, struct run_result *end,
-		   char signame[SIGNAME_MAX], struct supervise_end *ended, struct cancel_taken *c)
-{
-	struct supervise how = supervision(req, run, run_lock);
+	int rc = run->log_status;
 
 	relay->pid = relay->out_fd = relay->err_fd = -1;
 	relay->have_report = 0;
-	if (ready(reg, req, run, run_lock, relay, &how) != 0) {
+	snprintf(attempt_no, sizeof attempt_no, "%lu", run->attempt);
+	if (setenv("JOBREG_RUN", run->number, 1) < 0 ||
+	    (run->attempt ? setenv("JOBREG_ATTEMPT", attempt_no, 1) : unsetenv("JOBREG_ATTEMPT")) < 0)
+		rc = fail_errno(errno, req->job, "setenv");
+	else if (!rc && req->log != LOG_NONE)
+		rc = logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
+				    &how.out_fd, &how.err_fd);
+	if (rc) {
 		memset(ended, 0, sizeof *ended);
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
@@ -78,8 +68,7 @@ static int attempt(const struct registry *reg, const struct run_request *req,
 	return supervise_outcome(ended, end, signame);
 }
 
-/* The wait before retry K: --retry-delay doubled for each retry before
- * it, at most an hour. */
+/* The wait before retry K. */
 static double retry_delay(const struct run_request *req, unsigned long k)
 {
 	double d = req->retry_delay;
@@ -88,12 +77,11 @@ static double retry_delay(const struct run_request *req, unsigned long k)
 	return d < RETRY_DELAY_MAX ? d : RETRY_DELAY_MAX;
 }
 
-/* "JOB: run N timed out after ...": a line of dispatch's own, which -q
- * does not silence when LOUD (cron mails output, not exit statuses). */
-static void say_failure(const struct run_request *req, const struct run *run,
-			const struct run_result *end, const struct supervise_end *ended, int lost,
-			int loud)
+/* "JOB: run N timed out after ...", despite -q when LOUD (cron mails output). */
+static void say_failure(const struct run *run, const struct run_result *end,
+			const struct supervise_end *ended, int lost, int loud)
 {
+	const struct run_request *req = run->req;
 	struct buf how = {0};
 	char name[SIGNAME_MAX];
 	run_describe_failure(&how, end, req->timeout, signal_name(req->timeout_signal, name),
@@ -108,20 +96,10 @@ static void say_failure(const struct run_request *req, const struct run *run,
 	buf_free(&how);
 }
 
-/* --chronic's report: the run's output from the relay's memory, or
- * without it (the relay did not end) from JOB's log; a message after it
- * on a line of its own. */
-static void chronic_report(const struct registry *reg, const char *job, struct logrelay *relay)
+int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
+		 const sigset_t *old_mask, int *lost_lock)
 {
-	if (relay->have_report)
-		(void)logrelay_report(relay);
-	else
-		logview_chronic(reg, job);
-}
-
-int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
-		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock)
-{
+	const struct run_request *req = run->req;
 	int chronic_mode = req->log == LOG_CHRONIC;
 	struct logrelay relay = {0};
 	struct cancel_taken cancel = { .kill_at = -1 };
@@ -129,8 +107,8 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		struct run_result end;
 		struct supervise_end ended;
 		char signame[SIGNAME_MAX];
-		int status = attempt(reg, req, run, run_lock, hold, old_mask, &relay, &end, signame,
-				     &ended, &cancel);
+		int status = attempt(reg, run, run_lock, hold, old_mask, &relay, &end, signame, &ended,
+				     &cancel);
 		int lost = ended.lost_lock, ours = 1, rc = 0, between = 0;
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
@@ -138,11 +116,11 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 		if (!lost && status && !ended.stopped && !run->cancelled_by && !cannot_run &&
 		    !ended.wait_errno && run->attempt && run->attempt <= (unsigned long)req->retries) {
 			double until = now_mono() + retry_delay(req, run->attempt);
-			struct supervise how = supervision(req, run, run_lock);
+			struct supervise how = supervision(run, run_lock);
 			enum supervise_event ev = SV_TICK;
 			/* --chronic: a run that ends OK after all prints nothing. */
 			if (end.timed_out)
-				say_failure(req, run, &end, &ended, 0, !chronic_mode);
+				say_failure(run, &end, &ended, 0, !chronic_mode);
 			rc = run_retry(reg, run, &end, now_seconds() + (time_t)(until - now_mono() + 0.999));
 			info(req->job, "attempt %lu failed; attempt %lu in %gs", run->attempt,
 			     run->attempt + 1, retry_delay(req, run->attempt));
@@ -157,34 +135,33 @@ int run_attempts(const struct registry *reg, const struct run_request *req, stru
 				continue;
 			between = 1;
 		} else if (end.timed_out && !lost && !chronic_mode) {
-			say_failure(req, run, &end, &ended, 0, 1);
+			say_failure(run, &end, &ended, 0, 1);
 		}
-		/* --chronic: a failed run's log (a lost one's too, whatever
-		 * the command's status), printed before --clear removes it,
-		 * then how it failed. */
+		/* --chronic: a failed (or lost) run's log, then how it failed. */
 		int chronic = chronic_mode && (status || lost);
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
 		if (lost)
 			ours = 0;
-		/* The report comes after the record, but from the log only
-		 * before --clear removes it. */
+		/* The report comes after the record: from the relay's memory,
+		 * else from the log, read before --clear removes it. */
 		if (chronic && req->clear_after && !relay.have_report)
-			chronic_report(reg, req->job, &relay);
+			logview_chronic(reg, req->job);
 		if (!rc && ours)
-			rc = run_finish(reg, run, &end, req->clear_after);
-		if (chronic && (!req->clear_after || relay.have_report))
-			chronic_report(reg, req->job, &relay);
+			rc = run_finish(reg, run, &end);
+		if (chronic && relay.have_report)
+			(void)logrelay_report(&relay);
+		else if (chronic && !req->clear_after)
+			logview_chronic(reg, req->job);
 		if (chronic)
-			say_failure(req, run, &end, &ended, lost, 1);
+			say_failure(run, &end, &ended, lost, 1);
 		if (!rc && ours && run->cancelled_by)
 			cancel_say(run, &cancel, between);
 		free(run->cancelled_by);
 		run->cancelled_by = NULL;
 		buf_free(&cancel.told);
 		buf_free(&relay.report);
-		/* A result that could not be recorded is still the run's: a
-		 * failed run exits with its status, a good one with the error's. */
+		/* A failed run exits with its status even when unrecorded. */
 		return lost ? EXIT_IO : status ? status : rc;
 	}
 }

@@ -1,13 +1,10 @@
-/* attempts: steps 5 and 6 of a dispatched run (SPEC §5, Retries) — the
- * command run under supervision, its output through the log relay with
- * --log or --chronic, run again after a FAILED attempt while --retries
- * allows (waiting --retry-delay, doubled each time, at most an hour),
- * and the run's end recorded: DONE, or no record with --clear.
- *
- * The caller holds the run lock from the start of the run (step 4) to
- * its end; each attempt gets JOBREG_RUN (and with --retries
- * JOBREG_ATTEMPT) in its environment.  A run lock lost meanwhile (SPEC
- * §6) ends the run with nothing more written. */
+/* attempts: steps 5 and 6 of a dispatched run (SPEC §5, Retries) — each
+ * attempt under supervision, its output through the log relay, a FAILED
+ * one retried while --retries allows (--retry-delay, doubled each time, at
+ * most an hour), then DONE, or no record with --clear.  The caller holds
+ * the run lock throughout; each attempt gets JOBREG_RUN (with --retries
+ * JOBREG_ATTEMPT).  A run lock lost (SPEC §6) ends the run, nothing more
+ * written. */
 #ifndef JOBREG_ATTEMPTS_H
 #define JOBREG_ATTEMPTS_H
 
@@ -18,7 +15,7 @@
 #include "run/logrelay.h"
 #include "run/runrecord.h"
 
-/* What jobreg-dispatch was asked: its options and operands. */
+/* What jobreg-dispatch was asked. */
 struct run_request {
 	const char *job;
 	int sigpipe_ignored;    /* for the command: SIGPIPE as we got it */
@@ -49,11 +46,10 @@ struct run_request {
 	struct slot_set *slots; /* --slots (slots.h) */
 };
 
-/* Run REQ's command under RUN, holding the run lock RUN_LOCK, with the
- * signals HOLD held outside the command (OLD_MASK is the mask it gets);
- * then record the run's end.  Returns dispatch's exit status: the
- * command's, else the error's; *LOST_LOCK 1 when the run lock was lost. */
-int run_attempts(const struct registry *reg, const struct run_request *req, struct run *run,
-		 int run_lock, const sigset_t *hold, const sigset_t *old_mask, int *lost_lock);
+/* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the
+ * run lock RUN_LOCK, then record its end.  Returns the command's exit
+ * status, else the error's; *LOST_LOCK 1 when the run lock was lost. */
+int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
+		 const sigset_t *old_mask, int *lost_lock);
 
 #endif

@@ -1,5 +1,6 @@
 /* cancel: the one cancel (see cancel.h). */
 #include "run/cancel.h"
+#include "run/attempts.h"
 #include "run/holders.h"
 #include "registry/lock.h"
 #include "registry/write.h"
@@ -72,13 +73,11 @@ static int run_ended(const struct awaited *a, const struct job_state *st)
 	return st->status != ST_RUNNING || record_count(&st->rec, "runs") != a->run;
 }
 
-/* The wait's condition: the run has ended, or (until_end not asked) its
- * dispatcher has taken the request up. */
+/* The run has ended, or (without until_end) its dispatcher took it up. */
 static int answered(struct awaited *a, const struct job_state *st)
 {
 	if (run_ended(a, st)) {
-		/* (a run that was cancelled, or its retries, says so in its
-		 * DONE record) */
+		/* (a cancelled run, or its retries, says so in DONE) */
 		a->missed |= !a->seen && st->status == ST_DONE &&
 			     record_count(&st->rec, "runs") == a->run &&
 			     !record_get(&st->rec, "cancelled") &&
@@ -147,9 +146,8 @@ int cancel_wait(struct registry *reg, const char *job, unsigned long long run, d
 	return rc;
 }
 
-/* The dispatcher's side.  Seconds a taking up waits for the job lock
- * before the next look; and between looks for what a cancelled command
- * left (not our children: nothing tells us when they end). */
+/* The dispatcher's side.  Seconds a taking up waits for the job lock; and
+ * between looks for what a cancelled command left (no SIGCHLD for them). */
 #define CANCEL_LOCK_WAIT 0.2
 #define LEFTOVER_LOOK 0.1
 
@@ -163,11 +161,10 @@ static void tell(struct cancel_taken *c, int sig, const long *pids, size_t n)
 	name_pids(&c->told, pids, n);
 }
 
-/* SIG, then SIGCONT, to all of this host holding RUN_LOCK, found first,
- * but us and our relay: the command of END and its group through
- * supervise_stop() (and its KILL_AFTER), the others here; all told, the
- * command first (a filesystem whose locks /proc/locks does not show, as
- * FUSE's, names no holder, and the command is signalled all the same). */
+/* SIG, then SIGCONT, to all of this host holding RUN_LOCK (found first)
+ * but us and our relay: END's command and group through supervise_stop()
+ * with KILL_AFTER, the others here; all told, the command first (FUSE's
+ * locks are not in /proc/locks: it is signalled all the same). */
 static void signal_holders(int run_lock, struct supervise_end *end, int sig, double kill_after,
 			   struct cancel_taken *c)
 {
@@ -195,16 +192,16 @@ static void signal_holders(int run_lock, struct supervise_end *end, int sig, dou
 	free(pids);
 }
 
-/* Is a request for RUN there, not yet answered?  A look without the lock:
- * one that fails says nothing, the next comes a second later, and a
- * client cut off from its server is the lock check's to report. */
+/* Is a request for RUN there, unanswered?  A look without the lock; a
+ * failure says nothing (the next look is a second later; a lost server is
+ * the lock check's to report). */
 static int asked(const struct registry *reg, const struct run *run)
 {
 	struct buf failed = {0};
 	struct record rec;
 	int found, yes = 0;
 	struct buf *was_held = message_hold(&failed);
-	if (reg_read_record(reg, run->job, &rec, &found) == 0 && found)
+	if (reg_read_record(reg, run->req->job, &rec, &found) == 0 && found)
 		yes = run_cancel_request(&rec, run, 0) != NULL;
 	record_free(&rec);
 	message_hold(was_held);
@@ -220,16 +217,14 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 	const char *by;
 	if (!asked(reg, run))
 		return 0;
-	/* (a job lock busy for long is looked at again a second later: the
-	 * supervision of the run, its limit and signals, must go on) */
+	/* (a busy job lock: a second later, the supervision must go on) */
 	if (run_lock_record(reg, run, CANCEL_LOCK_WAIT, &job_lock, &st, &ours) == 0 && ours &&
 	    (by = run_cancel_request(&st.rec, run, 0))) {
 		const char *signame = record_get(&st.rec, "cancel_signal");
 		const char *kill = record_get(&st.rec, "cancel_kill_after");
 		int sig = signame ? signal_number(signame) : SIGTERM;
 		double kill_after = kill ? strtod(kill, NULL) : 10;
-		/* Reaped first, or held still: a command that ended before
-		 * any request reached it keeps its own outcome. */
+		/* Reaped or held still: one that ended first keeps its outcome. */
 		int missed = end && !run->cancelled_by && supervise_freeze(end);
 		if (!missed) {
 			if (end) {
@@ -240,8 +235,7 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 			free(run->cancelled_by);
 			run->cancelled_by = xstrdup(by);
 		}
-		/* Carried out even when it cannot be answered (a full disk):
-		 * the request is plain. */
+		/* Carried out even if unanswered (a full disk): it is plain. */
 		struct record seen;
 		char when[21];
 		record_copy(&seen, &st.rec);
@@ -249,7 +243,7 @@ int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		record_put(&seen, "cancel_seen", when);
 		if (missed)
 			record_put(&seen, "cancel_missed", "1");
-		(void)commit_record(reg, run->job, jobstate_record(&st), st.status, &seen, NULL);
+		(void)commit_record(reg, run->req->job, jobstate_record(&st), st.status, &seen, NULL);
 		record_free(&seen);
 		taken = 1;
 	}
@@ -280,8 +274,8 @@ void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
 void cancel_say(const struct run *run, const struct cancel_taken *c, int between)
 {
 	if (between)
-		info(run->job, "retries cancelled by %s", run->cancelled_by);
+		info(run->req->job, "retries cancelled by %s", run->cancelled_by);
 	else
-		info(run->job, "run %s cancelled by %s%s%s%s", run->number, run->cancelled_by,
+		info(run->req->job, "run %s cancelled by %s%s%s%s", run->number, run->cancelled_by,
 		     c->told.len ? " (" : "", c->told.len ? c->told.data : "", c->told.len ? ")" : "");
 }

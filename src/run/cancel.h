@@ -1,7 +1,7 @@
 /* cancel: the one cancel (SPEC §2 Cancelled runs, §5a Cancelling) — the
- * request of jobreg-set --cancel and dispatch --replace, fenced by the
- * run's number; the canceller's wait for the answer; and the dispatcher's
- * taking it up at each tick and wake-up of its supervision (supervise.h). */
+ * request of jobreg-set --cancel and dispatch --replace, fenced by the run
+ * number; the canceller's wait for its answer; the dispatcher's taking it
+ * up at each tick and wake-up of its supervision (supervise.h). */
 #ifndef JOBREG_CANCEL_H
 #define JOBREG_CANCEL_H
 
@@ -26,23 +26,22 @@ const char *cancel_no_run(const struct job_state *st);
 /* Into REC, a record of a live dispatched run, under the job lock: REQ
  * as the request for its run (one there replaced).  Returns the run. */
 unsigned long long cancel_put(struct record *rec, const struct cancel_request *req);
-/* Under JOB's lock, with ST as jobstate_load() read it there: ask JOB's
- * run to stop (*RUN), or with no run a false condition (1, a message,
- * nothing written).  Returns an exit status. */
+/* Under JOB's lock, ST read there: ask its run (*RUN) to stop; with no
+ * run 1 after a message, nothing written.  Returns an exit status. */
 int cancel_ask(const struct registry *reg, const char *job, const struct job_state *st,
 	       const struct cancel_request *req, unsigned long long *run);
 
-/* After cancel_ask(), the job lock let go: SIGURG to the dispatcher
- * where this host can tell it is that process (signal_owner()); wait for
- * its answer to run RUN's request, and with UNTIL_END (seconds; -1: no
- * limit; -2: not asked) for the run's end (75 when it passes).  No answer
- * within CANCEL_ANSWER_SECONDS: cancel_no_answer().  A run that ended
- * before the signal reached it: a message, 1.  Returns an exit status. */
+/* After cancel_ask(), without the job lock: SIGURG to the dispatcher
+ * (signal_owner()), then wait for its answer to run RUN's request, and
+ * with UNTIL_END (seconds; -1: no limit; -2: not asked) for the run's end
+ * (75 when it passes).  No answer in CANCEL_ANSWER_SECONDS:
+ * cancel_no_answer().  A run that ended before the signal reached it: 1,
+ * said.  Returns an exit status. */
 int cancel_wait(struct registry *reg, const char *job, unsigned long long run,
 		double until_end);
 
-/* No answer from run RUN's dispatcher on HOST: say so, naming the pids
- * this host sees holding the run lock; the request stays.  Returns 75. */
+/* No answer from run RUN's dispatcher on HOST: said, with the run lock's
+ * holders; the request stays.  Returns 75. */
 int cancel_no_answer(const struct registry *reg, const char *job, unsigned long long run,
 		     const char *host);
 
@@ -53,22 +52,19 @@ struct cancel_taken {
 };
 
 /* At a tick or wake-up of RUN's supervision END (NULL: between attempts),
- * take a request for run->number up under the job lock.  The command
- * reaped first: one that ended before any request reached it keeps its
- * outcome (cancel_missed).  Else the signal goes to the command
- * (supervise_stop()) and every process of this host holding RUN_LOCK but
- * us and our relay, and run->cancelled_by is set (between attempts: the
- * retries end).  cancel_seen is written.  1 when one was taken up. */
+ * take a request for run->number up under the job lock.  A command that
+ * ended before it reached it keeps its outcome (cancel_missed); else the
+ * signal goes to the command and every process of this host holding
+ * RUN_LOCK but us and our relay, and run->cancelled_by is set (between
+ * attempts: no more retries).  Writes cancel_seen; 1 when taken up. */
 int cancel_take_up(const struct registry *reg, struct run *run, int run_lock,
 		   struct supervise_end *end, struct cancel_taken *c);
-/* After a cancelled attempt's command ended: what still holds the run
- * lock (but us and our relay) has until C->kill_at, then gets SIGKILL;
- * requests meanwhile are taken up. */
+/* After a cancelled attempt's command ended: what else holds the run lock
+ * has until C->kill_at, then SIGKILL; requests meanwhile are taken up. */
 void cancel_linger(const struct registry *reg, struct run *run, int run_lock,
 		   const struct supervise *s, const sigset_t *held, struct supervise_end *end,
 		   struct cancel_taken *c);
-/* "JOB: run N cancelled by U@H (TERM to pid 42)"; BETWEEN attempts
- * "JOB: retries cancelled by U@H". */
+/* "JOB: run N cancelled by U@H (TERM to pid 42)"; BETWEEN: "retries cancelled by U@H". */
 void cancel_say(const struct run *run, const struct cancel_taken *c, int between);
 
 #endif

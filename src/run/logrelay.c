@@ -1,6 +1,5 @@
 /* logrelay: the output relay and the run's log (see logrelay.h).  Past
- * 450 lines: the relay, the log's rotation at --log-size and its
- * turnover at a run's start share the relay's state. */
+ * 450 lines: the relay, the cut and the turnover share its state. */
 #define _GNU_SOURCE   /* F_SETPIPE_SZ */
 #include "run/logrelay.h"
 #include "registry/openat.h"
@@ -23,8 +22,7 @@
 #define CHUNK (1 << 20)   /* the most read at once, and the pipes' size */
 #define TRICKLE 4096      /* a wake-up that found less waits (relay()) */
 
-/* "[jobreg: N bytes dropped]\n", the first line of a log that lost bytes,
- * into LINE; returns its length.  The one place it is made. */
+/* "[jobreg: N bytes dropped]\n" into LINE; returns its length. */
 static int dropped_line(char line[DROPPED_LINE_MAX], unsigned long long dropped)
 {
 	return snprintf(line, DROPPED_LINE_MAX, "[jobreg: %llu bytes dropped]\n", dropped);
@@ -46,15 +44,13 @@ size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *drop
 	return i + sizeof end - 1;
 }
 
-/* Shared with the relay (a page both see): did the last bytes it passed
- * on to where our stderr goes end in the middle of a line?  msg.h's
- * messages read it (message_mid_line()) and begin a line of their own. */
+/* A page shared with the relay: did what it last passed on to our stderr
+ * end mid-line?  msg.h's messages then begin a line of their own. */
 static volatile int *mid_line;
 static int out_is_err;   /* our stdout goes to our stderr's file too */
 
-/* Of the N bytes before a cut point, how many to keep so that the cut
- * falls just after a newline: those after the last one; 0 when there is
- * none (the cut stays where it is). */
+/* Of the N bytes before a cut point, those after the last newline (0:
+ * none, the cut stays): kept, so the cut falls at a line's start. */
 static size_t line_back(const char *before, size_t n)
 {
 	for (size_t i = n; i > 0; i--)
@@ -63,8 +59,8 @@ static size_t line_back(const char *before, size_t n)
 	return 0;
 }
 
-/* How far before a cut point a whole line is looked for: at most
- * LINE_SLACK, and never so far that the log could outgrow twice SIZE. */
+/* How far back a cut looks for a line's start: at most LINE_SLACK, never
+ * so far that the log could outgrow twice SIZE. */
 static size_t slack(unsigned long long size)
 {
 	return size - DROPPED_LINE_MAX < LINE_SLACK ? (size_t)(size - DROPPED_LINE_MAX) : LINE_SLACK;
@@ -90,8 +86,7 @@ int logrelay_parse_size(const char *s, unsigned long long *size)
 	return 0;
 }
 
-/* Is JOB's .log or .faillog (SUFFIX) there (*HAVE)?  A planted entry:
- * 77 with the message; else 0, or the exit status of a failed stat. */
+/* Is JOB's log SUFFIX there (*HAVE)?  An exit status: 77 when planted. */
 static int refuse_planted(const struct registry *reg, const char *job, const char *suffix,
 			  int *have)
 {
@@ -149,10 +144,8 @@ int logrelay_prepare(const struct registry *reg, const char *job, int make)
 			(void)unlinkat(reg->fd, name, 0);
 		}
 	}
-	/* Holding the run lock, no other run is starting: it is a leftover.
-	 * A run without a log does not need it gone, so one that cannot be
-	 * removed (another user's, in a sticky directory) does not stop it:
-	 * it only makes a reader of --log wait a while. */
+	/* Under the run lock it is a leftover.  One that cannot be removed
+	 * (another user's, sticky directory) only makes a reader wait a while. */
 	if (!rc && !make)
 		(void)unlinkat(reg->fd, name, 0);
 	if (fd >= 0)
@@ -192,31 +185,44 @@ int logrelay_empty(const struct registry *reg, const char *job)
 	return rc;
 }
 
-/* The relay's log: where the next byte goes, the first line's length, the
- * bytes dropped so far, and those it could not write. */
+/* The relay's log. */
 struct sink {
 	int fd;
 	mode_t mode;   /* the log's, without LOG_CUT_MARK */
 	unsigned long long size;
-	off_t end, head;
-	unsigned long long dropped, unlogged;
+	off_t end, head;   /* where the next byte goes; the first line's length */
+	unsigned long long dropped, unlogged;   /* so far; could not be written */
 	int err;
 };
 
-/* A cut under way (ON) or over: LOG_CUT_MARK in the log's mode, which
- * tells a reader that a NUL first byte is the cut's, not the run's. */
-static int mark_cut(const struct sink *s, int on)
+/* A cut begins: LOG_CUT_MARK in the mode, then a NUL first byte, which
+ * the mark tells a reader is the cut's, not the run's (logview.h). */
+static int cut_begin(const struct sink *s)
 {
-	return fchmod(s->fd, on ? s->mode | LOG_CUT_MARK : s->mode);
+	if (fchmod(s->fd, s->mode | LOG_CUT_MARK) < 0 || pwrite_full(s->fd, "", 1, 0) < 0)
+		return -1;
+	return 0;
 }
 
-/* Cut the log to its last SIZE bytes, and back to the start of their
- * first line within slack(), after a new first line.  The log's first
- * byte becomes NUL first, which tells a reader (logview.h) that a cut is
- * under way: it waits rather than read bytes on the move.  The kept bytes
- * then move forward in chunks no longer than the gap before them, so a
- * chunk never overwrites what is still to be read; the file is cut to
- * them, and the first line, written last, ends the cut. */
+/* A cut ends: the log cut to its first line LINE (LEN bytes, DROP more
+ * dropped) and the KEPT bytes after it, the line written last. */
+static int cut_end(struct sink *s, const char *line, int len, off_t kept,
+		   unsigned long long drop)
+{
+	if (ftruncate(s->fd, len + kept) < 0 || pwrite_full(s->fd, line, (size_t)len, 0) < 0 ||
+	    fchmod(s->fd, s->mode) < 0)
+		return -1;
+	s->dropped += drop;
+	s->head = len;
+	s->end = len + kept;
+	return 0;
+}
+
+/* Cut the log to its last SIZE bytes (back to a line's start within
+ * slack()) after a new first line.  A NUL first byte first tells a reader
+ * (logview.h) to wait; the kept bytes move forward in chunks no longer
+ * than the gap before them, so none overwrites what is still to be read;
+ * the first line, written last, ends the cut. */
 static int cut(struct sink *s, char *buf)
 {
 	unsigned long long drop = (unsigned long long)(s->end - s->head) - s->size;
@@ -232,7 +238,7 @@ static int cut(struct sink *s, char *buf)
 	char line[DROPPED_LINE_MAX];
 	int n = dropped_line(line, s->dropped + drop);
 	off_t to = n;
-	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0)
+	if (cut_begin(s) < 0)
 		return -1;
 	size_t step = (size_t)(from - to) < CHUNK ? (size_t)(from - to) : CHUNK;
 	for (unsigned long long done = 0; done < keep;) {
@@ -243,41 +249,26 @@ static int cut(struct sink *s, char *buf)
 			return got == 0 ? (errno = EIO, -1) : -1;
 		done += (unsigned long long)got;
 	}
-	if (ftruncate(s->fd, to + (off_t)keep) < 0 || pwrite_full(s->fd, line, (size_t)n, 0) < 0 ||
-	    mark_cut(s, 0) < 0)
-		return -1;
-	s->dropped += drop;
-	s->head = n;
-	s->end = to + (off_t)keep;
-	return 0;
+	return cut_end(s, line, n, (off_t)keep, drop);
 }
 
-/* The log becomes a first line saying DROP more bytes were dropped, then
- * the N bytes of BUF; the line last, after a NUL first byte, as in cut(). */
+/* The log becomes the first line (DROP more dropped) and BUF's N bytes, as cut() does. */
 static int replace(struct sink *s, const char *buf, size_t n, unsigned long long drop)
 {
 	char line[DROPPED_LINE_MAX];
 	int len = dropped_line(line, s->dropped + drop);
-	if (mark_cut(s, 1) < 0 || pwrite_full(s->fd, "", 1, 0) < 0 ||
-	    pwrite_full(s->fd, buf, n, len) < 0 || ftruncate(s->fd, len + (off_t)n) < 0 ||
-	    pwrite_full(s->fd, line, (size_t)len, 0) < 0 || mark_cut(s, 0) < 0)
+	if (cut_begin(s) < 0 || pwrite_full(s->fd, buf, n, len) < 0)
 		return -1;
-	s->dropped += drop;
-	s->head = len;
-	s->end = len + (off_t)n;
-	return 0;
+	return cut_end(s, line, len, (off_t)n, drop);
 }
 
-/* Log N bytes of BUF, cutting the log whenever the file reaches twice
- * SIZE, so it never takes more; after the first failure nothing more is
- * written, only counted (the log stays a whole prefix of what came). */
+/* Log BUF's N bytes, cut at twice SIZE.  After a failure nothing more is
+ * written, only counted: the log stays a whole prefix of what came. */
 static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 {
 	size_t done = 0;
-	/* A read of SIZE bytes or more leaves nothing of the log but its own
-	 * last SIZE (and the rest of their first line): only those are
-	 * written (a flood costs one copy into the log, not a copy and a
-	 * cut). */
+	/* A read of SIZE or more replaces the log with its own last SIZE: a
+	 * flood costs one copy, not a copy and a cut. */
 	if (n >= s->size && !s->err) {
 		size_t skip = n - (size_t)s->size, back = slack(s->size);
 		back = back < skip ? back : skip;
@@ -305,8 +296,7 @@ static void sink_write(struct sink *s, const char *buf, size_t n, char *scratch)
 	s->unlogged += n - done;
 }
 
-/* --chronic: the last bytes of the run in memory, SIZE and a line's slack
- * (ring() makes it), whatever became of the log. */
+/* --chronic: the run's last SIZE bytes and a line's slack, in memory. */
 struct ring {
 	char *data;
 	size_t cap, start, len;
@@ -333,9 +323,7 @@ static void ring_add(struct ring *r, const char *buf, size_t n)
 	}
 }
 
-/* The ring as a log would hold it: the line saying what was dropped, then
- * the last SIZE bytes, back to the start of their first line.  Written to
- * FD (the report pipe) after an R, which tells it from no report. */
+/* The ring as a log would hold it, to the report pipe FD after an R (not: no report). */
 static void ring_report(struct ring *r, int fd)
 {
 	char *flat = xmalloc(r->len + 1), line[DROPPED_LINE_MAX];
@@ -353,12 +341,10 @@ static void ring_report(struct ring *r, int fd)
 	free(flat);
 }
 
-/* The relay's descriptors that let_go() closes: the run lock's copy and
- * the end of the pipe that tells dispatch it is done. */
+/* The relay's run lock copy and the ack pipe's end, for let_go(). */
 static volatile sig_atomic_t lock_copy = -1, ack_end = -1;
 
-/* Dispatch asks (SIGUSR1) once the command has ended: the run lock is let
- * go, whatever the relay was doing (a write to a stalled reader). */
+/* SIGUSR1, the command ended: let the run lock go, even in a write to a stalled reader. */
 static void let_go(int sig)
 {
 	int saved = errno;
@@ -371,14 +357,11 @@ static void let_go(int sig)
 	errno = saved;
 }
 
-/* The relay: read the command's streams until they end, log what comes,
- * keep it in RING (--chronic, RING->data not NULL), and pass it on (PASS)
- * to our stdout or stderr.  ERR is -1 when both streams come through OUT
- * (and go to one place).  Output that trickles in is taken TRICKLE_WAIT
- * at a time: after a wake-up that found little, the relay waits before it
- * looks again, so a command printing many short lines costs it a wake-up
- * per 10 ms, not per line; a steady flow finds the pipe full and never
- * waits.  At the end the ring goes to REPORT. */
+/* The relay: read the command's streams (ERR -1: both come through OUT)
+ * until they end, log what comes, keep it in RING (--chronic: data not
+ * NULL) and with PASS pass it on; then the ring to REPORT.  After a
+ * wake-up that found little it sleeps 10 ms: many short lines cost a
+ * wake-up per 10 ms, not per line; a steady flow never waits. */
 static _Noreturn void relay(const char *job, int out, int err, struct sink *s, int pass,
 			    struct ring *ring, int report)
 {
@@ -409,21 +392,18 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 				continue;
 			}
 			found += (size_t)n;
-			/* Logged first, so what a reader has seen passed on is in
-			 * the log already. */
+			/* Logged first: what a reader saw passed on is in the log. */
 			sink_write(s, buf, (size_t)n, scratch);
 			if (ring->data)
 				ring_add(ring, buf, (size_t)n);
 			if (!passing[i]) {
 				unpassed[i] += pass ? (unsigned long long)n : 0;
 			} else if (write_full(i + 1, buf, (size_t)n) == 0) {
-				/* What goes where our stderr goes (ERR -1: both;
-				 * a file both go to: > FILE 2>&1). */
+				/* What goes to our stderr's file (> FILE 2>&1). */
 				if (mid_line && (i == 1 || err < 0 || out_is_err))
 					*mid_line = buf[n - 1] != '\n';
 			} else if (errno == EPIPE) {
-				/* The reader has gone: the command is told, as it
-				 * would be without us (SIGPIPE, or EPIPE). */
+				/* The reader has gone: the command is told, as without us. */
 				close_fd(fds[i].fd);
 				fds[i].fd = -1;
 				open--;
@@ -448,8 +428,7 @@ static _Noreturn void relay(const char *job, int out, int err, struct sink *s, i
 	_exit(0);
 }
 
-/* A pipe for the command's output, its ends closed on exec, as large as
- * CHUNK where the system allows (else the default: it only costs speed). */
+/* A pipe, closed on exec, CHUNK large where the system allows. */
 static int output_pipe(int p[2])
 {
 	if (pipe(p) < 0 || fcntl(p[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(p[1], F_SETFD, FD_CLOEXEC) < 0)
@@ -460,10 +439,8 @@ static int output_pipe(int p[2])
 	return 0;
 }
 
-/* Do descriptors 1 and 2 go to the same file (2>&1)?  With NOT_REGULAR,
- * one that is no regular file (a terminal, /dev/null, a pipe): the
- * command's two streams can then share one pipe, which keeps their order
- * exactly. */
+/* Do 1 and 2 go to the same file (2>&1)?  With NOT_REGULAR, one that is no
+ * regular file: the two streams can then share a pipe, their order kept. */
 static int same_file(int not_regular)
 {
 	struct stat a, b;
@@ -471,9 +448,8 @@ static int same_file(int not_regular)
 	       a.st_ino == b.st_ino && !(not_regular && S_ISREG(a.st_mode));
 }
 
-/* The relay's side of the start: the descriptors it keeps, SIGUSR1 to
- * let the run lock go, the ring (--chronic; without memory for it the
- * report falls back on the log). */
+/* The relay's side of the start (--chronic without memory for the ring:
+ * the report falls back on the log). */
 static _Noreturn void become_relay(const char *job, int out[2], int err[2], int report[2],
 				   int ack[2], int run_lock, struct sink *s, enum log_mode mode)
 {
@@ -539,8 +515,7 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 		rc = fail_errno(errno, job, "cannot start the log relay: fork");
 	if (!rc && r->pid == 0)
 		become_relay(job, out, err, report, ack, run_lock, &s, mode);
-	/* Ours: the write ends of the output pipes, the read ends of the
-	 * others. */
+	/* Ours: the output pipes' write ends, the others' read ends. */
 	int *ends[4][2] = { { &out[0], &out[1] }, { &err[0], &err[1] },
 			    { &report[1], &report[0] }, { &ack[1], &ack[0] } };
 	for (int i = 0; i < 4; i++) {
@@ -563,9 +538,8 @@ int logrelay_start(const struct registry *reg, const char *job, enum log_mode mo
 	return rc;
 }
 
-/* Read what comes through FD into B until its end or DEADLINE (now_mono()
- * seconds; once something came, the rest is read whatever the time: the
- * relay is at its end, writing its report): 1 at its end, else 0. */
+/* FD into B until its end (1) or DEADLINE (0); once something came the
+ * rest is read whatever the time: the relay is writing its report. */
 static int read_until_end(int fd, struct buf *b, double deadline)
 {
 	char chunk[65536];
@@ -596,17 +570,14 @@ void logrelay_finish(struct logrelay *r)
 	r->out_fd = r->err_fd = -1;
 	if (r->pid <= 0)
 		return;
-	/* The relay ends when the last writer of the pipes has: at most two
-	 * seconds are waited for it, its report (if any) read meanwhile; it
-	 * closes that pipe as it ends. */
+	/* The relay ends with the pipes' last writer: 2 s at most, its report read meanwhile. */
 	buf_reset(&r->report);
 	int ended = read_until_end(r->report_fd, &r->report, now_mono() + 2);
 	r->have_report = ended && r->report.len && r->report.data[0] == 'R';
 	close_fd(r->report_fd);
 	r->report_fd = -1;
 	if (!ended) {
-		/* Kept by a process the command left behind: the run lock is
-		 * let go (at once: the relay says so by closing ACK). */
+		/* Kept by a leftover: the relay lets the run lock go, then closes ACK. */
 		struct buf none = {0};
 		(void)fcntl(r->ack_fd, F_SETFL, O_NONBLOCK);
 		if (kill(r->pid, SIGUSR1) == 0)

@@ -1,29 +1,23 @@
-/* logrelay: a run's output kept in DIR/.JOB.log (SPEC §3b; dispatch
- * --log and --chronic).  The command's standard output and standard error
- * go through two pipes to a relay, a process of the run (it holds the run
- * lock as the command does, so a kill -9 of dispatch leaves it relaying:
- * the command is not ended by SIGPIPE).  The relay writes what arrives to
- * the log at once, in arrival order, and with --log passes each stream on
- * to dispatch's own standard output or error, unchanged and unbuffered.
- * A closed reader is passed back: that stream's pipe is closed, so the
- * command gets SIGPIPE or EPIPE as it would without --log; a non-blocking
- * stdout is waited for, never dropped; any other failure to pass output on
- * is said in one line at the end.
+/* logrelay: a run's output kept in DIR/.JOB.log (SPEC §3b; dispatch --log,
+ * --chronic).  The command's stdout and stderr go through pipes to a relay
+ * process, which holds the run lock as the command does (a kill -9 of
+ * dispatch leaves it relaying, so the command gets no SIGPIPE).  It logs
+ * what arrives at once, in arrival order, and with --log passes each
+ * stream on unchanged and unbuffered.  A closed reader is passed back (the
+ * stream's pipe closed: SIGPIPE or EPIPE as without --log); a non-blocking
+ * stdout is waited for, never dropped; other failures to pass on are said
+ * in one line at the end.
  *
- * The log keeps at least the last SIZE bytes of the run: once it reaches
- * twice that, it is cut in place to its last SIZE bytes (back to the start
- * of their first line, when it begins at most LINE_SLACK before), after a
- * first line "[jobreg: N bytes dropped]" (N for the whole run), so it never
- * takes more than twice SIZE on disk.  A cut makes the first byte NUL
- * first and writes that line last, and the log's mode has LOG_CUT_MARK
- * meanwhile, so a reader tells a cut under way from a run whose own
- * output begins with a NUL byte (logview.h).  The log is diagnostics, not
- * state, and is not fsynced.  A log that cannot be written (a full disk)
- * never stops or slows the command: the relay goes on passing the output
- * on and says once, at the end, how many bytes it could not log.  With
- * --chronic the relay keeps the last SIZE bytes in memory too, and hands
- * them to dispatch at the end: the report of a failed run is whole even
- * when the disk could not hold its log. */
+ * The log keeps at least the last SIZE bytes: at twice that it is cut in
+ * place to them (back to the start of their first line within LINE_SLACK)
+ * after a first line "[jobreg: N bytes dropped]" (N for the whole run).  A
+ * cut makes the first byte NUL first and writes that line last, with
+ * LOG_CUT_MARK in the mode meanwhile, so a reader tells a cut under way
+ * from output that begins with NUL (logview.h).  The log is diagnostics,
+ * not state: no fsync, and a log that cannot be written (a full disk) never
+ * stops or slows the command; the unlogged bytes are counted and said at
+ * the end.  With --chronic the relay also keeps the last SIZE bytes in
+ * memory for the report, whole even when the disk could not hold the log. */
 #ifndef JOBREG_LOGRELAY_H
 #define JOBREG_LOGRELAY_H
 
@@ -52,61 +46,49 @@ struct logrelay {
 	int have_report;    /* the relay handed them over */
 };
 
-/* Does the log text BUF (N bytes, its beginning) start with the line of
- * a log that lost bytes, "[jobreg: N bytes dropped]\n"?  Returns the
- * line's length with *DROPPED set, or 0 (none).  The one place the line
- * is read. */
+/* The length of the "[jobreg: N bytes dropped]\n" line that BUF (N bytes,
+ * a log's beginning) starts with, N in *DROPPED; 0: none. */
 size_t logrelay_dropped_read(const char *buf, size_t n, unsigned long long *dropped);
 
-
-/* A new run of JOB begins (dispatch, with or without --log, or set): the
- * last run's log no longer is the latest's.  FAILED (that run failed or
- * was lost, jobstate_last_run_failed()): it becomes .JOB.faillog, and when it
- * had none the older fail log goes, since it is not that failure's; else
- * it is removed.  So .JOB.log is always the latest run's and .JOB.faillog
- * the last failure's, or absent.  A planted entry (a symlink, FIFO,
- * directory) is refused (77), never renamed.  Call holding the job lock.
- * Returns an exit status (the message printed). */
+/* A new run of JOB begins (dispatch, or set), holding the job lock: with
+ * FAILED (jobstate_last_run_failed()) the log becomes .JOB.faillog, or
+ * without one the older fail log goes (not that failure's); else the log
+ * is removed.  A planted entry is refused (77), never renamed.  Returns an
+ * exit status (the message printed). */
 int logrelay_turn_over(const struct registry *reg, const char *job, int failed);
 
-/* Before a run (or attempt) is recorded RUNNING: refuse a planted .log or
- * .faillog (77), and with MAKE create the new run's log, under the name
- * .JOB.newlog until logrelay_commit(), as a record is (mode 0666 & ~umask,
- * group-shared), never through a planted entry; without MAKE, remove a
- * .JOB.newlog a dispatch that died left (a reader would wait for it while
- * this run goes).  The logs are not touched
- * yet: a dispatch that cannot start leaves them as they were.  Call holding
- * the job lock and the run lock.  Returns an exit status. */
+/* Before RUNNING, holding the job and run locks: refuse a planted .log or
+ * .faillog (77); with MAKE create the new log as .JOB.newlog (mode as a
+ * record's, never through a planted entry) until logrelay_commit(), else
+ * remove one a dead dispatch left (a reader would wait for it).  The logs
+ * in place are untouched: a dispatch that cannot start leaves them as they
+ * were.  Returns an exit status. */
 int logrelay_prepare(const struct registry *reg, const char *job, int make);
 
-/* RUNNING is written: logrelay_turn_over(), then the new log (MADE:
- * logrelay_prepare() made one) in its place.  Returns an exit status (the
- * message printed). */
+/* RUNNING is written: logrelay_turn_over(), then the new log (MADE: one
+ * was made) in its place.  Returns an exit status (the message printed). */
 int logrelay_commit(const struct registry *reg, const char *job, int failed, int made);
 
 /* RUNNING could not be written: the new log goes. */
 void logrelay_abandon(const struct registry *reg, const char *job);
 
-/* Start the relay of JOB's log (committed), for MODE and SIZE, holding
- * the run lock RUN_LOCK: *OUT_FD and *ERR_FD are the command's standard
- * output and error.  Returns an exit status. */
+/* Start the relay of JOB's log for MODE and SIZE, holding the run lock
+ * RUN_LOCK; *OUT_FD and *ERR_FD for the command.  An exit status. */
 int logrelay_start(const struct registry *reg, const char *job, enum log_mode mode,
 		   unsigned long long size, int run_lock, struct logrelay *r, int *out_fd,
 		   int *err_fd);
 
-/* The command has ended: close our ends of the pipes and wait a moment
- * for the relay to log the rest, taking its report (--chronic).  A process
- * the command left behind may hold the pipes, and the relay with them: it
- * then lets the run lock go (the run has ended; dispatch holds it until
- * DONE), and goes on relaying what that process writes. */
+/* The command has ended: close our pipe ends and wait a moment for the
+ * relay to log the rest, taking its report (--chronic).  When a process
+ * the command left behind keeps the pipes open, the relay is told to let
+ * the run lock go (dispatch holds it until DONE) and relays on. */
 void logrelay_finish(struct logrelay *r);
 
 /* --chronic: print the report logrelay_finish() took on standard error;
  * 0, or -1 when there is none (the relay did not end in time). */
 int logrelay_report(struct logrelay *r);
 
-/* Empty JOB's log, to give its blocks back: 0, or -1 (none, or not
- * emptied). */
+/* Empty JOB's log to give its blocks back: 0, or -1. */
 int logrelay_empty(const struct registry *reg, const char *job);
 
 /* The size SIZE ("1M", "512k", "2g", "1048576": the unit in either

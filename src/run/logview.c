@@ -17,11 +17,9 @@
 #include <unistd.h>
 
 #define CHUNK 65536
-#define HEAD 128   /* the first bytes compared: the first line (under 64
-		    * bytes) and the start of what follows it */
+#define HEAD 128   /* the first bytes compared: the first line and more */
 
-/* Open JOB's log SUFFIX (".log" or ".faillog") into *fd; 1 with a message
- * (none when QUIET_MISSING) when there is none, else an exit status. */
+/* JOB's log SUFFIX into *FD; an exit status, 1 when none (said unless QUIET_MISSING). */
 static int open_log(const struct registry *reg, const char *job, const char *suffix, int *fd,
 		    int quiet_missing, int failed_run)
 {
@@ -51,8 +49,7 @@ struct reader {
 	int fd;
 	int out;                  /* where it is printed */
 	int started;              /* the log's first line is printed */
-	unsigned long long pos;   /* the run's output printed so far, the
-				   * bytes dropped before it counted */
+	unsigned long long pos;   /* the run's output printed, drops counted */
 	int skip_line;            /* output was lost: go on after a newline */
 	int mid_line;             /* the last byte printed was no newline */
 	char seen[HEAD];          /* the log's first bytes at the last read */
@@ -69,11 +66,10 @@ static ssize_t read_at(int fd, char *buf, size_t len, off_t at)
 	return n;
 }
 
-/* Read the run's output from r->pos on into r->buf: the count of bytes
- * read, or -1 with errno; or 0 with *busy when the log changed under the
- * read, or, while GOING (a relay may write), a cut is seen under way, as
- * logview.h tells (a NUL first byte without LOG_CUT_MARK is the run's
- * own).  Output dropped before it was read is told here. */
+/* The run's output from r->pos on into r->buf: the bytes read, -1 with
+ * errno, or 0 with *BUSY when the log changed under the read or, while
+ * GOING (a relay may write), a cut is under way (logview.h).  Output
+ * dropped before it was read is told here. */
 static ssize_t look(struct reader *r, int going, int *busy)
 {
 	char h1[HEAD], h2[HEAD];
@@ -96,8 +92,7 @@ static ssize_t look(struct reader *r, int going, int *busy)
 	ssize_t n2 = n < 0 ? -1 : read_at(r->fd, h2, HEAD, 0);
 	if (n2 < 0 || fstat(r->fd, &after) < 0)
 		return -1;
-	/* The start may grow (a short log written to), never change; nor
-	 * may the log be shortened under what was read. */
+	/* The start may grow, never change; nor the log shrink under the read. */
 	if (n2 < n1 || memcmp(h1, h2, (size_t)n1) != 0 || after.st_size < at + n ||
 	    (going && n1 > 0 && h1[0] == '\0' && (after.st_mode & LOG_CUT_MARK)))
 		return *busy = 1, 0;
@@ -122,9 +117,8 @@ static ssize_t look(struct reader *r, int going, int *busy)
 	return n;
 }
 
-/* Print N bytes that look() read: after a loss, from the next newline on;
- * with WHOLE only whole lines, but a chunk with no newline at all (a long
- * line) as it is.  Returns 0, or -1 with errno. */
+/* Print N bytes look() read: after a loss from the next newline on; with
+ * WHOLE only whole lines (a chunk with none as it is).  0, or -1. */
 static int emit(struct reader *r, size_t n, int whole)
 {
 	const char *p = r->buf, *end = r->buf + n;
@@ -155,9 +149,7 @@ static int emit(struct reader *r, size_t n, int whole)
 	return 0;
 }
 
-/* Print the log from r->pos to its end (see look() and emit()); *settled
- * 0 when a cut or a first line under way kept some back.  Returns an exit
- * status. */
+/* The log from r->pos to its end; *SETTLED 0 when a cut kept some back.  An exit status. */
 static int take(struct reader *r, int going, int whole, int *settled)
 {
 	*settled = 1;
@@ -179,8 +171,7 @@ static int take(struct reader *r, int going, int whole, int *settled)
 	}
 }
 
-/* Print all of FD (no relay writes it any more) to OUT; with END_LINE,
- * a newline after a last line left open. */
+/* All of FD (no relay writes it) to OUT; with END_LINE, its last line ended. */
 static int print_fd(const char *job, int fd, int out, int end_line)
 {
 	struct reader r = { .job = job, .fd = fd, .out = out, .buf = xmalloc(CHUNK) };
@@ -235,8 +226,7 @@ struct view {
 	int rc;
 };
 
-/* Are A and B records of one dispatch?  (Its attempts are runs of
- * their own, by the same process.) */
+/* Are A and B records of one dispatch (its attempts: runs of one process)? */
 static int same_dispatch(const struct record *a, const struct record *b)
 {
 	static const char *const keys[] = { "host", "pid", "pid_start" };
@@ -259,11 +249,9 @@ static int run_lock_held(const struct registry *reg, const char *job)
 	return busy;
 }
 
-/* A run that is starting makes its log as .JOB.newlog and puts it in
- * place only once its record says RUNNING (logrelay.h): until then the
- * log in place is the last run's.  So while the new one waits and its
- * dispatch holds the run lock, wait for it (a few milliseconds; at most
- * 5 s, for a record write held up on a slow disk). */
+/* A starting run's log is .JOB.newlog until RUNNING is written
+ * (logrelay.h): while it is there and the run lock held, wait for it (a
+ * few milliseconds; at most 5 s, for a slow disk). */
 static void wait_new_log(const struct registry *reg, const char *job)
 {
 	char *name = reg_dot_name(job, ".newlog"), *files = reg_dot_name(job, ".");
@@ -280,9 +268,8 @@ static void wait_new_log(const struct registry *reg, const char *job)
 	free(files);
 }
 
-/* Does the run that writes the log go on?  The one RUNNING when first
- * asked, or before that one that is starting: its log is made before its
- * record says RUNNING, holding the run lock (SPEC §5 step 4). */
+/* Does the log's run go on: the one RUNNING when first asked, or before
+ * that one starting (run lock held, SPEC §5 step 4)? */
 static int going(struct view *v, const struct job_state *st)
 {
 	if (st->status == ST_RUNNING && !v->have_run) {
@@ -294,9 +281,8 @@ static int going(struct view *v, const struct job_state *st)
 	return run_lock_held(v->reg, v->job);
 }
 
-/* Has the log a new file (the next attempt's)?  Then the last one is
- * whole: print its rest, a newline ending a last line left open, and go
- * on with the new one from its start.  Returns an exit status. */
+/* A new log file (the next attempt's): the old one's rest printed, its
+ * last line ended, and on with the new one.  An exit status. */
 static int next_attempt(struct view *v)
 {
 	char *name = reg_dot_name(v->job, ".log");
@@ -320,9 +306,7 @@ static int next_attempt(struct view *v)
 	return 0;
 }
 
-/* At each change: print what came; 1 when all is printed (--log), or
- * when the run has ended and the rest of its log is printed (--follow),
- * or on an error (v->rc). */
+/* At each change, print what came; 1 when done (--follow: the run ended) or on an error. */
 static int printed(struct view *v, const struct job_state *st)
 {
 	int settled = 1, on = going(v, st);
@@ -333,8 +317,7 @@ static int printed(struct view *v, const struct job_state *st)
 	return v->rc || !on || (!v->follow && settled);
 }
 
-/* printed() at each change of the record or of the log NAME, until it
- * is done (wait.h). */
+/* printed() at each change of the record or the log NAME, until done. */
 static int print_following(struct view *v, const char *name)
 {
 	char *jobs[] = { (char *)v->job };
@@ -348,8 +331,7 @@ static int print_following(struct view *v, const char *name)
 	return rc;
 }
 
-/* --log: the log as it is now, the record read once (a corrupt one is no
- * run going); only a cut or a first line under way is waited for. */
+/* --log: the log as it is now (a corrupt record: no run going), but a cut waited out. */
 static int print_now(struct view *v, const char *name)
 {
 	struct job_state st;

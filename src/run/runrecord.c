@@ -1,4 +1,5 @@
 #include "run/runrecord.h"
+#include "run/attempts.h"
 #include "registry/line.h"
 #include "registry/lock.h"
 #include "run/logrelay.h"
@@ -56,25 +57,22 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
 	}
 }
 
-/* REC as the attempt now begins: RUNNING, owned by us, a new run, with
- * the command it runs (→ RUNNING drops the last one's); its start and
- * number noted in RUN. */
+/* REC as the attempt begins: RUNNING, ours, a new run with its cmd= (the
+ * last one's dropped); its start and number noted in RUN. */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
 {
-	struct run_start how = { .owner = &run->owner, .timeout = run->timeout,
+	struct run_start how = { .owner = &run->owner, .timeout = run->req->timeout,
 				 .attempt = run->attempt };
+	struct buf cmd = {0};
 	record_to_running(rec, now_seconds(), &how, note);
-	if (run->command) {
-		struct buf cmd = {0};
-		shquote_argv(&cmd, run->command);
-		record_put(rec, "cmd", cmd.data);
-		buf_free(&cmd);
-	}
+	shquote_argv(&cmd, run->req->command);
+	record_put(rec, "cmd", cmd.data);
+	buf_free(&cmd);
 	const char *started = record_get(rec, "started");
 	snprintf(run->started, sizeof run->started, "%s", started ? started : "");
 	snprintf(run->number, sizeof run->number, "%llu", record_count(rec, "runs"));
 	struct buf slots = {0};
-	slots_format(run->slots, &slots);
+	slots_format(run->req->slots, &slots);
 	if (slots.len)
 		record_put(rec, "slots", slots.data);
 	buf_free(&slots);
@@ -83,23 +81,31 @@ static void begin_attempt(struct run *run, struct record *rec, const char *note)
 int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
 	      int run_lock)
 {
+	const struct run_request *req = run->req;
 	struct stat lock_st;
 	struct record rec;
 
 	if (fstat(run_lock, &lock_st) < 0)
-		return fail_errno(errno, run->job, "stat the run lock");
+		return fail_errno(errno, req->job, "stat the run lock");
 	run->owner.run_lock = (unsigned long long)lock_st.st_ino;
 	record_copy(&rec, &st->rec);
-	begin_attempt(run, &rec, run->note);
-	if (run->late_after != LATE_NOT_GIVEN)
-		record_set_late(&rec, run->late_after, now_seconds());
-	if (run->keep_runs >= 0)
-		record_set_keep_runs(&rec, (unsigned long)run->keep_runs);
-	int rc = commit_record(reg, run->job, jobstate_record(st), st->status, &rec, NULL);
+	begin_attempt(run, &rec, req->note);
+	if (req->late_after != LATE_NOT_GIVEN)
+		record_set_late(&rec, req->late_after, now_seconds());
+	if (req->keep_runs >= 0)
+		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (!rc)
-		slots_note(reg, run->job, run->slots, run->number);
+		slots_note(reg, req->job, req->slots, run->number);
 	record_free(&rec);
 	return rc;
+}
+
+/* Is R still RUN's record: the same owner and the same start? */
+static int still_ours(const struct record *r, const struct run *run)
+{
+	const char *started = record_get(r, "started");
+	return record_owned_by(r, &run->owner) && started && strcmp(started, run->started) == 0;
 }
 
 int run_lock_record(const struct registry *reg, const struct run *run, double wait,
@@ -108,30 +114,26 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 	*ours = 0;
 	record_init(&st->rec);
 	st->found = 0;
-	int rc = reg_lock(reg, run->job, JOB_LOCK, LOCK_EX, wait,
+	int rc = reg_lock(reg, run->req->job, JOB_LOCK, LOCK_EX, wait,
 			  LOCK_CREATE | (wait >= 0 ? LOCK_QUIET_BUSY : 0), job_lock);
 	if (!rc)
-		rc = reg_read_record(reg, run->job, &st->rec, &st->found);
+		rc = reg_read_record(reg, run->req->job, &st->rec, &st->found);
 	if (!rc && st->found) {
-		const char *started = record_get(&st->rec, "started");
 		st->status = record_status(&st->rec);
-		*ours = record_owned_by(&st->rec, &run->owner) && started &&
-			strcmp(started, run->started) == 0;
+		*ours = still_ours(&st->rec, run);
 	}
 	if (!rc && !*ours) {
 		message_context(NULL);
-		warn(run->job, "the record changed during the run; left alone");
+		warn(run->req->job, "the record changed during the run; left alone");
 	}
 	return rc;
 }
 
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered)
 {
-	const char *n = record_get(r, "cancel_run"), *started = record_get(r, "started");
-	const char *by = record_get(r, "cancel_by");
+	const char *n = record_get(r, "cancel_run"), *by = record_get(r, "cancel_by");
 	if (!n || strcmp(n, run->number) != 0 || (!answered && record_get(r, "cancel_seen")) ||
-	    record_get(r, "cancel_missed") ||
-	    !record_owned_by(r, &run->owner) || !started || strcmp(started, run->started) != 0)
+	    record_get(r, "cancel_missed") || !still_ours(r, run))
 		return NULL;
 	return by ? by : "?";
 }
@@ -145,14 +147,13 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 
 	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours) {
-		/* The attempt as it ended (its history line), and the record
-		 * meanwhile: still RUNNING, its failure counted. */
+		/* The ended attempt (for the history); the record RUNNING, its failure counted. */
 		run->ended_at = now_seconds();
 		record_copy(&done, &st.rec);
 		record_to_done(&done, run->ended_at, end, NULL);
 		record_copy(&wait, &st.rec);
 		record_to_retry(&wait, run->ended_at, retry_at);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &wait, &done);
+		rc = commit_record(reg, run->req->job, jobstate_record(&st), st.status, &wait, &done);
 		record_free(&done);
 		record_free(&wait);
 	}
@@ -163,6 +164,8 @@ int run_retry(const struct registry *reg, struct run *run, const struct run_resu
 
 int run_next(const struct registry *reg, struct run *run, int *ours)
 {
+	const char *job = run->req->job;
+	int logged = run->req->log != LOG_NONE;
 	struct job_state st;
 	struct record rec;
 	int job_lock = -1;
@@ -174,22 +177,20 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 		free(run->cancelled_by);
 		run->cancelled_by = xstrdup(by);
 	} else if (!rc && *ours) {
-		/* The next attempt's log is made, and the failed one's set
-		 * aside once the record says the next attempt runs, under the
-		 * same lock, so a reader of the fail log sees the two change as
-		 * one (logview.h).  An attempt whose log cannot be made is
-		 * still begun, and ends as one that could not start. */
-		run->log_status = logrelay_prepare(reg, run->job, run->logged);
+		/* The failed log is set aside with the RUNNING write, under
+		 * the same lock: a reader sees one change (logview.h).  One
+		 * whose log cannot be made still begins, and cannot start. */
+		run->log_status = logrelay_prepare(reg, job, logged);
 		record_copy(&rec, &st.rec);
 		run->attempt++;
 		begin_attempt(run, &rec, NULL);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, NULL);
+		rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, NULL);
 		if (rc)
-			logrelay_abandon(reg, run->job);
+			logrelay_abandon(reg, job);
 		else
-			slots_note(reg, run->job, run->slots, run->number);
+			slots_note(reg, job, run->req->slots, run->number);
 		if (!rc && !run->log_status)
-			run->log_status = logrelay_commit(reg, run->job, 1, run->logged);
+			run->log_status = logrelay_commit(reg, job, 1, logged);
 		record_free(&rec);
 	}
 	jobstate_free(&st);
@@ -197,15 +198,16 @@ int run_next(const struct registry *reg, struct run *run, int *ours)
 	return rc;
 }
 
-int run_finish(const struct registry *reg, struct run *run, const struct run_result *end, int clear)
+int run_finish(const struct registry *reg, struct run *run, const struct run_result *end)
 {
+	const char *job = run->req->job;
+	int clear = run->req->clear_after;
 	struct buf context = {0};
 	struct job_state st;
 	struct record rec;
 	int job_lock = -1, ours;
 
-	/* A failure says how the run ended, so its result is not lost with
-	 * the record. */
+	/* A failure says how the run ended: its result is not lost. */
 	buf_adds(&context, clear ? "cannot clear the record (" : "cannot record DONE (");
 	run_describe_result(&context, end);
 	buf_addc(&context, ')');
@@ -213,13 +215,12 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 	int rc = run_lock_record(reg, run, -1, &job_lock, &st, &ours);
 	if (!rc && ours && clear) {
 		int kept;
-		rc = line_clear(reg, run->job, &st.rec, 1, 1, &kept);
-		sweep_run_files(reg, run->job, NULL);
+		rc = line_clear(reg, job, &st.rec, 1, 1, &kept);
+		sweep_run_files(reg, job, NULL);
 	} else if (!rc && ours) {
 		record_copy(&rec, &st.rec);
-		/* After an attempt that was to be retried, its failure is
-		 * counted already (run_retry()), and it ended then; retries
-		 * cancelled, no signal reached it: it stands (SPEC §5a). */
+		/* Between attempts its failure is counted already
+		 * (run_retry()); retries cancelled, it stands (SPEC §5a). */
 		struct run_result how = *end;
 		how.cancelled_by = run->cancelled_by;
 		if (!record_get(&rec, "retry_at"))
@@ -227,20 +228,18 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 		else if (record_to_done_counted(&rec, run->ended_at, end, NULL) == 0 && run->cancelled_by)
 			record_put(&rec, "retries_cancelled_by", run->cancelled_by);
 		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
-		/* The first try's error is held: it is said only when there
-		 * is no second try, which speaks for itself. */
+		/* The first try's error is said only without a second. */
 		struct buf first_try = {0};
 		struct buf *was_held = message_hold(&first_try);
-		rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+		rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
 		message_hold(was_held);
-		/* The result is state, the log diagnostics: a log that filled
-		 * the disk makes room for the record. */
-		if (rc == EXIT_IO && run->logged && logrelay_empty(reg, run->job) == 0) {
+		/* The result is state, the log diagnostics: the log makes room. */
+		if (rc == EXIT_IO && run->req->log != LOG_NONE && logrelay_empty(reg, job) == 0) {
 			message_release(&first_try, 0);
 			message_context(NULL);
-			warn(run->job, "emptied the run's log to make room for its record");
+			warn(job, "emptied the run's log to make room for its record");
 			message_context(context.data);
-			rc = commit_record(reg, run->job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
+			rc = commit_record(reg, job, jobstate_record(&st), st.status, &rec, known ? &rec : NULL);
 		} else {
 			message_release(&first_try, 1);
 		}

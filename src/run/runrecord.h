@@ -1,11 +1,10 @@
-/* runrecord: the record of a run that jobreg-dispatch holds (SPEC §5 steps 4 and
- * 6, Retries) — RUNNING at its start and at each attempt's, RUNNING with
- * retry_at between attempts, DONE (or no record, --clear) at its end.
- * Each write after the first takes the job lock (waiting as long as it
- * takes: the result must not be lost) and goes ahead only if the record
- * is still this run's (same owner, same start: nobody cleared, reset or
- * took it over meanwhile).  Every write goes through commit_record(), so
- * a lost run taken over and every ended attempt are in the history. */
+/* runrecord: the record a dispatched run holds (SPEC §5 steps 4 and 6,
+ * Retries): RUNNING at its start and each attempt's, with retry_at between
+ * attempts, DONE (or none, --clear) at its end.  Each write after the
+ * first takes the job lock with no limit (a result must not be lost) and
+ * goes ahead only while the record is still this run's (same owner and
+ * start).  All go through commit_record(), so every ended attempt and a
+ * lost run taken over are in the history. */
 #ifndef JOBREG_RUNRECORD_H
 #define JOBREG_RUNRECORD_H
 
@@ -16,66 +15,52 @@
 #include "registry/slots.h"
 #include "liveness/jobstate.h"
 
+struct run_request;
+
 struct run {
-	const char *job;
+	const struct run_request *req;  /* what dispatch was asked (attempts.h) */
 	struct owner owner;        /* the dispatcher: run lock and pid fields */
-	double timeout;            /* --timeout, written with each attempt */
-	const char *note;          /* -m, written at the start */
-	char *const *command;      /* COMMAND [ARG...]: each attempt's cmd= */
-	double late_after;         /* --late-after (< -1: not given) */
-	long keep_runs;            /* --keep-runs (-1: not given) */
 	unsigned long attempt;     /* the attempt now (0: no --retries) */
 	char started[21];          /* its start, as recorded */
 	char number[24];           /* its run number (JOBREG_RUN) */
 	time_t ended_at;           /* when the last attempt to retry ended */
-	int logged;                /* --log or --chronic: the run writes a log */
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
-	const struct slot_set *slots;  /* --slots: held for the whole run, written
-					* as slots= with each attempt; NULL: none */
 };
 
-/* Step 4, holding the job lock and the run lock RUN_LOCK: RUNNING over
- * ST, the record read under that job lock.  Returns an exit status. */
+/* Step 4, holding the job lock (ST read under it) and the run lock
+ * RUN_LOCK: RUNNING.  Returns an exit status. */
 int run_begin(const struct registry *reg, struct run *run, const struct job_state *st,
 	      int run_lock);
-/* The attempt that ended so failed and another starts at RETRY_AT: the
- * record stays RUNNING, with retry_at, its failure counted and its
- * history line added.  Returns an exit status. */
+/* The attempt failed so (END); the next starts at RETRY_AT: RUNNING with
+ * retry_at, the failure counted and in the history.  An exit status. */
 int run_retry(const struct registry *reg, struct run *run, const struct run_result *end,
 	      time_t retry_at);
 /* The job lock within WAIT seconds (< 0: no limit; busy after it: 75,
  * silently), the record in ST, *OURS when still RUN's (else a message). */
 int run_lock_record(const struct registry *reg, const struct run *run, double wait,
 		    int *job_lock, struct job_state *st, int *ours);
-/* The user@host of a request in R (RUN's record) to stop run->number, the
- * attempt going or the one that waits for its retry (SPEC §5a), answered
- * or (ANSWERED 0) not yet, and not missed; NULL: none. */
+/* The user@host of a request in R to stop run->number, going or waiting to
+ * retry (SPEC §5a), answered or (ANSWERED 0) not, not missed; NULL: none. */
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
-/* The next attempt begins: with run->logged its log made, then RUNNING
- * again with a new run number, then the last attempt's log set aside and
- * the new one put in place (a log that could not be: its exit status in
- * run->log_status); *OURS 0 when the record was no longer this run's
- * (nothing done).  A cancel of the attempt that ended, found under the
- * job lock first, starts none: run->cancelled_by is set. */
+/* The next attempt begins: its log made, RUNNING with a new run number,
+ * the last log set aside for the new (failing: run->log_status).  *OURS 0:
+ * the record is no longer this run's, nothing done.  A cancel found under
+ * the job lock first starts none: run->cancelled_by set. */
 int run_next(const struct registry *reg, struct run *run, int *ours);
-/* Step 6: DONE with how the run ended (with run->cancelled_by, as a
- * cancelled run; between attempts, the last one's result with
- * retries_cancelled_by), or with CLEAR
- * no record (nor history and logs).  A record that is no longer this run's is left
- * alone, with a message.  When DONE cannot be written (a full disk), a
- * run's log gives way: it is emptied and DONE tried once more.  Returns
- * an exit status. */
-int run_finish(const struct registry *reg, struct run *run, const struct run_result *end, int clear);
+/* Step 6: DONE with END (with run->cancelled_by cancelled; between attempts
+ * the last one's with retries_cancelled_by), or --clear: no record, history
+ * or logs.  A record no longer this run's is left alone, said.  DONE that
+ * cannot be written (full disk) empties the log, tried again.  Exit status. */
+int run_finish(const struct registry *reg, struct run *run, const struct run_result *end);
 
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
-/* How a failed run ended, in dispatch's words (SPEC §5 Logs): "failed:
- * exit 3", "timed out after 5s (TERM, then KILL)", "killed by SIGKILL",
- * "lost its run lock" (LOST).  A time limit of TIMEOUT seconds names the
- * signals sent: LIMIT_SIGNAL (NULL: not known, then the one that ended the
- * run), then KILL when KILLED. */
+/* How a failed run ended (SPEC §5 Logs): "failed: exit 3", "timed out
+ * after 5s (TERM, then KILL)", "killed by SIGKILL", "lost its run lock"
+ * (LOST).  A limit of TIMEOUT s names LIMIT_SIGNAL (NULL: the one that
+ * ended the run), then KILL when KILLED. */
 void run_describe_failure(struct buf *b, const struct run_result *e, double timeout,
 			  const char *limit_signal, int killed, int lost);
 

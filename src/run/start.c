@@ -1,6 +1,5 @@
 /* start: steps 1-4 of jobreg-dispatch (see start.h).  Past 450 lines:
- * the steps in the page's order, each a short function; decide() is the
- * pure part, decide_locked() its facts and its write. */
+ * decide() is the pure part, decide_locked() its facts and its write. */
 #include "run/start.h"
 #include "liveness/jobstate.h"
 #include "liveness/wait.h"
@@ -24,9 +23,8 @@ static int waits(const struct run_request *req)
 	return req->wait || req->once || req->coalesce || req->replace;
 }
 
-/* --every (step 2a): when the job falls due (a realtime), or -1 when it
- * is due at NOW.  The period runs from the start of the last successful
- * run, or of the live run. */
+/* --every (step 2a): when the job falls due (a realtime), -1: due at NOW.
+ * From the start of the last successful run, or of the live run. */
 static double due_at(const struct run_request *req, const struct job_state *st, double now)
 {
 	const char *from = record_get(&st->rec, st->status == ST_RUNNING ? "started"
@@ -72,9 +70,8 @@ enum step decide(const struct run_request *req, const struct decide_facts *f)
 		return STEP_NOT_DUE;
 	if (placed && t->place.n < f->nums.replaced_below)
 		return STEP_SUPERSEDED;
-	/* A --replace of a paused job would stop the run it drains (and
-	 * supersede the calls ahead) to start none: refused as paused, the
-	 * run and the line left alone. */
+	/* A --replace of a paused job would stop its run to start none:
+	 * refused as paused, the run and the line left alone. */
 	if (req->replace && paused && !placed && busy)
 		return STEP_PAUSED;
 	if (busy && waits(req))
@@ -82,9 +79,8 @@ enum step decide(const struct run_request *req, const struct decide_facts *f)
 	if (busy)
 		return st->status == ST_RUNNING ? STEP_REFUSE_RUNNING : STEP_REFUSE_WAITING;
 	if (st->status == ST_DONE && req->once) {
-		/* A call that waited for a run replays whatever came of it: it
-		 * was the retry --retry-failed asked for.  One that only waited
-		 * behind a waiter that left without a run has seen none. */
+		/* A call that waited for a run replays whatever came of it
+		 * (the retry it asked for); `runs` tells one that saw none. */
 		enum outcome o = record_outcome(&st->rec);
 		int waited = placed && record_count(&st->rec, "runs") != t->runs_before;
 		if (!req->retry_failed || waited ||
@@ -114,8 +110,7 @@ static int replay(const struct registry *reg, const struct run_request *req,
 	info(req->job, "already done: %s (%s%s%s); --retry-failed runs it again",
 	     end.cancelled_by ? "cancelled" : "failed", how.data, ended ? ", ended " : "",
 	     ended ? ended : "");
-	/* --chronic prints the failed run's log, as at its end, and how
-	 * it ended, -q or not. */
+	/* --chronic: the log and how it ended, as at the run's end, -q or not. */
 	if (req->log == LOG_CHRONIC) {
 		const char *limit = record_get(r, "timeout");
 		logview_chronic(reg, req->job);
@@ -127,8 +122,7 @@ static int replay(const struct registry *reg, const struct run_request *req,
 	return run_result_status(&end);
 }
 
-/* A message about the run ST names: "already running (pid P on H since
- * T)", "taking over stale run (...)". */
+/* "WHAT (pid P on H since T)" about ST's run. */
 static void say_run(const char *job, const char *what, const struct job_state *st)
 {
 	struct buf who = {0};
@@ -148,16 +142,12 @@ static void say_paused(const char *job, const struct job_state *st, const struct
 	buf_free(&why);
 }
 
-/* The run lock is not free although no live run is recorded: a reader's
- * probe, a run ending after a forced clear (it needs the job lock to
- * finish), a leftover process of an old run (EARLIER: the DONE run's
- * dispatcher, 0: none), or anyone's flock.  Wait for it without the job
- * lock, blocked in an exclusive flock (a shared holder must not let us
- * through and spin), until DEADLINE (< 0: none), and start over; also once
- * DIR names another directory (removed, replaced: SPEC §5, every wait
- * follows it) or a signal stops the call (turn.h), which a wait a second
- * at a time notices.  The lock is let go at once, so neither a missing
- * file is made nor the name re-checked here: the start over does both. */
+/* The run lock is busy with no live run recorded: a reader's probe, a run
+ * ending after a forced clear (it needs the job lock), a leftover of an
+ * old run (EARLIER: its dispatcher, 0: none), anyone's flock.  Wait in an
+ * exclusive flock (a shared one would let us through to spin) until
+ * DEADLINE (< 0: none), DIR names another directory (SPEC §5) or a signal;
+ * let it go at once: the start over makes the file and checks the name. */
 static int wait_run_lock(const struct registry *reg, const char *job, double deadline,
 			 long earlier)
 {
@@ -179,35 +169,29 @@ static int wait_run_lock(const struct registry *reg, const char *job, double dea
 	}
 }
 
-/* A dispatch through steps 1-4: what it was asked, its run (held with
- * the signals HOLD held once it starts, with *RUN_LOCK), its turn in
- * line, and when its --wait ends (< 0: no limit). */
+/* A dispatch through steps 1-4. */
 struct call {
 	struct registry *reg;
 	const struct run_request *req;
 	struct run *run;
 	int *run_lock;
-	const sigset_t *hold;
+	const sigset_t *hold;   /* held once the run starts */
 	struct turn t;
-	double deadline;
+	double deadline;        /* when --wait ends (< 0: no limit) */
 	long earlier;    /* the run lock was busy: the DONE run's dispatcher (0: none) */
 };
 
-/* Step 4, holding the job lock and now the run lock: the run's log begun
- * (--log), then RUNNING over ST's record. */
+/* Step 4, holding both locks: the run's log begun, then RUNNING. */
 static int begin(const struct call *c, const struct job_state *st)
 {
 	const struct run_request *req = c->req;
 	if (st->status == ST_STALE)
 		say_run(req->job, "taking over stale run", st);
-	/* The new log is made, but the last run's is set aside (logrelay.h)
-	 * only once RUNNING is written: a dispatch that cannot start leaves
-	 * the logs as they were; a log that cannot be made fails it before
-	 * anything runs. */
+	/* The last log is set aside only once RUNNING is written (logrelay.h);
+	 * a log that cannot be made fails the run before anything runs. */
 	int failed = jobstate_last_run_failed(st);
 	int rc = logrelay_prepare(c->reg, req->job, req->log != LOG_NONE);
-	/* From here on a signal must not kill us between RUNNING and DONE:
-	 * hold it for the command. */
+	/* No signal may kill us between RUNNING and DONE: held for the command. */
 	if (!rc)
 		sigprocmask(SIG_BLOCK, c->hold, NULL);
 	if (!rc && (rc = run_begin(c->reg, c->run, st, *c->run_lock)) != 0)
@@ -217,9 +201,9 @@ static int begin(const struct call *c, const struct job_state *st)
 	return rc;
 }
 
-/* Step 4 under the job lock: the run lock, then RUNNING, which also ends
- * the call's turn in line; the follower's lock goes with that write.
- * EXIT_BUSY: the run lock is busy (c->earlier: the DONE run's dispatcher). */
+/* Step 4 under the job lock: the run lock, then RUNNING, which ends the
+ * call's turn (and the follower's lock).  EXIT_BUSY: the run lock is busy
+ * (c->earlier: the DONE run's dispatcher). */
 static int run_now(struct call *c, struct job_state *st)
 {
 	const struct registry *reg = c->reg;
@@ -235,8 +219,7 @@ static int run_now(struct call *c, struct job_state *st)
 	}
 	if (rc)
 		return rc;
-	/* The RUNNING record is written from ST's: the end of our turn goes
-	 * in with it, and --every's period for readers (SPEC §5b). */
+	/* With RUNNING: the end of our turn, --every's period (SPEC §5b). */
 	if (req->every > 0)
 		record_set_every(&st->rec, req->every);
 	if (t->place.fd >= 0 && st->found)
@@ -254,10 +237,9 @@ static int run_now(struct call *c, struct job_state *st)
 	return 0;
 }
 
-/* Step 2f, without the job lock: one free slot of each group.  None
- * free: a call that waits waits in the group's line within its --wait
- * limit, DEADLINE; either way it does not run: EXIT_BUSY, said.  0: held,
- * and the caller decides afresh. */
+/* Step 2f, without the job lock: one free slot of each group (a call
+ * that waits waits in the group's line until DEADLINE).  0: held, decide
+ * afresh; EXIT_BUSY, said: none. */
 static int take_slots(const struct registry *reg, const struct run_request *req,
 		      struct turn *t, double deadline)
 {
@@ -270,9 +252,8 @@ static int take_slots(const struct registry *reg, const struct run_request *req,
 		wait_watch_open(&watch, reg);
 	while ((rc = slots_take(reg, req->job, req->slots, waits(req), req->lock_wait, &gp,
 				&full)) == SLOTS_WAIT) {
-		/* The wait follows DIR by name, and lasts while the call still
-		 * wants the slots (a newer --replace may supersede it, or a
-		 * signal stop it, looked at once a second): else it decides afresh. */
+		/* Decided afresh once DIR names another directory, or a newer
+		 * --replace or a signal ends the wait (looked at once a second). */
 		if (!reg_same(reg) || turn_stopped() || turn_superseded(reg, req->job, t)) {
 			rc = 0;
 			break;
@@ -323,9 +304,8 @@ static const char *const skip_reasons[] = {
 	[STEP_REFUSE_WAITING] = "waiting", [STEP_PAUSED] = "paused", [STEP_RUN] = NULL,
 };
 
-/* Under the job lock, the facts of step 2 and the decision, then what the
- * step does there: an answer's write, a place in line, RUNNING.  Returns
- * an exit status, and in *NEXT what the call does next. */
+/* Under the job lock: step 2's facts, the decision, and its write (an
+ * answer, a place in line, RUNNING).  An exit status; *NEXT what next. */
 static int decide_locked(struct call *c, enum next *next)
 {
 	const struct run_request *req = c->req;
@@ -352,8 +332,8 @@ static int decide_locked(struct call *c, enum next *next)
 		goto out;
 	f.slots_held = !req->slots->count || slots_held(req->slots);
 	enum step step = decide(req, &f);
-	/* The registry's pause can only turn a start (or a --replace's wait)
-	 * into a refusal: read only then, so a refusal costs no more. */
+	/* The registry's pause only refuses a start (or a --replace's wait):
+	 * read only then, so a refusal costs no more. */
 	if (!st.paused && (step == STEP_RUN || step == STEP_TAKE_SLOTS ||
 			   (step == STEP_WAIT && req->replace))) {
 		if ((rc = registry_pause_read(c->reg, f.now, &pause, &f.registry_paused)) != 0)
@@ -372,8 +352,7 @@ static int decide_locked(struct call *c, enum next *next)
 			info(job, "coalesced into the waiting run");
 		*next = rc || folded ? NEXT_END : NEXT_WAIT;
 	} else {
-		/* An answer: said, and written with the end of the call's turn
-		 * (a refusal counted); a follower says what it leaves. */
+		/* An answer: said, and written with the end of the turn. */
 		if (step == STEP_REFUSE_RUNNING)
 			say_run(job, "already running", &st);
 		else if (step == STEP_REFUSE_WAITING)
@@ -398,10 +377,9 @@ out:
 	return rc;
 }
 
-/* The wait after a decision (NEXT): 0 to decide again, or the exit
- * status that ends the call.  A call that ends so without running is
- * counted (no-slot, wait-expired); a signal (TERM, INT, HUP) ends a wait,
- * and the call with it, counted as interrupted. */
+/* The wait after a decision NEXT: 0 to decide again, or the exit status
+ * that ends the call, counted (no-slot, wait-expired; interrupted by TERM,
+ * INT or HUP). */
 static int wait_for(struct call *c, enum next next, double *lock_deadline)
 {
 	const struct run_request *req = c->req;
@@ -413,8 +391,7 @@ static int wait_for(struct call *c, enum next next, double *lock_deadline)
 		rc = turn_wait(c->reg, req, &c->t, c->deadline);
 		*lock_deadline = -1;   /* a new busy spell gets its -w */
 	} else {
-		/* A waiter whose turn has come waits for it within its own
-		 * --wait (SPEC §5a), any other call within -w. */
+		/* A waiter within its --wait (SPEC §5a), any other call -w. */
 		if (*lock_deadline < 0 && !placed)
 			*lock_deadline = now_mono() + req->lock_wait;
 		rc = wait_run_lock(c->reg, req->job, placed ? c->deadline : *lock_deadline, c->earlier);
@@ -456,8 +433,7 @@ int start_run(struct registry *reg, const struct run_request *req, struct run *r
 			return rc;
 		if (next == NEXT_END || (rc = wait_for(&c, next, &lock_deadline)) != 0)
 			break;
-		/* Start over in what DIR names now: the wait follows it (and a
-		 * busy run lock there is a new spell). */
+		/* Start over in what DIR names now (a new busy spell there). */
 		if (!reg_same(reg))
 			lock_deadline = -1;
 		if ((rc = reg_follow(reg, 1)) != 0)

@@ -1,18 +1,13 @@
-/* start: steps 1-4 of jobreg-dispatch (SPEC §5) and what a call does when
- * the job is already running (§5a) — decide under the job lock, then run
- * (take the run lock, write RUNNING), answer (replay, not due, refused,
- * paused, coalesced, superseded), or wait in the job's line and start
- * over.
+/* start: steps 1-4 of jobreg-dispatch (SPEC §5), and a call that finds
+ * the job running (§5a) — decide under the job lock, then run (the run
+ * lock, RUNNING), answer (replay, not due, refused, paused, coalesced,
+ * superseded), or wait in the job's line (turn.h) and start over.
  *
- * A call that waits (--wait, --once, --coalesce, --replace) holds a place
- * in line from its first wait to the write that ends its turn, which
- * starts its run or answers it (turn.h).  A call that does not wait and
- * finds a live run or a live place is refused, and the refusal counted
- * (skipped).  --coalesce: one follower, holding DIR/.JOB.coalesce, waits;
- * the others count in `coalesced` and exit 0.  --replace: asks the live
- * run to stop (as jobreg-set --cancel), supersedes the places ahead of
- * its own (replaced_below), and waits.  A run takes its slots (slots.h)
- * without the job lock, then decides afresh. */
+ * A waiting call (--wait, --once, --coalesce, --replace) holds its place
+ * from its first wait to the write that ends its turn.  A call that does
+ * not wait and finds a live run or place is refused and counted
+ * (skipped).  A run takes its slots (slots.h) without the job lock, then
+ * decides afresh. */
 #ifndef JOBREG_START_H
 #define JOBREG_START_H
 
@@ -34,33 +29,27 @@ enum step {
 	STEP_RUN,             /* f: the slots held (or none): step 4 */
 };
 
-/* What a call knows when it decides, all read under the job lock: the
- * job (its record and the liveness judgement), the registry's pause, the
- * line's numbers and the nearest live place ahead of the call (0: none),
- * the call's own standing in line and its slots, and NOW (a realtime). */
+/* What a call knows when it decides, all read under the job lock. */
 struct decide_facts {
 	const struct job_state *st;
 	int registry_paused;
 	struct line_numbers nums;
-	unsigned long long ahead;
+	unsigned long long ahead;   /* the nearest live place ahead (0: none) */
 	const struct turn *t;
 	int slots_held;       /* a slot of every group held (1 for no group) */
-	double now;
+	double now;           /* a realtime */
 };
 
 /* Step 2 for REQ: no I/O, a function of F alone. */
 enum step decide(const struct run_request *req, const struct decide_facts *f);
 
-/* Steps 1-4 for REQ: *RUN_LOCK is held when the command is to run (RUN
- * begun, the signals HOLD held); otherwise the return value is
- * dispatch's exit status. */
+/* Steps 1-4 for REQ: *RUN_LOCK held when the command is to run (RUN begun,
+ * the signals HOLD held); else the return value is the exit status. */
 int start_run(struct registry *reg, const struct run_request *req, struct run *run,
 	      int *run_lock, const sigset_t *hold);
 
-/* --every (SPEC §5 step 2a): a look at the record without a lock, before
- * anything else: when the job's last success started less than the
- * period ago, say "not due until T" and return 1 (exit 0, nothing
- * written); else 0, and start_run() decides under the job lock. */
+/* --every (SPEC §5 step 2a), a look without a lock before anything else:
+ * 1 after "not due until T" (exit 0, nothing written), else 0. */
 int start_not_due(const struct registry *reg, const struct run_request *req);
 
 #endif

@@ -59,10 +59,8 @@ static _Noreturn void become_command(const struct supervise *s, const sigset_t *
 	_exit(err == ENOENT ? 127 : 126);
 }
 
-/* Send SIG to the run: to the command's process group when it has one
- * (and to the command itself if it has left that group), else to the
- * command.  A run that has ended meanwhile (ESRCH) needs nothing, and
- * there is nothing to do about a member we may not signal (EPERM). */
+/* SIG to the command's process group when it has one (and to the command
+ * if it left it), else to the command.  ESRCH and EPERM need nothing. */
 static void signal_run(pid_t pid, int own_group, int sig)
 {
 	if (pid <= 0)
@@ -73,11 +71,8 @@ static void signal_run(pid_t pid, int own_group, int sig)
 		(void)kill(-pid, sig);
 }
 
-/* Pass a held signal on, unless the command received it already: the
- * kernel signals a whole process group (the terminal's Ctrl-C goes to the
- * foreground group), so a command still in our group got it too.  One a
- * process sent (kill, sigqueue, tgkill) has a code <= 0 on Linux; POSIX
- * names SI_USER and SI_QUEUE. */
+/* Pass a held signal on (supervise.h).  A process's has SI_USER, SI_QUEUE
+ * or on Linux any code <= 0 (tgkill). */
 static void forward(pid_t pid, int own_group, const siginfo_t *si)
 {
 	int sent = si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code < 0;
@@ -86,9 +81,8 @@ static void forward(pid_t pid, int own_group, const siginfo_t *si)
 	signal_run(pid, own_group, si->si_signo);
 }
 
-/* Take the held signals that came before the fork into EARLY (at most
- * MAX; as they do not queue, one of each kind): the command cannot have
- * received them, whoever sent them, so each is passed on once it runs. */
+/* The held signals that came before the fork (one of each kind) into
+ * EARLY, to be passed on once the command runs. */
 static size_t take_early(const sigset_t *held, siginfo_t *early, size_t max)
 {
 	static const struct timespec none = { 0, 0 };
@@ -107,8 +101,7 @@ static size_t take_early(const sigset_t *held, siginfo_t *early, size_t max)
 }
 
 /* Do we still hold the run lock FD (supervise.h)?  EBADFD: a GlusterFS
- * client (strict-locks) that lost its connection refuses the descriptor;
- * ESHUTDOWN: a CephFS client evicted gave its locks up. */
+ * client (strict-locks) cut off; ESHUTDOWN: an evicted CephFS client. */
 enum lock_check { LOCK_STILL_HELD, LOCK_LOST, LOCK_UNKNOWN };
 
 static enum lock_check check_run_lock(int fd)
@@ -198,9 +191,8 @@ enum supervise_event supervise_step(const struct supervise *s, const sigset_t *h
 			continue;
 		}
 		if (end->check_at >= 0 && now >= end->check_at) {
-			/* A check that proved nothing (ENOTCONN: a client
-			 * giving its server up) is made again soon, since the
-			 * next one is the one that can tell. */
+			/* One that proved nothing (ENOTCONN: a client giving
+			 * its server up) again soon: the next one can tell. */
 			enum lock_check verdict = s->check_lock && s->keep_fd >= 0 ?
 						  check_run_lock(s->keep_fd) : LOCK_STILL_HELD;
 			end->check_at = now_mono() + (verdict == LOCK_UNKNOWN ? 0.1 : 1);
@@ -234,9 +226,7 @@ enum supervise_event supervise_step(const struct supervise *s, const sigset_t *h
 		} else {
 			sig = sigwaitinfo(held, &si);
 		}
-		/* EAGAIN: a deadline has come; EINTR: look again.  Signals
-		 * that came before the exec are passed on now that the command
-		 * runs; none is sent to a failed exec's child. */
+		/* EAGAIN: a deadline; EINTR: look again.  None to a failed exec's child. */
 		if (sig == SIGURG && end->started && !end->lost_lock)
 			return SV_WAKE;
 		if (sig > 0 && pausing && is_stop(sig))
@@ -279,8 +269,8 @@ void supervise_start(const struct supervise *s, const sigset_t *held, const sigs
 		become_command(s, old, report[1]);
 	end->pid = pid;
 	end->ended = 0;
-	/* Also here, so that no signal can reach the group before it exists;
-	 * EACCES means the child has exec'd, after its own setpgid. */
+	/* Also here, so no signal reaches the group before it exists (EACCES:
+	 * the child has exec'd, after its own setpgid). */
 	if (s->timeout > 0)
 		(void)setpgid(pid, pid);
 	close_fd(report[1]);

@@ -1,40 +1,34 @@
-/* supervise: step 5 of jobreg-dispatch — run the command, pass signals on
- * to it, enforce its time limit, and wait for its end (SPEC §5).
+/* supervise: step 5 of jobreg-dispatch (SPEC §5) — run the command, pass
+ * held signals on to it, enforce its time limit, wait for its end.
  *
- * supervise_signals() is called once at start-up: it fills HELD with the
- * signals the run holds (SIGHUP SIGINT SIGQUIT SIGTERM SIGUSR1 SIGUSR2,
- * SIGCHLD, and SIGURG: a canceller's wake-up, never passed on), saves the caller's mask in OLD, and makes SIGCHLD queueable.
- * The caller blocks HELD before it writes RUNNING: from then on no signal
- * can kill the dispatcher between RUNNING and DONE; each is kept for the
- * command.
+ * supervise_signals(), once at start-up: HELD gets SIGHUP SIGINT SIGQUIT
+ * SIGTERM SIGUSR1 SIGUSR2, SIGCHLD and SIGURG (a canceller's wake-up,
+ * never passed on); OLD the caller's mask; SIGCHLD made queueable.  The
+ * caller blocks HELD before it writes RUNNING, so no signal can kill the
+ * dispatcher between RUNNING and DONE.
  *
- * supervise_start() forks and execs S->command with the mask OLD and the
- * SIGPIPE disposition dispatch inherited, keeping S->keep_fd (the run
- * lock) open across the exec; supervise_step() waits for its end and
- * returns at each tick (a second) and wake-up (SIGURG), where its caller
- * looks for a cancel (SPEC §5a): no callback.  Meanwhile:
- * - A held signal is forwarded once the exec has succeeded — except one
- *   the command received itself: a signal the kernel sent us (SI_KERNEL:
- *   the terminal's Ctrl-C, Ctrl-\ or hangup) went to our whole process
- *   group, which includes the command when it still shares it.
- * - With S->timeout > 0, the command runs in its own process group
- *   (setpgid in the child and in the parent, so neither order races);
- *   forwarded signals go to that group.  At the limit the group gets
- *   S->signal, then SIGCONT so stopped members act on it; with
- *   S->kill_after > 0, SIGKILL that much later.  One sigtimedwait()
- *   bounded by the next deadline: no polling.  As with timeout(1), the run
- *   is over when the command itself ends.
- * - With S->check_lock, each tick checks that it still holds the run lock
- *   (SPEC §6: a partitioned shared filesystem can take it away without
- *   telling us): LOCK_EX|LOCK_NB of our own lock succeeds; EWOULDBLOCK,
- *   EBADFD or ESHUTDOWN means it is gone (any other error proves nothing:
- *   asked again 0.1 s later).  On a loss it says so and stops the run as at
- *   a time limit (KILL 10 s later when S->kill_after is 0); no tick or
- *   wake-up comes after it.  A removed or replaced .JOB.run is no loss.
+ * supervise_start() execs S->command with the mask OLD, the SIGPIPE
+ * disposition dispatch inherited and S->keep_fd (the run lock) kept open.
+ * supervise_step() returns at each tick (a second) and SIGURG, where the
+ * caller looks for a cancel (SPEC §5a).  Meanwhile:
+ * - A held signal is forwarded once the exec succeeded, unless the kernel
+ *   sent it (SI_KERNEL: the terminal's Ctrl-C, Ctrl-\ or hangup): that
+ *   went to our whole process group, the command's too while it shares it.
+ * - With S->timeout > 0 the command has its own process group (setpgid in
+ *   child and parent, so neither order races), which forwarded signals
+ *   reach.  At the limit: S->signal, SIGCONT, and with S->kill_after > 0
+ *   SIGKILL that much later; one sigtimedwait() to the next deadline, no
+ *   polling.  As with timeout(1), the run ends when the command does.
+ * - With S->check_lock, each tick checks the run lock is still ours (SPEC
+ *   §6: a partitioned shared filesystem takes it silently): LOCK_EX|LOCK_NB
+ *   failing with EWOULDBLOCK, EBADFD or ESHUTDOWN is a loss; any other
+ *   error proves nothing and is retried 0.1 s later.  A loss is said and
+ *   stops the run as at a time limit (KILL 10 s later when S->kill_after
+ *   is 0); no tick or wake-up follows.  A removed or replaced .JOB.run is
+ *   no loss.
  *
- * supervise_outcome() maps the end to what the record and the exit status
- * say: 128+N killed by signal N, 126 not executable, 127 not found, 124
- * when the limit ended the run. */
+ * supervise_outcome(): the record's result and the exit status — 128+N
+ * killed by signal N, 126 not executable, 127 not found, 124 the limit. */
 #ifndef JOBREG_SUPERVISE_H
 #define JOBREG_SUPERVISE_H
 
@@ -73,9 +67,8 @@ struct supervise_end {
 	double limit_at, check_at;
 };
 
-/* What supervise_step() and supervise_pause() return: the command ended
- * (reaped) or the pause is over; a tick; SIGURG; and for a pause only:
- * dispatch told to stop (HUP INT QUIT TERM), the run lock lost (said). */
+/* The command ended (reaped) or the pause is over; a tick; SIGURG; a pause
+ * only: dispatch told to stop (HUP INT QUIT TERM), the run lock lost (said). */
 enum supervise_event { SV_ENDED, SV_TICK, SV_WAKE, SV_STOP, SV_LOST };
 
 void supervise_signals(sigset_t *held, sigset_t *old);
@@ -84,9 +77,8 @@ void supervise_start(const struct supervise *s, const sigset_t *held, const sigs
 		     struct supervise_end *end);
 enum supervise_event supervise_step(const struct supervise *s, const sigset_t *held,
 				    struct supervise_end *end);
-/* Can a signal still reach the command?  0: yes, it is stopped (SIGSTOP)
- * so that it cannot end first, and supervise_stop() continues it; 1: it
- * had ended (reaped). */
+/* 0: the command is stopped (SIGSTOP) so it cannot end before a signal,
+ * and supervise_stop() continues it; 1: it had ended (reaped). */
 int supervise_freeze(struct supervise_end *end);
 /* Stop the command as at a time limit: SIG, SIGCONT, and SIGKILL
  * KILL_AFTER seconds later (<= 0: none) or when one is due, the earlier. */

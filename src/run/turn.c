@@ -11,8 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 
-/* The follower of --coalesce leaves without running: the calls folded
- * into it have already exited 0. */
+/* The --coalesce follower leaves without running (its folded calls exited 0). */
 static void let_go_coalesced(const struct registry *reg, const char *job, struct turn *t)
 {
 	if (t->coalesce_fd < 0)
@@ -35,11 +34,9 @@ static void leave_locked(const struct registry *reg, const char *job, struct tur
 	line_abandon(reg, job, &t->place);
 }
 
-/* The call leaves without a run: its place and its follower's lock go.
- * A follower counts the folded calls it leaves under the job lock, the
- * lock a call holds while it folds: so a call folded as it leaves is
- * either counted here, or finds the follower's lock free and follows.
- * (No limit to that wait: the job lock is held only for a decision.) */
+/* A follower counts the calls it leaves under the job lock, which a call
+ * holds while it folds: one folded meanwhile is counted, or finds the lock
+ * free and follows.  (No limit: the job lock is held only to decide.) */
 void turn_leave(const struct registry *reg, const struct run_request *req, struct turn *t)
 {
 	int job_lock = -1;
@@ -67,8 +64,7 @@ int turn_skip(const struct registry *reg, const struct run_request *req, struct 
 	return rc;
 }
 
-/* TERM, INT or HUP while the call waits: caught, so that it leaves its
- * line counted (turn_skip), then dies of it as it would have. */
+/* TERM, INT or HUP while the call waits: caught, to leave the line counted, then die of it. */
 static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction stop_was[sizeof stop_signals / sizeof stop_signals[0]];
 static volatile sig_atomic_t stopped_by;
@@ -157,8 +153,7 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 			reg_unlock(&t->coalesce_fd);
 			return rc;
 		}
-		/* A waiter behind another that leaves without a run has waited
-		 * for no run: `runs` tells. */
+		/* `runs` tells a waiter that waited for no run. */
 		unsigned long long runs = record_count(&st->rec, "runs");
 		t->runs_before = runs - (st->status == ST_RUNNING && runs > 0);
 		changed = 1;
@@ -210,8 +205,7 @@ int turn_superseded(const struct registry *reg, const char *job, const struct tu
 	       t->place.n < nums.replaced_below;
 }
 
-/* Is the run over, or this call superseded?  (The head of the line
- * waits for this.) */
+/* For the head of the line: run over, or call superseded? */
 static int turn_may_come(const struct turn *t, const struct job_state *st)
 {
 	struct line_numbers nums;
@@ -245,8 +239,7 @@ int turn_wait(struct registry *reg, const struct run_request *req, struct turn *
 				rc = 0;   /* the answer is due: look */
 			return rc;
 		}
-		/* Blocked on the place ahead, a second at a time, to see a
-		 * --replace; the kernel wakes us when its holder goes. */
+		/* Blocked until the place ahead is let go; awake each second for a --replace. */
 		int fd;
 		if ((rc = line_open_place(reg, req->job, ahead, &fd)) != 0)
 			return rc;
