@@ -201,10 +201,7 @@ static int walk(const struct registry *reg, const char *job, const char *stem, c
 		if (state != 1 || !out)
 			continue;
 		char text[512];
-		ssize_t got;
-		do
-			got = pread(fd, text, sizeof text, 0);
-		while (got < 0 && errno == EINTR);
+		ssize_t got = read_full(fd, text, sizeof text);
 		close_fd(fd);
 		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
 		struct line_entry *e = &out->e[out->count++];
@@ -367,13 +364,10 @@ static int group_numbers(const struct registry *reg, const char *job, const char
 			 int fd, struct line_numbers *nums)
 {
 	char text[128];
-	ssize_t n;
 	static const char *const keys[] = { "next=", "head=" };
 	unsigned long long *at[] = { &nums->next, &nums->head };
 	int rc = 0;
-	do
-		n = pread(fd, text, sizeof text - 1, 0);
-	while (n < 0 && errno == EINTR);
+	ssize_t n = read_full(fd, text, sizeof text - 1);
 	if (n < 0)
 		rc = fail_errno(errno, job, "read %s", reg_path(reg, name));
 	text[n > 0 ? n : 0] = '\0';
