@@ -1,8 +1,6 @@
-/* line: the one line of waiters (see line.h).  Its two users differ only
- * in where their numbers live: a job's in its record, a slot group's in
- * .NAME.slotline; the places, their probes and their sweeps are shared.
- * Past 450 lines because both users and the readers of who waits are
- * here: split, each part would keep its own copy of the places. */
+/* line: the one line of waiters (see line.h).  Past 450 lines because
+ * both users and the readers of who waits are here: split, each part
+ * would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
 #include "registry/lock.h"
@@ -18,14 +16,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-/* A count, a listing or a sweep of the places stops after this many in a
- * row whose files are gone (callers that gave up remove theirs): a line
- * whose numbers are far apart costs a reader no more.  The search for
- * the place ahead never stops early: order is at stake there. */
+/* A count, listing or sweep of places stops after this many files gone
+ * in a row, so a sparse line costs a reader no more.  The search for the
+ * place ahead never stops early: order is at stake there. */
 #define MISSING_MAX 1000
 
-/* A leftover file of a crashed joiner is passed over, not reused: this
- * many in a row is something else (a full directory, a planted file). */
+/* A crashed joiner's leftover file is passed over, not reused; this many
+ * in a row is something else (a full directory, a planted file). */
 #define JOIN_TRIES 64
 
 /* ---- places, whoever's line ---- */
@@ -74,9 +71,8 @@ static void drop(const struct registry *reg, const char *stem, struct place *p)
 	p->fd = -1;
 }
 
-/* Take place NEXT of line STEM (or the first free number after it), made
- * O_CREAT|O_EXCL, locked, WHO written in one write.  WHAT names the line
- * in messages. */
+/* Take place NEXT of line STEM, or the first free number after it, with
+ * WHO written.  WHAT names the line in messages. */
 static int join(const struct registry *reg, const char *job, const char *stem,
 		unsigned long long next, const char *who, const char *what, const char *renew,
 		struct place *p)
@@ -110,11 +106,10 @@ static int join(const struct registry *reg, const char *job, const char *stem,
 }
 
 /* The place (or follower's lock) file NAME: 1 live (locked), 0 not (free,
- * or no regular file: a planted name is nobody's place), 2 its file is
- * gone; -1 with errno when the probe failed, which decides nothing.  With
- * FD, the file of a live place is left open there; with SWEEP (the job
- * lock held), a free one is removed: it is nobody's, since a place is
- * locked by its maker before the lock we hold was let go. */
+ * or not a regular file: nobody's), 2 gone; -1 with errno: the probe
+ * failed, which decides nothing.  With FD, a live one is left open there.
+ * With SWEEP (the job lock held) a free one is removed: its maker locked
+ * it before the lock we hold was let go, so it is nobody's. */
 static int probe(const struct registry *reg, const char *name, int *fd, int sweep)
 {
 	struct stat st;
@@ -159,8 +154,7 @@ int line_sweep_file(const struct registry *reg, const char *name)
 	return probe(reg, name, NULL, 1) == 2 ? -1 : 0;
 }
 
-/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
- * first one's name ("kind" or "job"). */
+/* A place file's text into E's fields (malloc'd), KEY the first one's. */
 static void entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
 {
 	char format[64], *line = xstrndup(text, len);
@@ -176,11 +170,10 @@ static void entry_parse(const char *text, size_t len, const char *key, struct li
 	free(line);
 }
 
-/* The places of STEM in [FROM, TO): with OUT, the live ones listed, each
- * with its waiter's line (KEY its first field's name); without, the files
- * nobody holds removed (the job lock held).  A place that cannot be
- * looked at is reported (74), and the others are still listed: a reader
- * leaves none out silently. */
+/* The places of STEM in [FROM, TO): with OUT, the live ones listed (KEY:
+ * entry_parse()); without, the files nobody holds removed (job lock
+ * held).  A place that cannot be looked at is reported (74) and the
+ * others still listed: a reader leaves none out silently. */
 static int walk(const struct registry *reg, const char *job, const char *stem, const char *key,
 		unsigned long long from, unsigned long long to, struct line_entries *out)
 {
@@ -318,8 +311,7 @@ void line_leave(const struct registry *reg, const char *job, struct place *p,
 {
 	if (p->fd < 0)
 		return;
-	/* The places below ours that nobody holds are over: remove them, so
-	 * that no file is left for each waiter that died. */
+	/* The unheld places below ours are over: no file stays per dead waiter. */
 	line_sweep(reg, job, old_head, p->n);
 	line_abandon(reg, job, p);
 }
@@ -358,8 +350,8 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 
 /* ---- a slot group's line ---- */
 
-/* Read the numbers of the line file NAME from FD (missing: 1, 1).  An
- * exit status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
+/* The numbers of the line file NAME from FD (missing: 1, 1).  An exit
+ * status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
 static int group_numbers(const struct registry *reg, const char *job, const char *name,
 			 int fd, struct line_numbers *nums)
 {
@@ -383,9 +375,8 @@ static int group_numbers(const struct registry *reg, const char *job, const char
 	return rc;
 }
 
-/* GROUP's numbers as its line file says now, read without its lock (a
- * place taken meanwhile comes after ours anyway); no line yet, or no file
- * of ours: 1, 1. */
+/* GROUP's numbers read without its line's lock (line_group_busy());
+ * no line file, or not a regular one: 1, 1. */
 static int group_look(const struct registry *reg, const char *job, const char *group,
 		      struct line_numbers *nums)
 {
