@@ -1,5 +1,3 @@
-/* slots: the slot groups of --slots (see slots.h).  A group's line is
- * line.h's; the wait for a slot is the caller's, with wait.h. */
 #include "registry/slots.h"
 #include "registry/line.h"
 #include "registry/lock.h"
@@ -130,7 +128,7 @@ void slots_format(const struct slot_set *set, struct buf *out)
 
 /* ---- taking the slots -------------------------------------------------- */
 
-/* Open the slot files of G not open yet, made if missing (all N, so that
+/* Open G's slot files not open yet, all N made if missing (so that
  * readers see the group whole). */
 static int open_group(const struct registry *reg, const char *job, struct slot_group *g)
 {
@@ -197,9 +195,8 @@ static int try_all(const struct registry *reg, const char *job, struct slot_set 
 			*full = i;
 	}
 	for (size_t i = 0; i < set->count; i++) {
-		/* The files not held are let go; a failure gives back
-		 * everything, but the full group's files stay open: closing
-		 * them would wake the waiters for nothing. */
+		/* A failure gives back everything, but the full group's
+		 * files stay open: closing them would wake waiters for nothing. */
 		if (rc && i != *full)
 			close_group(&set->groups[i], 1);
 		else if (!rc)
@@ -240,8 +237,7 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 			return rc;
 		if (gp->group == set->groups[*full].name)
 			break;
-		/* (a turn in another group's line is over: at once into the
-		 * line of the full one, first when nobody is in it) */
+		/* A turn in another group's line is over: into the full one's. */
 		line_group_leave(reg, job, gp, lock_wait);
 		if ((rc = line_group_join(reg, job, set->groups[*full].name, lock_wait, gp)) != 0)
 			return rc;
@@ -262,8 +258,7 @@ void slots_note(const struct registry *reg, const char *job, const struct slot_s
 		int rc, fd = g->held ? g->fds[g->held - 1] : -1;
 		if (fd < 0)
 			continue;
-		/* Written over the last holder's line, then cut to ours:
-		 * never empty. */
+		/* Over the last holder's line, then cut to ours: never empty. */
 		rc = pwrite_full(fd, text.data, text.len, 0);
 		while (rc == 0 && (rc = ftruncate(fd, (off_t)text.len)) < 0 && errno == EINTR)
 			;
