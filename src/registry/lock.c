@@ -21,9 +21,7 @@ static void on_alarm(int sig)
 	alarm_rang = 1;
 }
 
-/* flock(2) with a bounded wait: a one-shot SIGALRM interrupts the wait
- * (no polling), as flock(1) does.  Returns 0, or -1 with errno
- * (EWOULDBLOCK on timeout). */
+/* A one-shot SIGALRM interrupts the wait (no polling), as flock(1) does. */
 int flock_wait(int fd, int op, double wait)
 {
 	if (flock(fd, op | LOCK_NB) == 0)
@@ -85,19 +83,17 @@ int flock_wait(int fd, int op, double wait)
 }
 
 /* Open lock file NAME of JOB into *fd (its status in *st), or -1 in *fd
- * when it is missing and CREATE is 0.  An exclusive lock is opened
- * read-write where we may, since NFS maps flock(2) to POSIX locks, which
- * refuse LOCK_EX on a read-only descriptor; else, and for shared locks,
- * read-only.  An existing file is opened without O_CREAT, which
+ * when it is missing and CREATE is 0.  EXCLUSIVE opens read-write where
+ * we may: NFS maps flock(2) to POSIX locks, which refuse LOCK_EX on a
+ * read-only descriptor.  An existing file is opened without O_CREAT, which
  * fs.protected_regular refuses on another user's file in a sticky
- * directory, even for root; a missing one is made with O_CREAT|O_EXCL,
- * and opened after all if someone else made it first. */
+ * directory, even for root; a missing one is made O_CREAT|O_EXCL. */
 static int open_lock(const struct registry *reg, const char *job, const char *name,
 		     int exclusive, int create, int *fd, struct stat *st)
 {
 	int mode = exclusive ? O_RDWR : O_RDONLY;
-	/* Each round sees the file appear or vanish under us: rare, but a
-	 * clear removing lock files could repeat it, so bound the rounds. */
+	/* Each round sees the file appear or vanish under us (a clear
+	 * removing lock files could repeat it): bounded. */
 	for (int round = 0; round < 100; round++) {
 		int rc = entry_open(reg->fd, name, mode, fd, st);
 		if (rc == 0)
