@@ -18,7 +18,6 @@
 
 static void push(char ***list, size_t *count, const char *name, size_t len)
 {
-	/* Grow in powers of two. */
 	if ((*count & (*count - 1)) == 0)
 		*list = xrealloc(*list, (*count ? *count * 2 : 1) * sizeof **list);
 	(*list)[(*count)++] = xstrndup(name, len);
@@ -121,8 +120,8 @@ int listing_has(char *const *names, size_t n, const char *name)
 	return n > 0 && bsearch(&name, names, n, sizeof *names, cmp_names) != NULL;
 }
 
-/* The jobs whose lock was listed but whose record was not, although it
- * exists: replaced by rename while the directory was read. */
+/* The jobs whose lock was listed but whose existing record was not
+ * (listing.h). */
 static void add_missed(const struct registry *reg, struct listing *l)
 {
 	size_t listed = l->njobs;
