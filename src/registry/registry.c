@@ -43,6 +43,21 @@ char *reg_lock_name(const char *job, enum lock_kind kind)
 	return reg_dot_name(job, suffix[kind]);
 }
 
+char *reg_dot_job(const char *name, const char *suffix, int numbered)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	while (numbered && n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	if (name[0] != '.' || (numbered && !name[n]) || n < k + 1 ||
+	    memcmp(name + n - k, suffix, k) != 0)
+		return NULL;
+	char *job = xstrndup(name + 1, n - k - 1);
+	if (valid_job_id(job))
+		return job;
+	free(job);
+	return NULL;
+}
+
 static int open_dir(const char *path)
 {
 	int fd, tries = 0;

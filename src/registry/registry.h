@@ -43,6 +43,9 @@ int reg_follow(struct registry *reg, int create);
 /* ".JOB.lock", ".JOB.run", ".JOB.tmp": JOB's file SUFFIX, malloc'd. */
 char *reg_dot_name(const char *job, const char *suffix);
 char *reg_lock_name(const char *job, enum lock_kind kind);
+/* The other way: JOB (malloc'd) when NAME is ".JOB" SUFFIX, with NUMBERED
+ * followed by digits, and JOB a job id; else NULL. */
+char *reg_dot_job(const char *name, const char *suffix, int numbered);
 
 /* "not a regular file: DIR/NAME" for JOB; returns 77. */
 int reg_not_regular(const struct registry *reg, const char *job, const char *name);

@@ -23,19 +23,12 @@ char *slot_file_name(const char *group, unsigned long k)
 
 int slot_file_parse(const char *entry, char **group, unsigned long *k)
 {
-	static const char mid[] = ".slot.";
-	size_t n = strlen(entry), digits = 0;
+	char *name = reg_dot_job(entry, ".slot.", 1);
+	const char *digits = name ? entry + 1 + strlen(name) + strlen(".slot.") : NULL;
 	unsigned long long value;
-	while (digits < n && entry[n - 1 - digits] >= '0' && entry[n - 1 - digits] <= '9')
-		digits++;
 	/* K as we write it: no leading zero. */
-	if (entry[0] != '.' || digits == 0 || entry[n - digits] == '0' ||
-	    n < 1 + (sizeof mid - 1) + digits + 1 ||
-	    memcmp(entry + n - digits - (sizeof mid - 1), mid, sizeof mid - 1) != 0 ||
-	    parse_digits(entry + n - digits, digits, SLOTS_MAX, &value) < 0)
-		return 0;
-	char *name = xstrndup(entry + 1, n - digits - (sizeof mid - 1) - 1);
-	int ok = valid_job_id(name);
+	int ok = name && digits[0] != '0' &&
+		 parse_digits(digits, strlen(digits), SLOTS_MAX, &value) == 0;
 	if (ok && group)
 		*group = name;
 	else
