@@ -132,8 +132,10 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
 }
 
-int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
-		   int op, double wait, int flags, int *fd)
+/* reg_lock_entry(), *HELD the status of the file last opened (untouched
+ * if none was). */
+static int lock_entry(const struct registry *reg, const char *job, const char *name,
+		      int op, double wait, int flags, int *fd, struct stat *held)
 {
 	double deadline = now_mono() + wait;
 	int tries = 0;
@@ -142,8 +144,8 @@ int reg_lock_entry(const struct registry *reg, const char *job, const char *name
 	if (reg->fd < 0)
 		return 0;
 	for (;;) {
-		struct stat held, named;
-		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
+		struct stat named;
+		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, held);
 		if (rc || *fd < 0)
 			return rc;
 		double left = wait < 0 ? -1 : deadline - now_mono();
@@ -167,7 +169,7 @@ int reg_lock_entry(const struct registry *reg, const char *job, const char *name
 		if (flags & LOCK_NO_RECHECK)
 			return 0;
 		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino)
+			if (named.st_dev == held->st_dev && named.st_ino == held->st_ino)
 				return 0;
 		} else if (errno != ENOENT && !estale_again(&tries)) {
 			int err = errno;
@@ -176,6 +178,13 @@ int reg_lock_entry(const struct registry *reg, const char *job, const char *name
 		}
 		reg_unlock(fd);
 	}
+}
+
+int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
+		   int op, double wait, int flags, int *fd)
+{
+	struct stat held;
+	return lock_entry(reg, job, name, op, wait, flags, fd, &held);
 }
 
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
@@ -191,33 +200,12 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 		       unsigned long long *ino, int *busy)
 {
 	char *name = reg_lock_name(job, RUN_LOCK);
-	struct stat st;
-	int rc = 0, tries = 0;
-
-	*fd = -1;
-	*ino = 0;
-	*busy = 0;
-	while (reg->fd >= 0) {
-		rc = open_lock(reg, job, name, 0, 0, fd, &st);
-		if (rc || *fd < 0)
-			break;
-		*ino = (unsigned long long)st.st_ino;
-		if (flock_wait(*fd, LOCK_SH, 0) == 0)
-			break;
-		int err = errno;
-		reg_unlock(fd);
-		if (err == EWOULDBLOCK) {
-			*busy = 1;
-			break;
-		}
-		errno = err;
-		if (!estale_again(&tries)) {
-			rc = fail_errno(err, job, "lock %s", reg_path(reg, name));
-			break;
-		}
-	}
+	struct stat st = {0};
+	int rc = lock_entry(reg, job, name, LOCK_SH, 0, LOCK_QUIET_BUSY | LOCK_NO_RECHECK, fd, &st);
 	free(name);
-	return rc;
+	*ino = (unsigned long long)st.st_ino;
+	*busy = rc == EXIT_BUSY;
+	return *busy ? 0 : rc;
 }
 
 int reg_open_lock(const struct registry *reg, const char *job, const char *name,
