@@ -82,9 +82,7 @@ static int make_dirs(char *path)
 	*slash = '\0';
 	int rc = make_dirs(path);
 	*slash = '/';
-	if (rc < 0)
-		return -1;
-	if (mkdir(path, 0777) == 0 || errno == EEXIST)
+	if (rc == 0 && (mkdir(path, 0777) == 0 || errno == EEXIST))
 		return 0;
 	return -1;
 }
