@@ -198,15 +198,6 @@ static int try_all(const struct registry *reg, const char *job, struct slot_set 
 	return rc;
 }
 
-/* The index of the group of SET whose line GP stands in. */
-static size_t group_index(const struct slot_set *set, const struct group_place *gp)
-{
-	size_t i = 0;
-	while (i + 1 < set->count && set->groups[i].name != gp->group)
-		i++;
-	return i;
-}
-
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
 	       double lock_wait, struct group_place *gp, size_t *full)
 {
@@ -235,7 +226,10 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 		if ((rc = line_group_join(reg, job, set->groups[*full].name, lock_wait, gp)) != 0)
 			return rc;
 	}
-	*full = group_index(set, gp);
+	/* The group whose line GP stands in. */
+	*full = 0;
+	while (*full + 1 < set->count && set->groups[*full].name != gp->group)
+		(*full)++;
 	return SLOTS_WAIT;
 }
 
