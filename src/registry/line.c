@@ -1,6 +1,5 @@
-/* line: the one line of waiters (see line.h).  Past 450 lines because
- * both users and the readers of who waits are here: split, each part
- * would keep its own copy of the places. */
+/* line: see line.h.  Both users and the readers are in one file: split,
+ * each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
 #include "registry/lock.h"
@@ -149,9 +148,9 @@ static int nearest(const struct registry *reg, const char *job, const char *stem
 	return 0;
 }
 
-int line_sweep_file(const struct registry *reg, const char *name)
+void line_sweep_file(const struct registry *reg, const char *name)
 {
-	return probe(reg, name, NULL, 1) == 2 ? -1 : 0;
+	(void)probe(reg, name, NULL, 1);
 }
 
 /* A place file's text into E's fields (malloc'd), KEY the first one's. */

@@ -78,8 +78,8 @@ void line_leave(const struct registry *reg, const char *job, struct place *p,
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
 		unsigned long long to);
 /* Job lock held: remove the place or follower's lock file NAME if nobody
- * holds it; -1 when there is no such file, else 0. */
-int line_sweep_file(const struct registry *reg, const char *name);
+ * holds it. */
+void line_sweep_file(const struct registry *reg, const char *name);
 /* Job lock held: clear JOB's record WAS (with SYNC the directory
  * fsynced).  It is removed, unless a place is live or, with KEEP_PAUSE
  * (dispatch --clear), a pause is in force: then it becomes PENDING with
