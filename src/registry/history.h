@@ -12,7 +12,6 @@
 #include "record/transition.h"
 #include "registry/registry.h"
 
-/* ".history", the suffix of JOB's file. */
 #define HISTORY_SUFFIX ".history"
 /* The largest history file read (KEEP_RUNS_MAX lines, with room).  A
  * writer begins a larger one again and leaves out damaged lines (no

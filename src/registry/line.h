@@ -66,8 +66,7 @@ int line_open_place(const struct registry *reg, const char *job, unsigned long l
  * P->n + 1 (never lower). */
 void line_turn_ends(struct record *rec, const struct place *p);
 /* Job lock held, in the write that starts a run of a call with no place
- * that found none live: every place is over (wait_head = wait_next), so
- * later calls do not look at them again. */
+ * that found none live: every place is over (wait_head = wait_next). */
 void line_passed(struct record *rec, const struct line_numbers *nums);
 /* After that write, job lock held: P's file and the unlocked ones below
  * it (down to OLD_HEAD, the head before) removed, P let go. */
@@ -91,8 +90,7 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 /* ---- a slot group's line: numbers in DIR/.NAME.slotline ---- */
 
 /* .NAME.slotline is "next=M\nhead=H\n" (missing: 1, 1), rewritten in
- * place under its own lock.  A turn comes when no place in [head, M) is
- * live. */
+ * place under its own lock.  A turn comes when [head, M) has none live. */
 struct group_place {
 	const char *group;            /* NULL: in no line */
 	struct place p;

@@ -19,8 +19,7 @@ struct registry {
 	mode_t share_mode;  /* of the files we create (entry_share_mode()) */
 };
 
-/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], not starting with
- * '.' or '-'. */
+/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], no leading . or -. */
 #define JOB_ID_MAX 128
 int valid_job_id(const char *id);
 /* The ASCII letters and digits (a set for strspn(3)). */
