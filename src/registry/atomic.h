@@ -1,10 +1,9 @@
-/* atomic: replace a file in one step (SPEC §4), for every file jobreg
- * replaces — records and histories (registry.c) and -o files (outfile.c):
- * write a new temp file, fsync it, rename it onto the name, fsync the
- * directory.  A reader sees the old file or the new one, whole; a crash
- * at any instant leaves one of them.  How the temp file is named and made
- * is the caller's: a record's under its job lock, an -o file's with a
- * random name, since nothing locks it.  No messages. */
+/* atomic: replace a file in one step (SPEC §4) — records, histories
+ * (registry.c) and -o files (outfile.c): write a temp file, fsync it,
+ * rename it onto the name, fsync the directory.  A reader sees the old
+ * file or the new one, whole; a crash at any instant leaves one of them.
+ * The caller names and makes the temp file (a record's under its job
+ * lock, an -o file's with a random name: nothing locks it).  No messages. */
 #ifndef JOBREG_ATOMIC_H
 #define JOBREG_ATOMIC_H
 

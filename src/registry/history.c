@@ -9,8 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* " KEY=VALUE" when the record has KEY, with a value free of spaces (the
- * line's separator; SPEC §3a). */
+/* " KEY=VALUE" when R has KEY with a value free of spaces (SPEC §3a). */
 static void add_key(struct buf *out, const struct record *r, const char *key)
 {
 	const char *v = record_get(r, key);
@@ -41,8 +40,7 @@ void history_line(struct buf *out, const struct record *r, const char *outcome, 
 	add_key(out, r, "pid");
 }
 
-/* The time KEY of the line (LEN bytes) into WHEN ("" when it has none
- * or not a valid one). */
+/* The time KEY of the line into WHEN ("" when none or not valid). */
 static void copy_time(const char *line, size_t len, const char *key, char when[21])
 {
 	const char *v;
@@ -92,9 +90,7 @@ int history_get(const char *line, size_t len, const char *key, const char **valu
 	return 0;
 }
 
-/* The run of LINE (LEN bytes) into *RUN: 0 when it is no run's line, a
- * damaged or hand-edited one (no decimal run=, a NUL byte, invalid
- * UTF-8). */
+/* The run of LINE into *RUN; 0 for a damaged line (HISTORY_MAX). */
 static int line_run(const char *line, size_t len, unsigned long long *run)
 {
 	const char *v;
@@ -120,10 +116,8 @@ struct left_out {
 };
 
 /* JOB's history NAME, as a writer reads it, into DATA: the lines of runs
- * only.  A history is diagnostics and never stops a write: one over
- * HISTORY_MAX is begun again, damaged lines are left out (*LEFT says
- * which; store() tells).  Only an error reading it is an error (its exit
- * status). */
+ * only, *LEFT saying what was left out (HISTORY_MAX; store() tells).  Only
+ * an error reading it is an error (its exit status). */
 static int load(const struct registry *reg, const char *job, const char *name,
 		struct buf *data, struct left_out *left)
 {
@@ -149,9 +143,9 @@ static int load(const struct registry *reg, const char *job, const char *name,
 	return rc;
 }
 
-/* Write TEXT, at most its last KEEP lines (0: remove the file), as JOB's
- * history NAME, saying what LEFT left out of the old one (a warning of
- * its own, not part of what a caller's message context says). */
+/* Write the last KEEP lines of TEXT (0: remove the file) as JOB's history
+ * NAME, warning of what LEFT left out (outside the caller's message
+ * context: not part of what that says). */
 static int store(const struct registry *reg, const char *job, const char *name,
 		 const struct buf *text, unsigned long keep, const struct left_out *left)
 {
@@ -235,8 +229,7 @@ int history_trim(const struct registry *reg, const char *job, unsigned long keep
 
 	while (history_next(&text, &pos, &l, &len))
 		count++;
-	/* Written only when that changes it (a file that is not there is
-	 * no line of it). */
+	/* Written only when that changes it. */
 	if (!rc && (keep == 0 || count > keep || left.too_large || left.damaged))
 		rc = store(reg, job, name, &text, keep, &left);
 	buf_free(&text);
@@ -263,8 +256,7 @@ int history_before(const struct registry *reg, const char *job, const struct rec
 		return 0;
 	name = reg_dot_name(job, HISTORY_SUFFIX);
 	rc = load(reg, job, name, &text, &left);
-	/* The last OK run before it, then the failed and lost ones since:
-	 * by run number, whatever the order of the lines. */
+	/* By run number, whatever the order of the lines. */
 	while (!rc && history_next(&text, &pos, &l, &len))
 		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&
 		    outcome_is(l, len, "OK")) {

@@ -1,10 +1,7 @@
-/* history: a job's run history, DIR/.JOB.history (SPEC §3a) — the job's
- * last keep_runs ended runs, oldest first, one line each of
- * space-separated key=value pairs ("run=12 outcome=OK started=... ended=...
- * duration=185 exit=0 host=build01 pid=41213").  Written under the job
- * lock, the file replaced through .JOB.tmp as a record is (registry.h);
- * which write adds which line is write.c's.  A line's run is its key; a
- * run is in the file at most once. */
+/* history: a job's run history, DIR/.JOB.history (SPEC §3a): one line of
+ * key=value pairs per ended run, keyed by its run (at most once each).
+ * Written under the job lock, replaced as a record is (registry.h); which
+ * write adds which line is write.c's. */
 #ifndef JOBREG_HISTORY_H
 #define JOBREG_HISTORY_H
 
@@ -15,12 +12,11 @@
 #include "record/transition.h"
 #include "registry/registry.h"
 
-/* ".history", the suffix of JOB's file. */
 #define HISTORY_SUFFIX ".history"
 /* The largest history file read (KEEP_RUNS_MAX lines, with room).  A
- * writer begins a larger one again, and leaves out damaged lines (no
- * decimal run=, a NUL byte, invalid UTF-8), each with a one-line warning:
- * a history is diagnostics and never stops a run. */
+ * writer begins a larger one again and leaves out damaged lines (no
+ * decimal run=, a NUL byte, invalid UTF-8), with a warning: a history is
+ * diagnostics and never stops a run. */
 #define HISTORY_MAX (8u << 20)
 
 /* The line of the run R ends, R being its record once ended (DONE, for OK
@@ -28,25 +24,22 @@
  * then when the loss was found); without "\n". */
 void history_line(struct buf *out, const struct record *r, const char *outcome, time_t ended);
 
-/* Put LINE, of run RUN, into JOB's history: it replaces the line of that
- * run, else it is added last; then only the last KEEP lines stay (KEEP 0:
- * no history, the file is removed).  With KEEP_SAME (LINE's outcome), a
- * line of that run already there with that outcome is left as it is; one
- * with another outcome (a correction's record written, then a crash or an
- * error before its line) is replaced.  Job lock held; an exit status. */
+/* Put LINE, of run RUN, into JOB's history, in place of that run's line
+ * or last; then only the last KEEP lines stay (0: the file is removed).
+ * With KEEP_SAME (LINE's outcome), a line of that run with that outcome is
+ * left as it is; one with another (a correction's record written, then a
+ * crash before its line) is replaced.  Job lock held; an exit status. */
 int history_put(const struct registry *reg, const char *job, unsigned long long run,
 		const char *line, unsigned long keep, const char *keep_same);
 
-/* Only the last KEEP lines of JOB's history stay (0: none, the file is
- * removed), now rather than at the next line put.  Job lock held; an exit
- * status. */
+/* Only the last KEEP lines of JOB's history stay (0: the file is
+ * removed), now.  Job lock held; an exit status. */
 int history_trim(const struct registry *reg, const char *job, unsigned long keep);
 
-/* For END over R, a DONE record of an OK run, that makes the run FAILED
- * (a correction): what JOB's history says came before that run, the last
- * OK line of a smaller run and the FAILED and LOST ones after it, into *B
- * (transition.h).  Otherwise *B is empty and nothing is read.  Job lock
- * held; an exit status. */
+/* For END making the OK run of R, a DONE record, FAILED (a correction):
+ * what JOB's history says came before that run (its last OK line, and the
+ * FAILED and LOST ones after it) into *B (transition.h); otherwise *B is
+ * empty and nothing is read.  Job lock held; an exit status. */
 int history_before(const struct registry *reg, const char *job, const struct record *r,
 		   const struct run_result *end, struct before_run *b);
 

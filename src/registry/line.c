@@ -1,8 +1,5 @@
-/* line: the one line of waiters (see line.h).  Its two users differ only
- * in where their numbers live: a job's in its record, a slot group's in
- * .NAME.slotline; the places, their probes and their sweeps are shared.
- * Past 450 lines because both users and the readers of who waits are
- * here: split, each part would keep its own copy of the places. */
+/* line: see line.h.  Both users and the readers are in one file: split,
+ * each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
 #include "registry/lock.h"
@@ -18,23 +15,30 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-/* A count, a listing or a sweep of the places stops after this many in a
- * row whose files are gone (callers that gave up remove theirs): a line
- * whose numbers are far apart costs a reader no more.  The search for
- * the place ahead never stops early: order is at stake there. */
+/* A count, listing or sweep of places stops after this many files gone
+ * in a row, so a sparse line costs a reader no more.  The search for the
+ * place ahead never stops early: order is at stake there. */
 #define MISSING_MAX 1000
 
-/* A leftover file of a crashed joiner is passed over, not reused: this
- * many in a row is something else (a full directory, a planted file). */
+/* A crashed joiner's leftover file is passed over, not reused; this many
+ * in a row is something else (a full directory, a planted file). */
 #define JOIN_TRIES 64
 
 /* ---- places, whoever's line ---- */
 
-/* STEM N: ".JOB.wait.N", ".NAME.slotwait.N" (malloc'd). */
-static char *place_name(const char *stem, unsigned long long n)
+/* A job's line or a slot group's: where its places are (".OWNER" MID
+ * "N"), the first field of a waiter's line, how used-up numbers renew. */
+struct line_kind {
+	const char *mid, *first, *renew;
+};
+static const struct line_kind job_line = { ".wait.", "kind", "clear the job" };
+static const struct line_kind group_line = { ".slotwait.", "job", "remove its .slotline" };
+
+/* Place N of OWNER's line of kind K (malloc'd). */
+static char *place_name(const struct line_kind *k, const char *owner, unsigned long long n)
 {
 	struct buf b = {0};
-	buf_addf(&b, "%s%llu", stem, n);
+	buf_addf(&b, ".%s%s%llu", owner, k->mid, n);
 	return b.data;
 }
 
@@ -63,29 +67,29 @@ static void who_line(struct buf *b, const char *key, const char *value)
 }
 
 /* Remove place P's file and let it go. */
-static void drop(const struct registry *reg, const char *stem, struct place *p)
+static void drop(const struct registry *reg, const struct line_kind *k, const char *owner,
+		 struct place *p)
 {
 	if (p->fd < 0)
 		return;
-	char *name = place_name(stem, p->n);
+	char *name = place_name(k, owner, p->n);
 	(void)unlinkat(reg->fd, name, 0);
 	free(name);
 	close_fd(p->fd);
 	p->fd = -1;
 }
 
-/* Take place NEXT of line STEM (or the first free number after it), made
- * O_CREAT|O_EXCL, locked, WHO written in one write.  WHAT names the line
- * in messages. */
-static int join(const struct registry *reg, const char *job, const char *stem,
-		unsigned long long next, const char *who, const char *what, const char *renew,
+/* Take place NEXT of OWNER's line, or the first free number after it,
+ * with WHO written.  WHAT names the line in messages. */
+static int join(const struct registry *reg, const char *job, const struct line_kind *k,
+		const char *owner, unsigned long long next, const char *who, const char *what,
 		struct place *p)
 {
 	for (int i = 0; i < JOIN_TRIES; i++, next++) {
 		if (next >= COUNTER_MAX)
 			return fail(EXIT_IO, job, "take a place in %s: its numbers are used up "
-				    "(%s once nobody waits)", what, renew);
-		char *name = place_name(stem, next);
+				    "(%s once nobody waits)", what, k->renew);
+		char *name = place_name(k, owner, next);
 		struct stat st;
 		int rc = entry_open(reg->fd, name, O_RDWR | O_CREAT | O_EXCL, &p->fd, &st);
 		p->n = next;
@@ -96,7 +100,7 @@ static int join(const struct registry *reg, const char *job, const char *stem,
 			return 0;
 		}
 		int err = errno;
-		drop(reg, stem, p);
+		drop(reg, k, owner, p);
 		if (rc == ENTRY_NOT_REGULAR || (rc != 0 && err == EEXIST)) {
 			free(name);
 			continue;   /* a leftover: the next number is ours */
@@ -110,11 +114,10 @@ static int join(const struct registry *reg, const char *job, const char *stem,
 }
 
 /* The place (or follower's lock) file NAME: 1 live (locked), 0 not (free,
- * or no regular file: a planted name is nobody's place), 2 its file is
- * gone; -1 with errno when the probe failed, which decides nothing.  With
- * FD, the file of a live place is left open there; with SWEEP (the job
- * lock held), a free one is removed: it is nobody's, since a place is
- * locked by its maker before the lock we hold was let go. */
+ * or not a regular file: nobody's), 2 gone; -1 with errno: the probe
+ * failed, which decides nothing.  With FD, a live one is left open there.
+ * With SWEEP (the job lock held) a free one is removed: its maker locked
+ * it before the lock we hold was let go, so it is nobody's. */
 static int probe(const struct registry *reg, const char *name, int *fd, int sweep)
 {
 	struct stat st;
@@ -135,13 +138,15 @@ static int probe(const struct registry *reg, const char *name, int *fd, int swee
 	return live;
 }
 
-/* The nearest live place of STEM in [FROM, BELOW) into *AHEAD (0: none). */
-static int nearest(const struct registry *reg, const char *job, const char *stem,
-		   unsigned long long from, unsigned long long below, unsigned long long *ahead)
+/* The nearest live place of OWNER's line in [FROM, BELOW) into *AHEAD
+ * (0: none). */
+static int nearest(const struct registry *reg, const char *job, const struct line_kind *k,
+		   const char *owner, unsigned long long from, unsigned long long below,
+		   unsigned long long *ahead)
 {
 	*ahead = 0;
 	for (unsigned long long n = below; n > from && reg->fd >= 0;) {
-		char *name = place_name(stem, --n);
+		char *name = place_name(k, owner, --n);
 		int rc = 0, state = probe(reg, name, NULL, 0);
 		if (state < 0)
 			rc = fail_errno(errno, job, "look at the place %s", reg_path(reg, name));
@@ -154,13 +159,12 @@ static int nearest(const struct registry *reg, const char *job, const char *stem
 	return 0;
 }
 
-int line_sweep_file(const struct registry *reg, const char *name)
+void line_sweep_file(const struct registry *reg, const char *name)
 {
-	return probe(reg, name, NULL, 1) == 2 ? -1 : 0;
+	(void)probe(reg, name, NULL, 1);
 }
 
-/* One place file's text (LEN bytes) into E's fields (malloc'd), KEY the
- * first one's name ("kind" or "job"). */
+/* A place file's text into E's fields (malloc'd), KEY the first one's. */
 static void entry_parse(const char *text, size_t len, const char *key, struct line_entry *e)
 {
 	char format[64], *line = xstrndup(text, len);
@@ -176,20 +180,20 @@ static void entry_parse(const char *text, size_t len, const char *key, struct li
 	free(line);
 }
 
-/* The places of STEM in [FROM, TO): with OUT, the live ones listed, each
- * with its waiter's line (KEY its first field's name); without, the files
- * nobody holds removed (the job lock held).  A place that cannot be
- * looked at is reported (74), and the others are still listed: a reader
- * leaves none out silently. */
-static int walk(const struct registry *reg, const char *job, const char *stem, const char *key,
-		unsigned long long from, unsigned long long to, struct line_entries *out)
+/* The places of OWNER's line in [FROM, TO): with OUT, the live ones
+ * listed; without, the files nobody holds removed (job lock held).  A
+ * place that cannot be looked at is reported (74) and the others still
+ * listed: a reader leaves none out silently. */
+static int walk(const struct registry *reg, const char *job, const struct line_kind *k,
+		const char *owner, unsigned long long from, unsigned long long to,
+		struct line_entries *out)
 {
 	unsigned missing = 0;
 	int rc = 0;
 	if (out)
 		*out = (struct line_entries){ NULL, 0 };
 	for (unsigned long long n = from; n < to && missing < MISSING_MAX && reg->fd >= 0; n++) {
-		char *name = place_name(stem, n);
+		char *name = place_name(k, owner, n);
 		int fd = -1, state = probe(reg, name, out ? &fd : NULL, !out);
 		if (state < 0 && out && !rc)
 			rc = fail_errno(errno, job, "cannot look at place %llu: %s", n,
@@ -201,15 +205,12 @@ static int walk(const struct registry *reg, const char *job, const char *stem, c
 		if (state != 1 || !out)
 			continue;
 		char text[512];
-		ssize_t got;
-		do
-			got = pread(fd, text, sizeof text, 0);
-		while (got < 0 && errno == EINTR);
+		ssize_t got = read_full(fd, text, sizeof text);
 		close_fd(fd);
 		out->e = xrealloc(out->e, (out->count + 1) * sizeof *out->e);
 		struct line_entry *e = &out->e[out->count++];
 		e->n = n;
-		entry_parse(text, got > 0 ? (size_t)got : 0, key, e);
+		entry_parse(text, got > 0 ? (size_t)got : 0, k->first, e);
 	}
 	return rc;
 }
@@ -241,33 +242,26 @@ int line_join(const struct registry *reg, const char *job, struct record *rec,
 {
 	struct line_numbers nums;
 	struct buf who = {0};
-	char *stem = reg_dot_name(job, ".wait.");
 	line_numbers(rec, &nums);
-	who_line(&who, "kind", kind);
-	int rc = join(reg, job, stem, nums.next, who.data, "line", "clear the job", p);
+	who_line(&who, job_line.first, kind);
+	int rc = join(reg, job, &job_line, job, nums.next, who.data, "line", p);
 	if (!rc)
 		record_put_number(rec, "wait_next", p->n + 1);
 	buf_free(&who);
-	free(stem);
 	return rc;
 }
 
 void line_abandon(const struct registry *reg, const char *job, struct place *p)
 {
-	char *stem = reg_dot_name(job, ".wait.");
-	drop(reg, stem, p);
-	free(stem);
+	drop(reg, &job_line, job, p);
 }
 
 int line_ahead(const struct registry *reg, const char *job, const struct line_numbers *nums,
 	       unsigned long long below, unsigned long long *ahead)
 {
-	char *stem = reg_dot_name(job, ".wait.");
 	unsigned long long from = nums->head > nums->replaced_below ? nums->head
 								    : nums->replaced_below;
-	int rc = nearest(reg, job, stem, from, below, ahead);
-	free(stem);
-	return rc;
+	return nearest(reg, job, &job_line, job, from, below, ahead);
 }
 
 unsigned long long line_waiting(const struct registry *reg, const char *job,
@@ -283,7 +277,7 @@ unsigned long long line_waiting(const struct registry *reg, const char *job,
 
 int line_open_place(const struct registry *reg, const char *job, unsigned long long n, int *fd)
 {
-	char *stem = reg_dot_name(job, ".wait."), *name = place_name(stem, n);
+	char *name = place_name(&job_line, job, n);
 	struct stat st;
 	int rc = 0;
 	*fd = -1;
@@ -291,7 +285,6 @@ int line_open_place(const struct registry *reg, const char *job, unsigned long l
 	if (reg->fd >= 0 && entry_open(reg->fd, name, O_RDONLY, fd, &st) == -1 && errno != ENOENT)
 		rc = fail_errno(errno, job, "wait for the place %s", reg_path(reg, name));
 	free(name);
-	free(stem);
 	return rc;
 }
 
@@ -311,9 +304,7 @@ void line_passed(struct record *rec, const struct line_numbers *nums)
 void line_sweep(const struct registry *reg, const char *job, unsigned long long from,
 		unsigned long long to)
 {
-	char *stem = reg_dot_name(job, ".wait.");
-	(void)walk(reg, job, stem, "kind", from, to, NULL);
-	free(stem);
+	(void)walk(reg, job, &job_line, job, from, to, NULL);
 }
 
 void line_leave(const struct registry *reg, const char *job, struct place *p,
@@ -321,8 +312,7 @@ void line_leave(const struct registry *reg, const char *job, struct place *p,
 {
 	if (p->fd < 0)
 		return;
-	/* The places below ours that nobody holds are over: remove them, so
-	 * that no file is left for each waiter that died. */
+	/* The unheld places below ours are over: no file stays per dead waiter. */
 	line_sweep(reg, job, old_head, p->n);
 	line_abandon(reg, job, p);
 }
@@ -361,19 +351,16 @@ int line_clear(const struct registry *reg, const char *job, const struct record 
 
 /* ---- a slot group's line ---- */
 
-/* Read the numbers of the line file NAME from FD (missing: 1, 1).  An
- * exit status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
+/* The numbers of the line file NAME from FD (missing: 1, 1).  An exit
+ * status: a number past COUNTER_MAX, or none, is a corrupt file (65). */
 static int group_numbers(const struct registry *reg, const char *job, const char *name,
 			 int fd, struct line_numbers *nums)
 {
 	char text[128];
-	ssize_t n;
 	static const char *const keys[] = { "next=", "head=" };
 	unsigned long long *at[] = { &nums->next, &nums->head };
 	int rc = 0;
-	do
-		n = pread(fd, text, sizeof text - 1, 0);
-	while (n < 0 && errno == EINTR);
+	ssize_t n = read_full(fd, text, sizeof text - 1);
 	if (n < 0)
 		rc = fail_errno(errno, job, "read %s", reg_path(reg, name));
 	text[n > 0 ? n : 0] = '\0';
@@ -389,9 +376,8 @@ static int group_numbers(const struct registry *reg, const char *job, const char
 	return rc;
 }
 
-/* GROUP's numbers as its line file says now, read without its lock (a
- * place taken meanwhile comes after ours anyway); no line yet, or no file
- * of ours: 1, 1. */
+/* GROUP's numbers read without its line's lock (line_group_busy());
+ * no line file, or not a regular one: 1, 1. */
 static int group_look(const struct registry *reg, const char *job, const char *group,
 		      struct line_numbers *nums)
 {
@@ -427,20 +413,19 @@ int line_group_join(const struct registry *reg, const char *job, const char *gro
 {
 	struct line_numbers nums = { 1, 1, 0 };
 	struct buf who = {0}, what = {0};
-	char *stem = reg_dot_name(group, ".slotwait."), *lname = reg_dot_name(group, ".slotline");
+	char *lname = reg_dot_name(group, ".slotline");
 	int lfd, rc = reg_lock_entry(reg, job, lname, LOCK_EX, lock_wait, LOCK_CREATE, &lfd);
 	if (!rc)
 		rc = group_numbers(reg, job, lname, lfd, &nums);
-	who_line(&who, "job", job);
+	who_line(&who, group_line.first, job);
 	buf_addf(&what, "the line of slot group %s", group);
 	if (!rc)
-		rc = join(reg, job, stem, nums.next, who.data, what.data, "remove its .slotline",
-			  &gp->p);
+		rc = join(reg, job, &group_line, group, nums.next, who.data, what.data, &gp->p);
 	if (!rc) {
 		nums.next = gp->p.n + 1;
 		if (group_write(lfd, &nums) < 0) {
 			rc = fail_errno(errno, job, "write %s", reg_path(reg, lname));
-			drop(reg, stem, &gp->p);
+			drop(reg, &group_line, group, &gp->p);
 		} else {
 			gp->group = group;
 			gp->ahead = nums.head;
@@ -449,7 +434,6 @@ int line_group_join(const struct registry *reg, const char *job, const char *gro
 	reg_unlock(&lfd);
 	buf_free(&who);
 	buf_free(&what);
-	free(stem);
 	free(lname);
 	return rc;
 }
@@ -457,13 +441,11 @@ int line_group_join(const struct registry *reg, const char *job, const char *gro
 int line_group_turn(const struct registry *reg, const char *job, struct group_place *gp,
 		    int *turn)
 {
-	char *stem = reg_dot_name(gp->group, ".slotwait.");
 	unsigned long long ahead;
 	/* Places below AHEAD were found dead: a place, once dead, stays so. */
 	if (gp->p.n - gp->ahead > LINE_SPAN_MAX)
 		gp->ahead = gp->p.n - LINE_SPAN_MAX;
-	int rc = nearest(reg, job, stem, gp->ahead, gp->p.n, &ahead);
-	free(stem);
+	int rc = nearest(reg, job, &group_line, gp->group, gp->ahead, gp->p.n, &ahead);
 	if (!rc)
 		gp->ahead = ahead ? ahead : gp->p.n;
 	*turn = !rc && !ahead;
@@ -472,14 +454,12 @@ int line_group_turn(const struct registry *reg, const char *job, struct group_pl
 
 int line_group_busy(const struct registry *reg, const char *job, const char *group, int *busy)
 {
-	char *stem = reg_dot_name(group, ".slotwait.");
 	struct line_numbers nums;
 	unsigned long long ahead = 0;
 	int rc = group_look(reg, job, group, &nums);
 	if (!rc)
-		rc = nearest(reg, job, stem, nums.head, nums.next, &ahead);
+		rc = nearest(reg, job, &group_line, group, nums.head, nums.next, &ahead);
 	*busy = ahead != 0;
-	free(stem);
 	return rc;
 }
 
@@ -490,13 +470,12 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 	int lfd = -1;
 	if (!gp->group)
 		return;
-	char *stem = reg_dot_name(gp->group, ".slotwait.");
 	char *lname = reg_dot_name(gp->group, ".slotline");
 	/* Our turn had come: the places below ours are over. */
 	if (gp->ahead >= gp->p.n &&
 	    reg_lock_entry(reg, job, lname, LOCK_EX, lock_wait, LOCK_CREATE, &lfd) == 0 &&
 	    group_numbers(reg, job, lname, lfd, &nums) == 0 && nums.head <= gp->p.n) {
-		(void)walk(reg, job, stem, "job", nums.head, gp->p.n, NULL);
+		(void)walk(reg, job, &group_line, gp->group, nums.head, gp->p.n, NULL);
 		nums.head = gp->p.n + 1;
 		if (nums.next < nums.head)
 			nums.next = nums.head;
@@ -504,9 +483,8 @@ void line_group_leave(const struct registry *reg, const char *job, struct group_
 			warn(job, "cannot write the line of slot group %s: %s", gp->group,
 			     strerror(errno));
 	}
-	drop(reg, stem, &gp->p);
+	drop(reg, &group_line, gp->group, &gp->p);
 	reg_unlock(&lfd);
-	free(stem);
 	free(lname);
 	gp->group = NULL;
 }
@@ -517,23 +495,18 @@ int line_list(const struct registry *reg, const char *job, const struct record *
 	      struct line_entries *out)
 {
 	struct line_numbers nums;
-	char *stem = reg_dot_name(job, ".wait.");
 	line_numbers(rec, &nums);
 	unsigned long long from = nums.head > nums.replaced_below ? nums.head : nums.replaced_below;
-	int rc = walk(reg, job, stem, "kind", from, nums.next, out);
-	free(stem);
-	return rc;
+	return walk(reg, job, &job_line, job, from, nums.next, out);
 }
 
 int line_group_list(const struct registry *reg, const char *group, struct line_entries *out)
 {
-	char *stem = reg_dot_name(group, ".slotwait.");
 	struct line_numbers nums;
 	int rc = group_look(reg, group, group, &nums);
 	*out = (struct line_entries){ NULL, 0 };
 	if (!rc)
-		rc = walk(reg, group, stem, "job", nums.head, nums.next, out);
-	free(stem);
+		rc = walk(reg, group, &group_line, group, nums.head, nums.next, out);
 	return rc;
 }
 

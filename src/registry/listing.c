@@ -18,7 +18,6 @@
 
 static void push(char ***list, size_t *count, const char *name, size_t len)
 {
-	/* Grow in powers of two. */
 	if ((*count & (*count - 1)) == 0)
 		*list = xrealloc(*list, (*count ? *count * 2 : 1) * sizeof **list);
 	(*list)[(*count)++] = xstrndup(name, len);
@@ -39,26 +38,8 @@ static int ends_with(const char *name, size_t n, const char *suffix)
 
 char *listing_place_job(const char *name)
 {
-	size_t n = strlen(name), end = 0;
-	if (name[0] != '.')
-		return NULL;
-	if (ends_with(name, n, ".coalesce")) {
-		end = n - strlen(".coalesce");
-	} else {
-		size_t digits = 0;
-		while (digits < n && name[n - 1 - digits] >= '0' && name[n - 1 - digits] <= '9')
-			digits++;
-		if (digits && ends_with(name, n - digits, ".wait."))
-			end = n - digits - strlen(".wait.");
-	}
-	if (end <= 1)
-		return NULL;
-	char *job = xstrndup(name + 1, end - 1);
-	if (!valid_job_id(job)) {
-		free(job);
-		return NULL;
-	}
-	return job;
+	char *job = reg_dot_job(name, ".coalesce", 0);
+	return job ? job : reg_dot_job(name, ".wait.", 1);
 }
 
 static void add_entry(struct listing *l, const struct dirent *e)
@@ -121,15 +102,15 @@ int listing_has(char *const *names, size_t n, const char *name)
 	return n > 0 && bsearch(&name, names, n, sizeof *names, cmp_names) != NULL;
 }
 
-/* The jobs whose lock was listed but whose record was not, although it
- * exists: replaced by rename while the directory was read. */
+/* The jobs whose lock was listed but whose existing record was not
+ * (listing.h). */
 static void add_missed(const struct registry *reg, struct listing *l)
 {
 	size_t listed = l->njobs;
 	for (size_t i = 0; i < l->nlocks; i++) {
-		char *job = xstrndup(l->locks[i] + 1, strlen(l->locks[i]) - 6);
+		char *job = reg_dot_job(l->locks[i], ".lock", 0);
 		struct stat st;
-		if (valid_job_id(job) && !listing_has(l->jobs, listed, job) &&
+		if (job && !listing_has(l->jobs, listed, job) &&
 		    fstatat(reg->fd, job, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			push_job(l, job, S_ISREG(st.st_mode));
 		free(job);

@@ -1,11 +1,10 @@
 /* listing: the entries of the registry directory (SPEC §4), for get -a and
- * the sweeps of clear -a — names only, one readdir(3) pass, sorted.
+ * the sweeps — names only, one readdir(3) pass, sorted.
  *
- * A job is listed when its record is, and also when its job lock is
- * (".JOB.lock") and DIR/JOB exists: a record replaced by rename while the
- * directory is read can be missed by readdir (tmpfs does, `ls -f` too),
- * but lock files are never renamed over, so a job whose record exists for
- * the whole listing is never left out. */
+ * A job is listed when its record is, and also when its ".JOB.lock" is
+ * and DIR/JOB exists: readdir can miss a record renamed over meanwhile
+ * (tmpfs does), but lock files are never renamed over, so a job whose
+ * record exists for the whole listing is never left out. */
 #ifndef JOBREG_LISTING_H
 #define JOBREG_LISTING_H
 
@@ -16,9 +15,8 @@
 struct listing {
 	char **jobs;              /* jobs with a record, sorted by id */
 	size_t njobs;
-	char **unsure;            /* those of the jobs whose entry did not say it
-				   * is a regular file (not, or not told); a
-				   * sweep's listing only */
+	char **unsure;            /* jobs whose entry did not say it is a regular
+				   * file; a sweep's listing only */
 	size_t nunsure;
 	char **temps;             /* ".X.tmp", and 0.1's ".X.tmp.XXXXXX" */
 	size_t ntemps;
@@ -32,17 +30,15 @@ struct listing {
 	size_t nplaces;
 	char **slots;             /* ".NAME.slot.K" (slots.h), listed always */
 	size_t nslots;
-	int jobs_only;            /* LIST_JOBS: unsure, temps, runs and runfiles
-				   * not listed */
+	int jobs_only;            /* LIST_JOBS */
 };
 
-/* What reg_list() lists: every kind of entry (a sweep), or only the jobs
- * and the locks that find the jobs readdir missed (get -a), so that a
- * listing costs no more for the histories and logs beside the records. */
+/* Every kind of entry (a sweep), or only jobs, locks and slots (get -a:
+ * no cost for the histories and logs beside the records). */
 enum list_what { LIST_ALL, LIST_JOBS };
 
-/* Read REG's directory into L (every list sorted), WHAT it asks for.  A
- * registry that does not exist lists nothing.  Returns an exit status. */
+/* Read REG's directory into L (a missing registry lists nothing).  An
+ * exit status. */
 int reg_list(const struct registry *reg, enum list_what what, struct listing *l);
 void listing_free(struct listing *l);
 

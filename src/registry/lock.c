@@ -21,9 +21,7 @@ static void on_alarm(int sig)
 	alarm_rang = 1;
 }
 
-/* flock(2) with a bounded wait: a one-shot SIGALRM interrupts the wait
- * (no polling), as flock(1) does.  Returns 0, or -1 with errno
- * (EWOULDBLOCK on timeout). */
+/* A one-shot SIGALRM interrupts the wait (no polling), as flock(1) does. */
 int flock_wait(int fd, int op, double wait)
 {
 	if (flock(fd, op | LOCK_NB) == 0)
@@ -85,19 +83,17 @@ int flock_wait(int fd, int op, double wait)
 }
 
 /* Open lock file NAME of JOB into *fd (its status in *st), or -1 in *fd
- * when it is missing and CREATE is 0.  An exclusive lock is opened
- * read-write where we may, since NFS maps flock(2) to POSIX locks, which
- * refuse LOCK_EX on a read-only descriptor; else, and for shared locks,
- * read-only.  An existing file is opened without O_CREAT, which
+ * when it is missing and CREATE is 0.  EXCLUSIVE opens read-write where
+ * we may: NFS maps flock(2) to POSIX locks, which refuse LOCK_EX on a
+ * read-only descriptor.  An existing file is opened without O_CREAT, which
  * fs.protected_regular refuses on another user's file in a sticky
- * directory, even for root; a missing one is made with O_CREAT|O_EXCL,
- * and opened after all if someone else made it first. */
+ * directory, even for root; a missing one is made O_CREAT|O_EXCL. */
 static int open_lock(const struct registry *reg, const char *job, const char *name,
 		     int exclusive, int create, int *fd, struct stat *st)
 {
 	int mode = exclusive ? O_RDWR : O_RDONLY;
-	/* Each round sees the file appear or vanish under us: rare, but a
-	 * clear removing lock files could repeat it, so bound the rounds. */
+	/* Each round sees the file appear or vanish under us (a clear
+	 * removing lock files could repeat it): bounded. */
 	for (int round = 0; round < 100; round++) {
 		int rc = entry_open(reg->fd, name, mode, fd, st);
 		if (rc == 0)
@@ -136,8 +132,10 @@ static int open_lock(const struct registry *reg, const char *job, const char *na
 	return fail_errno(EEXIST, job, "create %s", reg_path(reg, name));
 }
 
-int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
-		   int op, double wait, int flags, int *fd)
+/* reg_lock_entry(), *HELD the status of the file last opened (untouched
+ * if none was). */
+static int lock_entry(const struct registry *reg, const char *job, const char *name,
+		      int op, double wait, int flags, int *fd, struct stat *held)
 {
 	double deadline = now_mono() + wait;
 	int tries = 0;
@@ -146,8 +144,8 @@ int reg_lock_entry(const struct registry *reg, const char *job, const char *name
 	if (reg->fd < 0)
 		return 0;
 	for (;;) {
-		struct stat held, named;
-		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, &held);
+		struct stat named;
+		int rc = open_lock(reg, job, name, op == LOCK_EX, flags & LOCK_CREATE, fd, held);
 		if (rc || *fd < 0)
 			return rc;
 		double left = wait < 0 ? -1 : deadline - now_mono();
@@ -171,7 +169,7 @@ int reg_lock_entry(const struct registry *reg, const char *job, const char *name
 		if (flags & LOCK_NO_RECHECK)
 			return 0;
 		if (fstatat(reg->fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (named.st_dev == held.st_dev && named.st_ino == held.st_ino)
+			if (named.st_dev == held->st_dev && named.st_ino == held->st_ino)
 				return 0;
 		} else if (errno != ENOENT && !estale_again(&tries)) {
 			int err = errno;
@@ -180,6 +178,13 @@ int reg_lock_entry(const struct registry *reg, const char *job, const char *name
 		}
 		reg_unlock(fd);
 	}
+}
+
+int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
+		   int op, double wait, int flags, int *fd)
+{
+	struct stat held;
+	return lock_entry(reg, job, name, op, wait, flags, fd, &held);
 }
 
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
@@ -195,33 +200,12 @@ int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 		       unsigned long long *ino, int *busy)
 {
 	char *name = reg_lock_name(job, RUN_LOCK);
-	struct stat st;
-	int rc = 0, tries = 0;
-
-	*fd = -1;
-	*ino = 0;
-	*busy = 0;
-	while (reg->fd >= 0) {
-		rc = open_lock(reg, job, name, 0, 0, fd, &st);
-		if (rc || *fd < 0)
-			break;
-		*ino = (unsigned long long)st.st_ino;
-		if (flock_wait(*fd, LOCK_SH, 0) == 0)
-			break;
-		int err = errno;
-		reg_unlock(fd);
-		if (err == EWOULDBLOCK) {
-			*busy = 1;
-			break;
-		}
-		errno = err;
-		if (!estale_again(&tries)) {
-			rc = fail_errno(err, job, "lock %s", reg_path(reg, name));
-			break;
-		}
-	}
+	struct stat st = {0};
+	int rc = lock_entry(reg, job, name, LOCK_SH, 0, LOCK_QUIET_BUSY | LOCK_NO_RECHECK, fd, &st);
 	free(name);
-	return rc;
+	*ino = (unsigned long long)st.st_ino;
+	*busy = rc == EXIT_BUSY;
+	return *busy ? 0 : rc;
 }
 
 int reg_open_lock(const struct registry *reg, const char *job, const char *name,

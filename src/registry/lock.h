@@ -1,9 +1,6 @@
-/* lock: a job's locks (SPEC §4, §6) — the job lock every writer takes
- * and the run lock a dispatch holds for the life of its run — taken with
- * a bounded wait (a one-shot SIGALRM, as flock(1) does), their names
- * re-checked once held, and a reader's probe of the run lock.  Lock files
- * that exist are opened without O_CREAT (fs.protected_regular), exclusive
- * locks on read-write descriptors where allowed (NFS). */
+/* lock: a job's locks (SPEC §4, §6) — the job lock of every writer, the
+ * run lock a dispatch holds for its run — taken with a bounded wait, their
+ * names re-checked once held, and a reader's probe of the run lock. */
 #ifndef JOBREG_LOCK_H
 #define JOBREG_LOCK_H
 
@@ -17,35 +14,31 @@ enum {
 			       * holding the job lock by a clear (see sweep.c) */
 };
 
-/* Lock JOB's job or run lock with OP (LOCK_EX or LOCK_SH), waiting at most
- * WAIT seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when
- * the file does not exist and LOCK_CREATE was not given.  A lock file is
- * not created for a record that is not a regular file (77).  Once locked,
- * the path is re-checked to name the inode held; a lock on a removed file
- * is dropped and taken again. */
+/* Lock JOB's lock KIND with OP (LOCK_EX or LOCK_SH), waiting at most WAIT
+ * seconds (< 0: no limit).  *fd is the locked descriptor, or -1 when the
+ * file is missing without LOCK_CREATE.  None is made for a record that is
+ * not a regular file (77).  Once locked, the name is re-checked to name
+ * the inode held, else the lock is taken again. */
 int reg_lock(const struct registry *reg, const char *job, enum lock_kind kind,
 	     int op, double wait, int flags, int *fd);
 void reg_unlock(int *fd);
-/* flock(FD, OP) waiting at most WAIT seconds (< 0: no limit, 0: none),
- * by a one-shot SIGALRM.  Returns 0, or -1 with errno (EWOULDBLOCK: the
- * wait passed). */
+/* flock(FD, OP) waiting at most WAIT seconds (< 0: no limit, 0: none).
+ * Returns 0, or -1 with errno (EWOULDBLOCK: the wait passed). */
 int flock_wait(int fd, int op, double wait);
 /* reg_lock() of the lock file NAME of DIR (a slot group's files, slots.h);
  * JOB names the caller in messages. */
 int reg_lock_entry(const struct registry *reg, const char *job, const char *name,
 		   int op, double wait, int flags, int *fd);
-/* Open lock file NAME as reg_lock() does (created if missing with CREATE;
- * read-write for EXCLUSIVE where allowed), without locking it: *fd -1
+/* Open lock file NAME as reg_lock() does, without locking it: *fd -1
  * when it is missing and CREATE is 0.  Returns an exit status. */
 int reg_open_lock(const struct registry *reg, const char *job, const char *name,
 		  int exclusive, int create, int *fd);
 
-/* A reader's probe of JOB's run lock (SPEC §2): LOCK_SH|LOCK_NB on the
- * file opened, no re-check of its name (liveness compares the inode with
- * the record's run_lock).  *busy: someone holds it; else *fd holds the
- * probe (-1: there is no run lock), for the caller to re-read the record
- * under it and release.  *ino: the inode opened (0: none).  Returns an
- * exit status. */
+/* A reader's probe of JOB's run lock (SPEC §2), LOCK_SH|LOCK_NB, its name
+ * not re-checked (liveness compares *INO, the inode opened or 0, with the
+ * record's run_lock).  *busy: someone holds it; else *fd holds the probe
+ * (-1: no run lock), for the caller to re-read the record under and
+ * release.  Returns an exit status. */
 int reg_probe_run_lock(const struct registry *reg, const char *job, int *fd,
 		       unsigned long long *ino, int *busy);
 

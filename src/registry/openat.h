@@ -1,9 +1,7 @@
-/* openat: opening one entry of the registry directory, below the policy of
- * registry.c (SPEC §1, §4, §6).  An entry is opened relative to the
- * directory's descriptor with O_NOFOLLOW, O_NONBLOCK and O_CLOEXEC (plus
- * the caller's flags), and must be a regular file.  A call that meets
- * ESTALE — a file handle an NFS server no longer knows — is tried again
- * with a fresh lookup, STALE_TRIES times in all, before it fails.  No
+/* openat: opening one entry of the registry directory (SPEC §1, §4, §6),
+ * relative to its descriptor, with ENTRY_FLAGS; it must be a regular file.
+ * A call meeting ESTALE (a file handle an NFS server no longer knows) is
+ * tried again with a fresh lookup, STALE_TRIES times in all.  No
  * messages: the callers report, with errno as these leave it. */
 #ifndef JOBREG_OPENAT_H
 #define JOBREG_OPENAT_H

@@ -1,9 +1,7 @@
-/* pause: the registry's own pause (SPEC §5 jobreg-set --pause -a) — the
- * file DIR/.-pause, a record of its own (version=1 and the pause's keys,
- * transition.h), replaced as records are under DIR/.-pause.lock, and
- * removed by --resume -a.  While it is in force every job is paused, one
- * with no record yet too; the pauses of single jobs are their records'
- * and stay as they are. */
+/* pause: the registry's own pause (SPEC §5 jobreg-set --pause -a): the
+ * record DIR/.-pause (version=1 and the pause's keys, transition.h),
+ * replaced as records are under DIR/.-pause.lock.  While in force every
+ * job is paused, one with no record too; single jobs' pauses are apart. */
 #ifndef JOBREG_PAUSE_H
 #define JOBREG_PAUSE_H
 

@@ -43,6 +43,21 @@ char *reg_lock_name(const char *job, enum lock_kind kind)
 	return reg_dot_name(job, suffix[kind]);
 }
 
+char *reg_dot_job(const char *name, const char *suffix, int numbered)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	while (numbered && n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	if (name[0] != '.' || (numbered && !name[n]) || n < k + 1 ||
+	    memcmp(name + n - k, suffix, k) != 0)
+		return NULL;
+	char *job = xstrndup(name + 1, n - k - 1);
+	if (valid_job_id(job))
+		return job;
+	free(job);
+	return NULL;
+}
+
 static int open_dir(const char *path)
 {
 	int fd, tries = 0;
@@ -67,17 +82,14 @@ static int make_dirs(char *path)
 	*slash = '\0';
 	int rc = make_dirs(path);
 	*slash = '/';
-	if (rc < 0)
-		return -1;
-	if (mkdir(path, 0777) == 0 || errno == EEXIST)
+	if (rc == 0 && (mkdir(path, 0777) == 0 || errno == EEXIST))
 		return 0;
 	return -1;
 }
 
-/* Why a writer could not make or open the registry PATH: exit 73 when the
- * path cannot name a directory we could create (a missing parent that
- * cannot be made, a file or dangling symlink in the way, a name too long),
- * 77 for permission, 74 for the rest. */
+/* Why a writer could not make or open the registry PATH: 73 when it
+ * cannot name a directory we could create (exit_for_create(), a dangling
+ * symlink in the way), 77 for permission, 74 for the rest. */
 static int cannot_create(const char *path, int err)
 {
 	struct stat st;
@@ -106,8 +118,6 @@ int reg_open(struct registry *reg, const char *path, int create)
 		reg->fd = open_dir(path);
 	}
 	if (reg->fd >= 0) {
-		/* In a group-writable registry the files we create are made
-		 * group-readable and -writable as well (SPEC §1). */
 		if (fstat(reg->fd, &st) == 0) {
 			reg->share_mode = entry_share_mode(st.st_mode);
 			reg->dev = st.st_dev;
@@ -165,9 +175,9 @@ int reg_cannot_write(const struct registry *reg, const char *job, int err)
 }
 
 /* Read the file on FD, SIZE bytes by fstat, into DATA: at most MAX + 1
- * bytes, one past the limit being enough to tell it is too big.  Asked
- * for one byte more than fstat saw, a regular file that returns less is
- * at its end, so one read(2) usually does.  -1 with errno on failure. */
+ * bytes (enough to tell it is too big).  Asked for one byte more than
+ * fstat saw, a file that returns less is at its end: one read(2) usually
+ * does.  -1 with errno on failure. */
 static int read_entry(int fd, off_t size, size_t max, struct buf *data)
 {
 	size_t want = (size_t)size < max ? (size_t)size + 1 : max + 1;
@@ -241,9 +251,9 @@ void reg_remove_leftover(const struct registry *reg, const char *job, const char
 		warn(job, "cannot remove leftover %s: %s", reg_path(reg, name), strerror(errno));
 }
 
-/* Create JOB's temp file TMP afresh into *fd.  Every writer of JOB holds
- * its job lock, so an existing TMP is a crashed writer's leftover: it is
- * unlinked (never opened or followed) and the create tried again. */
+/* Create JOB's temp file TMP afresh into *fd.  Every writer holds the job
+ * lock, so an existing TMP is a crashed writer's: unlinked, never opened
+ * or followed, and the create tried again. */
 static int create_temp(const struct registry *reg, const char *job, const char *tmp, int *fd)
 {
 	struct stat st;

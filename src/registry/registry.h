@@ -1,10 +1,7 @@
 /* registry: the directory of records (SPEC §1, §4, §6) — opening it,
- * names, reading a record, and replacing or removing one.  Every entry
- * must be a regular file (else 77); in a group-writable directory every
- * file created is made group-readable and -writable.  Functions return an
- * exit status (0 on success) after printing any error.  Opening one entry
- * safely (and ESTALE) lives in openat.c, reading the directory in
- * listing.c, the atomic replace in atomic.c, the locks in lock.c. */
+ * names, reading a record, replacing or removing one.  Every entry must be
+ * a regular file (else 77).  Functions return an exit status after
+ * printing any error. */
 #ifndef JOBREG_REGISTRY_H
 #define JOBREG_REGISTRY_H
 
@@ -19,12 +16,10 @@ struct registry {
 	char *path;
 	dev_t dev;          /* of the directory fd is open on */
 	ino_t ino;
-	mode_t share_mode;  /* mode of the files we create in a group-writable
-			     * registry, or 0: as created (0666 & ~umask) */
+	mode_t share_mode;  /* of the files we create (entry_share_mode()) */
 };
 
-/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], not starting with
- * '.' or '-'. */
+/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], no leading . or -. */
 #define JOB_ID_MAX 128
 int valid_job_id(const char *id);
 /* The ASCII letters and digits (a set for strspn(3)). */
@@ -33,27 +28,28 @@ int valid_job_id(const char *id);
 /* The job lock, the run lock, and the coalescing waiter's (SPEC §5a). */
 enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK };
 
-/* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask).
- * A writer that cannot make it exits 73; permission is 77. */
+/* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask):
+ * 73 when it cannot be made, 77 for permission. */
 int reg_open(struct registry *reg, const char *path, int create);
 void reg_close(struct registry *reg);
 /* Does REG's path still name the directory REG has open (or, for a
  * registry that did not exist, still none)?  1 yes, 0 no. */
 int reg_same(const struct registry *reg);
-/* Follow the name (SPEC §5, "every wait follows DIR by name"): when the
- * path names another directory now, or none, open what it names (with
- * CREATE as reg_open).  Returns an exit status. */
+/* Follow the name (SPEC §5): when the path names another directory now,
+ * or none, open what it names (CREATE as reg_open()).  An exit status. */
 int reg_follow(struct registry *reg, int create);
 
 /* ".JOB.lock", ".JOB.run", ".JOB.tmp": JOB's file SUFFIX, malloc'd. */
 char *reg_dot_name(const char *job, const char *suffix);
 char *reg_lock_name(const char *job, enum lock_kind kind);
+/* The other way: JOB (malloc'd) when NAME is ".JOB" SUFFIX, with NUMBERED
+ * followed by digits, and JOB a job id; else NULL. */
+char *reg_dot_job(const char *name, const char *suffix, int numbered);
 
 /* "not a regular file: DIR/NAME" for JOB; returns 77. */
 int reg_not_regular(const struct registry *reg, const char *job, const char *name);
-/* "cannot write to registry DIR: strerror(ERR)" for JOB, when a file of
- * its own (a lock, a temp file) could not be made there: what the user
- * can mend is the registry (its permissions, its filesystem), not a file
+/* "cannot write to registry DIR: strerror(ERR)" for JOB, when a lock or
+ * temp file could not be made: the user mends the registry, not a file
  * it never named.  Returns ERR's exit status. */
 int reg_cannot_write(const struct registry *reg, const char *job, int err);
 
@@ -61,31 +57,26 @@ int reg_cannot_write(const struct registry *reg, const char *job, int err);
 const char *reg_path(const struct registry *reg, const char *name);
 
 /* Read JOB's file NAME (the record: JOB) into DATA, at most MAX + 1
- * bytes (so a file over MAX shows as longer than MAX).  *found is 0 when
- * there is none.  An entry that is not a regular file is refused (77),
- * whatever a listing said of it. */
+ * bytes (a file over MAX shows as longer).  *found 0: none.  An entry
+ * that is not a regular file is refused (77). */
 int reg_read(const struct registry *reg, const char *job, const char *name, size_t max,
 	     struct buf *data, int *found);
-/* Read JOB's record into REC, which is then to be freed: *found 0 when
- * there is none, or one that does not parse (REC empty).  An exit status
- * of the read. */
+/* Read JOB's record into REC, to be freed: *found 0 when there is none,
+ * or it does not parse (REC empty).  An exit status of the read. */
 int reg_read_record(const struct registry *reg, const char *job, struct record *rec,
 		    int *found);
 
-/* Replace JOB's file NAME (the record: NAME is JOB) with DATA, through
- * DIR/.JOB.tmp (made with O_CREAT|O_EXCL; a leftover of a crashed writer
- * is unlinked and the create tried again), fsync, renameat, fsync of the
- * directory (atomic.h).  Call with the job lock held.  A record over
- * RECORD_MAX is refused (74, EFBIG): it would read back as corrupt. */
+/* Job lock held: replace JOB's file NAME (the record: NAME is JOB) with
+ * DATA through DIR/.JOB.tmp (atomic.h).  A record over RECORD_MAX is
+ * refused (74, EFBIG): it would read back as corrupt. */
 int reg_replace(const struct registry *reg, const char *job, const char *name,
 		const char *data, size_t len);
-/* Remove JOB's record and, with SYNC, fsync the directory.  Job lock
- * held.  A sweep of many records removes them all, then calls reg_sync()
- * once. */
+/* Job lock held: remove JOB's record; with SYNC, fsync the directory (a
+ * sweep calls reg_sync() once after removing them all). */
 int reg_remove(const struct registry *reg, const char *job, int sync);
 int reg_sync(const struct registry *reg, const char *job);
-/* Unlink NAME, a leftover of JOB (never opened or followed).  Job lock
- * held.  A failure is only warned of. */
+/* Job lock held: unlink NAME, JOB's leftover (never opened or followed).
+ * A failure is only warned of. */
 void reg_remove_leftover(const struct registry *reg, const char *job, const char *name);
 
 #endif

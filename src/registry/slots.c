@@ -1,5 +1,3 @@
-/* slots: the slot groups of --slots (see slots.h).  A group's line is
- * line.h's; the wait for a slot is the caller's, with wait.h. */
 #include "registry/slots.h"
 #include "registry/line.h"
 #include "registry/lock.h"
@@ -25,19 +23,12 @@ char *slot_file_name(const char *group, unsigned long k)
 
 int slot_file_parse(const char *entry, char **group, unsigned long *k)
 {
-	static const char mid[] = ".slot.";
-	size_t n = strlen(entry), digits = 0;
+	char *name = reg_dot_job(entry, ".slot.", 1);
+	const char *digits = name ? entry + 1 + strlen(name) + strlen(".slot.") : NULL;
 	unsigned long long value;
-	while (digits < n && entry[n - 1 - digits] >= '0' && entry[n - 1 - digits] <= '9')
-		digits++;
 	/* K as we write it: no leading zero. */
-	if (entry[0] != '.' || digits == 0 || entry[n - digits] == '0' ||
-	    n < 1 + (sizeof mid - 1) + digits + 1 ||
-	    memcmp(entry + n - digits - (sizeof mid - 1), mid, sizeof mid - 1) != 0 ||
-	    parse_digits(entry + n - digits, digits, SLOTS_MAX, &value) < 0)
-		return 0;
-	char *name = xstrndup(entry + 1, n - digits - (sizeof mid - 1) - 1);
-	int ok = valid_job_id(name);
+	int ok = name && digits[0] != '0' &&
+		 parse_digits(digits, strlen(digits), SLOTS_MAX, &value) == 0;
 	if (ok && group)
 		*group = name;
 	else
@@ -130,7 +121,7 @@ void slots_format(const struct slot_set *set, struct buf *out)
 
 /* ---- taking the slots -------------------------------------------------- */
 
-/* Open the slot files of G not open yet, made if missing (all N, so that
+/* Open G's slot files not open yet, all N made if missing (so that
  * readers see the group whole). */
 static int open_group(const struct registry *reg, const char *job, struct slot_group *g)
 {
@@ -197,24 +188,14 @@ static int try_all(const struct registry *reg, const char *job, struct slot_set 
 			*full = i;
 	}
 	for (size_t i = 0; i < set->count; i++) {
-		/* The files not held are let go; a failure gives back
-		 * everything, but the full group's files stay open: closing
-		 * them would wake the waiters for nothing. */
+		/* A failure gives back everything, but the full group's
+		 * files stay open: closing them would wake waiters for nothing. */
 		if (rc && i != *full)
 			close_group(&set->groups[i], 1);
 		else if (!rc)
 			close_group(&set->groups[i], 0);
 	}
 	return rc;
-}
-
-/* The index of the group of SET whose line GP stands in. */
-static size_t group_index(const struct slot_set *set, const struct group_place *gp)
-{
-	size_t i = 0;
-	while (i + 1 < set->count && set->groups[i].name != gp->group)
-		i++;
-	return i;
 }
 
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
@@ -240,13 +221,15 @@ int slots_take(const struct registry *reg, const char *job, struct slot_set *set
 			return rc;
 		if (gp->group == set->groups[*full].name)
 			break;
-		/* (a turn in another group's line is over: at once into the
-		 * line of the full one, first when nobody is in it) */
+		/* A turn in another group's line is over: into the full one's. */
 		line_group_leave(reg, job, gp, lock_wait);
 		if ((rc = line_group_join(reg, job, set->groups[*full].name, lock_wait, gp)) != 0)
 			return rc;
 	}
-	*full = group_index(set, gp);
+	/* The group whose line GP stands in. */
+	*full = 0;
+	while (*full + 1 < set->count && set->groups[*full].name != gp->group)
+		(*full)++;
 	return SLOTS_WAIT;
 }
 
@@ -262,8 +245,7 @@ void slots_note(const struct registry *reg, const char *job, const struct slot_s
 		int rc, fd = g->held ? g->fds[g->held - 1] : -1;
 		if (fd < 0)
 			continue;
-		/* Written over the last holder's line, then cut to ours:
-		 * never empty. */
+		/* Over the last holder's line, then cut to ours: never empty. */
 		rc = pwrite_full(fd, text.data, text.len, 0);
 		while (rc == 0 && (rc = ftruncate(fd, (off_t)text.len)) < 0 && errno == EINTR)
 			;

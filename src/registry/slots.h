@@ -1,24 +1,19 @@
-/* slots: the slot groups of jobreg-dispatch --slots NAME:N (SPEC §5b) —
- * at most N runs at once across every job whose calls name group NAME.
+/* slots: the slot groups of jobreg-dispatch --slots NAME:N (SPEC §5b).
  *
- * Slot K of NAME is the file DIR/.NAME.slot.K (K = 1..N, made like a lock
- * file when missing), held by an exclusive flock that the run's command
- * inherits (not close-on-exec), so a slot is free exactly when no process
- * of its run is left.  One free slot of each group is taken, groups in
- * sorted order of NAME, each by a non-blocking lock, all or none: a call
- * never waits while it holds a slot, so two can never deadlock.
+ * Slot K of NAME is DIR/.NAME.slot.K (K = 1..N, made like a lock file),
+ * held by an exclusive flock the run's command inherits, so a slot is free
+ * exactly when no process of its run is left.  One slot of each group is
+ * taken, groups in sorted order, by non-blocking locks, all or none: a
+ * call never waits holding a slot, so two can never deadlock.
  *
- * A call that waits stands in the line of the group that had no free
- * slot, or first of a group whose line has live places (it goes behind
- * them, even when a slot is free): the group's line of line.h.  Only the
- * call whose turn it is tries the slots; its turn ends when it takes them
- * or gives up.  It waits for the close of a slot file or a place of its
- * group with the one wait (liveness/wait.h), which its caller calls.
+ * A call that waits stands in a group's line (line.h): the full group's,
+ * or first the line of a group where others wait (it goes behind them,
+ * even when a slot is free).  Only the call whose turn it is tries the
+ * slots.  Its caller waits with the one wait (liveness/wait.h).
  *
- * Once the run is RUNNING its holder writes "JOB RUN" into each slot file,
- * in place, never truncated to nothing; readers (liveness/slotview.h)
- * never lock a slot file.  Functions return an exit status (0 on
- * success) after printing any error. */
+ * Once RUNNING, the holder writes "JOB RUN" into each slot file in place,
+ * never cut to nothing: readers (liveness/slotview.h) never lock one.
+ * Functions return an exit status after printing any error. */
 #ifndef JOBREG_SLOTS_H
 #define JOBREG_SLOTS_H
 
@@ -47,16 +42,13 @@ const char *slots_add(struct slot_set *set, const char *arg);
 /* Is a slot of every group of SET held?  (1 for no group.) */
 int slots_held(const struct slot_set *set);
 
-/* SPEC §5b's "wait in line": one look, that never waits but for the
- * line's lock (LOCK_WAIT seconds).  Take one free slot of each group of
- * SET for JOB; with WAIT, stand in the line of the group that had no
- * free slot (GP; first in the line of a group where others wait).
- * Returns 0 with every slot held; EXIT_BUSY (silently) with none held
- * and *FULL the index of the group that had none; with WAIT, SLOTS_WAIT:
- * none held yet, GP in the line of group *FULL — the caller waits for a
- * change of its files (wait.h) and looks again, or gives up; or an
- * error's status.  The caller leaves GP's line (line_group_leave()) once
- * done, holding the slots or not. */
+/* One look (SPEC §5b "wait in line"), waiting only for a line's lock
+ * (LOCK_WAIT seconds): take a free slot of each group of SET for JOB;
+ * with WAIT, stand in a line (GP).  Returns 0 with every slot held;
+ * EXIT_BUSY (silently) with none held, *FULL the group that had none;
+ * with WAIT, SLOTS_WAIT: none held, GP in the line of group *FULL — the
+ * caller waits (wait.h) and looks again, or gives up; or an error's
+ * status.  The caller leaves GP's line (line_group_leave()) once done. */
 #define SLOTS_WAIT (-1)
 int slots_take(const struct registry *reg, const char *job, struct slot_set *set, int wait,
 	       double lock_wait, struct group_place *gp, size_t *full);
@@ -68,8 +60,8 @@ void slots_free(struct slot_set *set);
 /* "NAME:K,NAME:K" of the slots held (the record's slots=, JOBREG_SLOTS). */
 void slots_format(const struct slot_set *set, struct buf *out);
 
-/* After RUNNING: "JOB RUN\n" into each slot file held.  A failure is
- * warned of only: the run goes on (readers then show the slot free). */
+/* After RUNNING: "JOB RUN\n" into each slot file held.  A failure is only
+ * warned of: the run goes on (readers then show the slot free). */
 void slots_note(const struct registry *reg, const char *job, const struct slot_set *set,
 		const char *run);
 

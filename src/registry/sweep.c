@@ -1,14 +1,13 @@
-/* sweep: the lock files and leftovers a clear removes (SPEC §4).
+/* sweep: see sweep.h.
  *
  * The run lock is taken without the re-check every other locker makes.
- * Holding the job lock, the name .JOB.run can only change under us by an
- * unlink of a file nobody ever locked (open_lock() removing its own new
- * file after a failed chmod) followed by a create by a dispatcher that
- * waits for the run lock without the job lock.  Such a new file was made
- * after we took the job lock, and every run takes its run lock holding
- * the job lock: no run, and no process left behind by one, holds it.  So
- * unlinking the name removes nothing a run relies on, and "the run lock
- * is free" stays true of every inode a run could hold. */
+ * Holding the job lock, .JOB.run can only change under us by the unlink
+ * of a file nobody ever locked (open_lock() after a failed chmod), then a
+ * create by a dispatcher waiting for the run lock without the job lock.
+ * Every run takes its run lock holding the job lock, so no run, nor any
+ * process it left, holds that new file: unlinking the name removes
+ * nothing a run relies on, and "the run lock is free" stays true of every
+ * inode a run could hold. */
 #include "registry/sweep.h"
 #include "registry/line.h"
 #include "registry/lock.h"
@@ -55,8 +54,8 @@ void sweep_temps(const struct registry *reg, const char *job, const struct listi
 }
 
 /* Unlink NAME of JOB; a failure is warned of, saying AFTER what, and
- * returns -1.  Without a listing that names it, an entry that is not
- * there is not unlinked (a read-only filesystem refuses even that). */
+ * returns -1.  Unless LISTED, a missing entry is not unlinked (a
+ * read-only filesystem refuses even that). */
 static int remove_file(const struct registry *reg, const char *job, const char *name,
 		       const char *after, int listed)
 {
@@ -90,12 +89,10 @@ void sweep_run_files(const struct registry *reg, const char *job, const struct l
 }
 
 /* sweep_locks(), saying AFTER what a failure came.  With the run lock
- * free too, no run and no writer can be using the lock files: remove
- * them, so a cleared job leaves nothing behind.  Lockers re-check the
- * inode after locking, so this is safe.  A sweep whose listing has no run
- * lock of JOB does not look for one: a run lock made since (by a run that
- * started after the listing) is left in place, which only costs a file,
- * and it is never unlinked without being held. */
+ * free too, nobody uses the lock files, and lockers re-check the inode
+ * after locking: removing them is safe.  A run lock made since L (by a
+ * run started after it) is left, costing only a file: it is never
+ * unlinked without being held. */
 static void locks_after(const struct registry *reg, const char *job, const struct listing *l,
 			const char *after)
 {
@@ -105,9 +102,8 @@ static void locks_after(const struct registry *reg, const char *job, const struc
 	if (listed && reg_lock(reg, job, RUN_LOCK, LOCK_EX, 0, LOCK_QUIET_BUSY | LOCK_NO_RECHECK,
 			       &run) != 0)
 		return;
-	/* The run lock first, when we hold it: the job lock still keeps
-	 * every other writer out until both are gone.  This is tidying: a
-	 * failure is reported, once, after what it was part of. */
+	/* The run lock first, when held: the job lock keeps every writer out
+	 * until both are gone.  Tidying: a failure is reported once. */
 	for (int kind = run >= 0 ? RUN_LOCK : JOB_LOCK; !rc && kind >= JOB_LOCK; kind--) {
 		char *name = reg_lock_name(job, (enum lock_kind)kind);
 		rc = remove_file(reg, job, name, after, 1);
@@ -125,8 +121,8 @@ int sweep_orphan(const struct registry *reg, const char *job, const struct listi
 {
 	struct stat st;
 	int lock = -1;
-	/* Without a listing: only if one of them is there (a run lock alone
-	 * gets a job lock for the while). */
+	/* Without L: only if one is there (a run lock alone gets a job lock
+	 * for the while). */
 	if (!l) {
 		char *name = reg_lock_name(job, RUN_LOCK), *job_lock = reg_lock_name(job, JOB_LOCK);
 		int any = fstatat(reg->fd, job_lock, &st, AT_SYMLINK_NOFOLLOW) == 0 ||

@@ -46,9 +46,8 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 	struct buf text = {0};
 	int rc = 0;
 
-	/* Not lost: a run whose owner renews it (a heartbeat after its TTL,
-	 * the same run going on), and a dispatcher killed while it waited to
-	 * retry (the failed attempt is counted; no run was going). */
+	/* Not lost (write.h): a renewal (a heartbeat after its TTL), and a
+	 * dispatcher killed while it waited to retry. */
 	int renewed = record_status(rec) == ST_RUNNING && record_count(rec, "runs") == was_run;
 	int between_attempts = was && record_get(was, "retry_at");
 	if (was_status == ST_STALE && !ends_was && !renewed && !between_attempts) {
@@ -62,8 +61,7 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 		rc = put_line(reg, job, was, outcome_word(was), time_of(was, "ended"), keep, 1);
 	} else if (between_attempts && !ends_was && record_get(was, "started")) {
 		/* Leaving the record between two attempts: the failed one's
-		 * line, if a crash lost it (it ended when that record was
-		 * written, its since). */
+		 * line, if a crash lost it (it ended at that record's since). */
 		rc = put_line(reg, job, was, "FAILED", time_of(was, "since"), keep, 1);
 	}
 	if (rc)
