@@ -399,13 +399,7 @@ static int group_write(int fd, const struct line_numbers *nums)
 {
 	char text[64];
 	int len = snprintf(text, sizeof text, "next=%llu\nhead=%llu\n", nums->next, nums->head);
-	int rc;
-	if (pwrite_full(fd, text, (size_t)len, 0) < 0)
-		return -1;
-	do
-		rc = ftruncate(fd, len);
-	while (rc < 0 && errno == EINTR);
-	return rc;
+	return rewrite_full(fd, text, (size_t)len);
 }
 
 int line_group_join(const struct registry *reg, const char *job, const char *group,

@@ -242,14 +242,8 @@ void slots_note(const struct registry *reg, const char *job, const struct slot_s
 	buf_addf(&text, "%s %s\n", job, run);
 	for (size_t i = 0; set && i < set->count; i++) {
 		const struct slot_group *g = &set->groups[i];
-		int rc, fd = g->held ? g->fds[g->held - 1] : -1;
-		if (fd < 0)
-			continue;
-		/* Over the last holder's line, then cut to ours: never empty. */
-		rc = pwrite_full(fd, text.data, text.len, 0);
-		while (rc == 0 && (rc = ftruncate(fd, (off_t)text.len)) < 0 && errno == EINTR)
-			;
-		if (rc < 0) {
+		int fd = g->held ? g->fds[g->held - 1] : -1;
+		if (fd >= 0 && rewrite_full(fd, text.data, text.len) < 0) {
 			char *name = slot_file_name(g->name, g->held);
 			warn(job, "cannot write %s: %s", reg_path(reg, name), strerror(errno));
 			free(name);

@@ -177,6 +177,17 @@ int pwrite_full(int fd, const void *data, size_t len, off_t at)
 	return write_all(fd, data, len, at);
 }
 
+int rewrite_full(int fd, const void *data, size_t len)
+{
+	int rc;
+	if (write_all(fd, data, len, 0) < 0)
+		return -1;
+	do
+		rc = ftruncate(fd, (off_t)len);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
 int fsync_retry(int fd)
 {
 	int rc;

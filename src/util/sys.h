@@ -38,6 +38,9 @@ ssize_t read_full(int fd, void *data, size_t len);
 int write_full(int fd, const void *data, size_t len);
 /* Write all LEN bytes at offset AT (pwrite(2)); returns 0, or -1. */
 int pwrite_full(int fd, const void *data, size_t len, off_t at);
+/* FD's content made DATA in place: written over from offset 0, then cut
+ * to LEN (never empty between the two); returns 0, or -1. */
+int rewrite_full(int fd, const void *data, size_t len);
 /* fsync(2), retried after EINTR; returns 0, or -1. */
 int fsync_retry(int fd);
 /* close(2) that treats EINTR as done (Linux always releases the fd). */
