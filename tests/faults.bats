@@ -1235,8 +1235,10 @@ cancel_case() {
 	[[ $tst == 137 ]] && KILLED=$((KILLED + 1))
 	[[ $tst == @(0|137) ]] || note_fail "$what the canceller ended $tst: $(<"$T/traced.err")"
 	record_whole "$what"
-	# a request written is taken up within a second: give the run 2 s to end by it
-	for ((i = 0; i < 100; i++)); do
+	# a request written is taken up within a second: give the run 2 s to end by
+	# it; with none written (the canceller died before its rename) the run goes on
+	field_into cr "$J" cancel_run
+	for ((i = 0; i < 100 && ${#cr} > 0; i++)); do
 		kill -0 "$LIVE" 2> /dev/null || break
 		nap 0.02
 	done
