@@ -194,36 +194,43 @@ as_user_hidepid() {
 
 # bats test_tags=serial
 @test "a --ttl 1 record reads RUNNING for its first second and STALE within 2 s of being set, every round" {
-	# Set at a chosen fraction of the second, so that the integer compare
+	# Set at chosen fractions of one second, so that the integer compare
 	# of 0.1.0 (STALE 2.0-2.9 s after) cannot pass: by 2.2 s it still said
-	# RUNNING in every round.
-	local frac t0 t1 t first_stale saw_running
+	# RUNNING in every round.  The three rounds run side by side (times
+	# in microseconds: EPOCHREALTIME without its point).
+	local frac t s left
+	local -A t0=() t1=() stale=() running=()
+	while [ "$((10#${EPOCHREALTIME#*.}))" -ge 250000 ]; do sleep 0.01; done
 	for frac in 300 500 700; do
-		while [ "$((10#${EPOCHREALTIME#*.} / 1000))" -lt "$frac" ] ||
-		      [ "$((10#${EPOCHREALTIME#*.} / 1000))" -gt "$((frac + 50))" ]; do sleep 0.01; done
-		t0=$EPOCHREALTIME
+		while [ "$((10#${EPOCHREALTIME#*.} / 1000))" -lt "$frac" ]; do sleep 0.01; done
+		t0[$frac]=${EPOCHREALTIME/./}
 		jobreg-set --ttl 1 "ttl$frac" RUNNING
-		t1=$EPOCHREALTIME
-		first_stale='' saw_running=0
-		while :; do
-			t=$EPOCHREALTIME
+		t1[$frac]=${EPOCHREALTIME/./}
+	done
+	left=1
+	while [ "$left" = 1 ]; do
+		left=0
+		for frac in 300 500 700; do
+			[ -z "${stale[$frac]:-}" ] || continue
+			t=${EPOCHREALTIME/./}
 			s=$(jobreg-get "ttl$frac")
-			if [ "$s" = RUNNING ] && awk -v a="$t" -v b="$t0" 'BEGIN { exit !(a - b < 1) }'; then
-				saw_running=1
-			fi
-			if [ "$s" = STALE ]; then first_stale=$t; break; fi
-			awk -v a="$t" -v b="$t1" 'BEGIN { exit !(a - b < 2.2) }' || break
-			sleep 0.05
+			if [ "$s" = RUNNING ] && ((t - t0[$frac] < 1000000)); then running[$frac]=1; fi
+			if [ "$s" = STALE ]; then stale[$frac]=$t; continue; fi
+			((t - t1[$frac] >= 2200000)) || left=1
 		done
-		if [ -n "$first_stale" ]; then
-			echo "# ttl round .$frac: STALE $(awk -v a="$first_stale" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s after set" >&3
+		[ "$left" = 0 ] || sleep 0.05
+	done
+	for frac in 300 500 700; do
+		if [ -n "${stale[$frac]:-}" ]; then
+			t=$((stale[$frac] - t0[$frac]))
+			printf '# ttl round .%s: STALE %d.%02d s after set\n' "$frac" $((t / 1000000)) $((t % 1000000 / 10000)) >&3
 		else
 			echo "# ttl round .$frac: still RUNNING 2.2 s after set" >&3
 		fi
-		[ "$saw_running" = 1 ]
-		[ -n "$first_stale" ]
+		[ "${running[$frac]:-0}" = 1 ]
+		[ -n "${stale[$frac]:-}" ]
 		# Never before the TTL: at least 1 s after the set began.
-		awk -v a="$first_stale" -v b="$t0" 'BEGIN { exit !(a - b >= 1) }'
+		((stale[$frac] - t0[$frac] >= 1000000))
 	done
 }
 
