@@ -72,14 +72,15 @@ int signal_or_err(const char *arg);
 int cancel_signal_or_err(const char *arg);
 /* --log-size: bytes, at least 1k, with a unit k, M or G in either case. */
 unsigned long long size_or_err(const char *arg);
-/* --late-after: a limit other than 0, by which every job would be late. */
+/* --late-after: a limit (inf: -1, remove it) other than 0, by which
+ * every job would be late. */
 double late_after_or_err(const char *arg);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 
 /* The registry path: -d, else $JOBREG_DIR, else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg, malloc'd; with none of
- * them a usage error. */
+ * them it says so and exits 64 itself: never NULL. */
 char *registry_path(const char *opt_dir);
 
 #endif

@@ -8,10 +8,10 @@
  * probe, fills in its fact and asks again; it never asks for a fact it
  * already has, so at most two probes are made.
  *
- * The rules are SPEC §2's, and two of ours: a record with no run_lock (as
- * 0.1.0 wrote it) trusts the lock as found, a missing file being dead; and
+ * The rules are SPEC §2's, and three of ours: a record with no run_lock
+ * (as 0.1.0 wrote it) trusts the lock as found, a missing file being dead;
  * with no boot_id on either side, the host must match too before a pid is
- * probed.  jobreg(7) holds them as a truth table; tests/fuzz/liveness_fuzz.c checks it. */
+ * probed; and with no pid_start, a pid that exists is alive.  jobreg(7) holds them as a truth table; tests/fuzz/liveness_fuzz.c checks it. */
 #ifndef JOBREG_LIVENESS_H
 #define JOBREG_LIVENESS_H
 

@@ -41,7 +41,8 @@ struct run_start {
  * attempt kept); otherwise runs + 1. */
 void record_to_running(struct record *r, time_t now, const struct run_start *how,
 		       const char *note);
-/* A failed attempt (its failure counted): RUNNING, the next at RETRY_AT. */
+/* A failed attempt, counted here (failures and consecutive_failures + 1):
+ * RUNNING, the next at RETRY_AT. */
 void record_to_retry(struct record *r, time_t now, time_t retry_at);
 /* The history before a run ("": none known), which a correction that makes
  * an OK run FAILED puts back. */
@@ -66,7 +67,8 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 			   const char *note);
 /* The run of a STALE record was lost (SPEC §2 Lost runs). */
 void record_count_lost(struct record *r);
-/* SPEC §2 Late jobs: LATE_AFTER < 0 removes late_after and late_from. */
+/* SPEC §2 Late jobs: late_from NOW when first set; LATE_AFTER < 0 removes
+ * late_after and late_from. */
 void record_set_late(struct record *r, double late_after, time_t now);
 #define LATE_NOT_GIVEN (-2.0)   /* no --late-after: the record's stays */
 /* The history length (SPEC §3a); the default is not written. */
@@ -80,11 +82,13 @@ void record_count_up(struct record *r, const char *key);
 void record_count_skip(struct record *r, time_t now, const char *reason);
 /* dispatch --every, in seconds (SPEC §5b). */
 void record_set_every(struct record *r, double every);
-/* A cancel of R's current run (SPEC §5a); SIGNAL is a name. */
+/* A cancel of R's current run (SPEC §5a), replacing an earlier request's
+ * cancel_seen and cancel_missed; SIGNAL is a name. */
 void record_ask_cancel(struct record *r, const char *signal, double kill_after, const char *by,
 		       time_t now);
 /* A pause (SPEC §2 Paused jobs), of a job or of the registry: until UNTIL
- * (a realtime, rounded up; INFINITY: none), NOTE NULL: none.
+ * (a realtime, rounded up; INFINITY: inf, a pause with no end), NOTE
+ * NULL: none.
  * record_resume() returns 1 if R was paused. */
 void record_pause(struct record *r, double until, const char *by, const char *note);
 int record_resume(struct record *r);

@@ -161,7 +161,8 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		run->cancelled_by = NULL;
 		buf_free(&cancel.told);
 		buf_free(&relay.report);
-		/* A failed run exits with its status even when unrecorded. */
+		/* A result that could not be recorded is still the run's: a
+		 * failed run exits with its status, a good one with the error's. */
 		return lost ? EXIT_IO : status ? status : rc;
 	}
 }

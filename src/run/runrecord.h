@@ -18,7 +18,8 @@
 struct run_request;
 
 struct run {
-	const struct run_request *req;  /* what dispatch was asked (attempts.h) */
+	const struct run_request *req;  /* what dispatch was asked (attempts.h);
+					 * borrowed: outlives the run */
 	struct owner owner;        /* the dispatcher: run lock and pid fields */
 	unsigned long attempt;     /* the attempt now (0: no --retries) */
 	char started[21];          /* its start, as recorded */
@@ -44,7 +45,8 @@ int run_lock_record(const struct registry *reg, const struct run *run, double wa
 /* The user@host of a request in R to stop run->number, going or waiting to
  * retry (SPEC §5a), answered or (ANSWERED 0) not, not missed; NULL: none. */
 const char *run_cancel_request(const struct record *r, const struct run *run, int answered);
-/* The next attempt begins: its log made, RUNNING with a new run number,
+/* The next attempt begins: its log made (--log, --chronic; else a
+ * leftover new log removed), RUNNING with a new run number,
  * the last log set aside for the new (failing: run->log_status).  *OURS 0:
  * the record is no longer this run's, nothing done.  A cancel found under
  * the job lock first starts none: run->cancelled_by set. */
