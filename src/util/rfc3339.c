@@ -60,7 +60,7 @@ int time_parse(const char *s, time_t *t)
 	    parse_digits(s + 14, 2, 99, &mi) || parse_digits(s + 17, 2, 99, &sec))
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 ||
-	    d > (unsigned long long)(mdays[mo - 1] + (mo == 2 && leap((long long)y))) ||
+	    d > (unsigned long long)mdays[mo - 1] + (mo == 2 && leap((long long)y)) ||
 	    h > 23 || mi > 59 || sec > 60)
 		return -1;
 	long long v = days_from_civil((long long)y, (unsigned)mo, (unsigned)d) * 86400 +

@@ -108,9 +108,12 @@ void text_escape(struct buf *out, const char *s, size_t len, enum escape how)
 		s += c1 ? 2 : 1;
 		if (json && c >= 0x80 && !c1) {
 			buf_adds(out, "\\ufffd");
-		} else if (json && (c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r')) {
+		} else if (json && (c == '"' || c == '\\')) {
 			buf_addc(out, '\\');
-			buf_addc(out, c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : (char)c);
+			buf_addc(out, (char)c);
+		} else if (json && (c == '\n' || c == '\t' || c == '\r')) {
+			buf_addc(out, '\\');
+			buf_adds(out, c == '\n' ? "n" : c == '\t' ? "t" : "r");
 		} else if (json || c1) {
 			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 			buf_add(out, u, sizeof u);
