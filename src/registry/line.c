@@ -1,5 +1,5 @@
-/* line: see line.h.  Both users and the readers are in one file: split,
- * each part would keep its own copy of the places. */
+/* line: see line.h.  Past 450 lines: both users and the readers are in
+ * one file; split, each part would keep its own copy of the places. */
 #include "registry/line.h"
 #include "record/transition.h"
 #include "registry/lock.h"

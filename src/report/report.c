@@ -1,4 +1,6 @@
-/* report: jobreg-get --report (see report.h). */
+/* report: jobreg-get --report (see report.h).  Past 450 lines: the
+ * report's lines, their order and sums, and the slot waiters they name
+ * share the one view built here. */
 #include "report/report.h"
 #include "record/transition.h"
 #include "registry/history.h"
