@@ -202,10 +202,15 @@ as_user_hidepid() {
 	local -A t0=() t1=() stale=() running=()
 	while [ "$((10#${EPOCHREALTIME#*.}))" -ge 250000 ]; do sleep 0.01; done
 	for frac in 300 500 700; do
-		while [ "$((10#${EPOCHREALTIME#*.} / 1000))" -lt "$frac" ]; do sleep 0.01; done
+		while [ "$((10#${EPOCHREALTIME#*.} / 1000))" -lt "$frac" ] ||
+		      [ "$((10#${EPOCHREALTIME#*.} / 1000))" -gt "$((frac + 50))" ]; do sleep 0.01; done
 		t0[$frac]=${EPOCHREALTIME/./}
 		jobreg-set --ttl 1 "ttl$frac" RUNNING
 		t1[$frac]=${EPOCHREALTIME/./}
+		# (read at once too: a later round may start in the next second)
+		s=$(jobreg-get "ttl$frac")
+		t=${EPOCHREALTIME/./}
+		if [ "$s" = RUNNING ] && ((t - t0[$frac] < 1000000)); then running[$frac]=1; fi
 	done
 	left=1
 	while [ "$left" = 1 ]; do
