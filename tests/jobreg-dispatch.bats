@@ -102,7 +102,7 @@ forwarded() {
 	[ "$(field j started)" = "$(sed -n 's/^started=//p' "$T/rec")" ]
 	[ "$(field j host)" = "$HOST" ]
 	[ "$(field j pid)" = "$(sed -n 's/^pid=//p' "$T/rec")" ]
-	[ "$(keys "$REG/j")" = "version status since host pid started ended exit cmd runs last_success last_success_started " ]
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit outcome cmd runs last_success last_success_started last_success_run " ]
 	run jobreg-get -l j
 	[ "$output" = "$(printf 'j\tDONE\t%s\t-\t%s\t%s\t0\t-' "$(field j since)" "$HOST" "$(field j pid)")" ]
 }
@@ -777,7 +777,7 @@ nothing_written() {
 	[ "$(rec run_lock)" = "$(stat -c %i "$REG/.j.run")" ]
 	[ "$(keys "$T/rec")" = "version status since owner host pid pid_start boot_id pid_ns $([ -e /proc/self/ns/time ] && echo 'time_ns ')run_lock started cmd runs " ]
 	# DONE drops the owner's fields but keeps who ran it
-	[ "$(keys "$REG/j")" = "version status since host pid started ended exit cmd runs last_success last_success_started " ]
+	[ "$(keys "$REG/j")" = "version status since host pid started ended exit outcome cmd runs last_success last_success_started last_success_run " ]
 }
 
 @test "JOBREG_RUN is the run's number: it grows with every run, and restarts once the record is cleared" {

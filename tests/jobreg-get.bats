@@ -430,10 +430,10 @@ get_refuses_id() {
 }
 
 @test "get -j gives an unknown key as the string it is, also one named as a history key (run)" {
-	write_record j version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 run=abc outcome=7 extra=12
+	write_record j version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 run=abc result=7 extra=12
 	run --separate-stderr jobreg-get -j j
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "j", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "run": "abc", "outcome": "7", "extra": "12"}' ]
+	[ "$output" = '{"job": "j", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "run": "abc", "result": "7", "extra": "12"}' ]
 }
 
 @test "get -j gives version as a number and timed_out as a boolean, as every numeric field and flag" {
@@ -1305,7 +1305,7 @@ operands() {
 		   "jobreg-clear --if OKK job"; do
 		run --separate-stderr $cmd
 		[ "$status" -eq 64 ]
-		[[ $stderr == *"bad status list 'OKK' (PENDING, RUNNING, STALE, DONE, CANCELLED, OK, FAILED, LATE, PAUSED"* ]] ||
+		[[ $stderr == *"bad status list 'OKK' (PENDING, RUNNING, STALE, DONE, CANCELLED, OK, WARNING, FAILED, LATE, PAUSED, OVERDUE)"* ]] ||
 			{ echo "$cmd: $stderr"; false; }
 	done
 }

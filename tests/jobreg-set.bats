@@ -330,7 +330,7 @@ set_refuses_id() {
 	run --separate-stderr jobreg-set --exit 3 job DONE
 	t1=$(date +%s)
 	[ "$status" -eq 0 ]
-	[ "$(keys job)" = "version status since host pid started ended exit runs failures consecutive_failures" ]
+	[ "$(keys job)" = "version status since host pid started ended exit outcome runs failures consecutive_failures" ]
 	[ "$(field job status)" = DONE ]
 	[ "$(field job host)" = "$(hostname)" ]
 	[ "$(field job pid)" = "$SLEEPER" ]

@@ -93,7 +93,7 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	struct record dead;     /* a RUNNING record judged dead, to confirm */
 	int probe = -1, rc;
 
-	*st = (struct job_state){ .late_at = -1 };
+	*st = (struct job_state){ .late_at = -1, .overdue_at = -1 };
 	record_init(&st->rec);
 	record_init(&dead);
 	for (int attempt = 0;; attempt++) {
@@ -127,6 +127,8 @@ int jobstate_load(const struct registry *reg, const char *job, struct job_state 
 	st->late_at = rc || !st->found ? -1 : late_at(&st->rec);
 	st->late = st->late_at >= 0 && now_real() > st->late_at;
 	st->paused = !rc && st->found && record_paused(&st->rec, now_real());
+	st->overdue_at = st->status == ST_RUNNING ? record_overdue_at(&st->rec) : -1;
+	st->overdue = st->overdue_at >= 0 && now_real() > st->overdue_at;
 	return rc;
 }
 
@@ -148,9 +150,25 @@ const struct record *jobstate_pause(const struct job_state *st)
 
 int jobstate_in(const struct job_state *st, unsigned mask)
 {
-	return status_in(mask, st->status,
-			 st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN, st->late,
-			 st->paused);
+	struct status_marks m = {
+		.outcome = st->status == ST_DONE ? record_outcome(&st->rec) : OUTCOME_UNKNOWN,
+		.late = st->late, .paused = st->paused, .overdue = st->overdue,
+	};
+	return status_in(mask, st->status, &m);
+}
+
+enum health jobstate_health(const struct job_state *st, unsigned long long notify_after)
+{
+	const struct record *r = jobstate_record(st);
+	struct health_facts f = {
+		.stale = st->status == ST_STALE,
+		.overdue = st->overdue,
+		.consecutive_failures = r ? record_count(r, "consecutive_failures") : 0,
+		.notify_after = notify_after,
+		.late = st->late,
+		.last_success_warning = r && record_count(r, "last_success_warning") != 0,
+	};
+	return health_judge(&f);
 }
 
 int jobstate_last_run_failed(const struct job_state *st)

@@ -3,6 +3,7 @@
 #ifndef JOBREG_JOBSTATE_H
 #define JOBREG_JOBSTATE_H
 
+#include "record/health.h"
 #include "record/record.h"
 #include "registry/registry.h"
 
@@ -14,6 +15,8 @@ struct job_state {
 	int by_lock;          /* the run lock decided liveness: the wait watches its close */
 	int late;             /* a late job (SPEC §2 Late jobs) */
 	double late_at;       /* when it is or becomes late (realtime); -1: no late_after */
+	int overdue;          /* an overdue run (SPEC §2 Overdue runs) */
+	double overdue_at;    /* when its run is or becomes overdue; -1: none */
 	int paused;           /* paused (SPEC §2 Paused jobs) by its record or the registry */
 	const struct record *registry_pause;   /* the registry's pause, when it pauses it */
 };
@@ -31,6 +34,9 @@ void jobstate_registry_pause(struct job_state *st, const struct record *pause);
 /* The pause that pauses ST: its record's, or the registry's; NULL when it
  * is not paused. */
 const struct record *jobstate_pause(const struct job_state *st);
+/* ST's health (SPEC §2 Health); NOTIFY_AFTER: 0 for readers, a
+ * notifier's notify_after (SPEC §5c) else. */
+enum health jobstate_health(const struct job_state *st, unsigned long long notify_after);
 /* Is ST's status in the status list MASK (status.h)? */
 int jobstate_in(const struct job_state *st, unsigned mask);
 /* Has the job's latest run ended, FAILED or lost (STALE, a retry waiting,

@@ -7,28 +7,32 @@
 
 /* SPEC §3 key order; unknown keys follow, in the order they came. */
 enum known_key {
-	K_VERSION, K_STATUS, K_SINCE, K_OWNER, K_HOST, K_PID, K_PID_START,
-	K_BOOT_ID, K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT,
-	K_STARTED, K_ENDED, K_EXIT, K_SIGNAL, K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT,
-	K_CANCEL_RUN, K_CANCEL_SIGNAL, K_CANCEL_KILL_AFTER, K_CANCEL_BY, K_CANCEL_AT,
-	K_CANCEL_SEEN, K_CANCEL_MISSED, K_CANCELLED, K_CANCELLED_BY, K_RETRIES_CANCELLED_BY, K_SLOTS, K_CMD,
-	K_RUNS, K_FAILURES, K_LOST, K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS,
-	K_LAST_SUCCESS_STARTED, K_CANCELLED_RUNS, K_SKIPPED, K_LAST_SKIPPED, K_SKIP_REASON,
-	K_COALESCED,
-	K_WAIT_NEXT, K_WAIT_HEAD, K_REPLACED_BELOW, K_PAUSED_UNTIL, K_PAUSED_BY,
-	K_PAUSED_NOTE, K_EVERY, K_LATE_AFTER, K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
+	K_VERSION, K_STATUS, K_SINCE, K_OWNER, K_HOST, K_PID, K_PID_START, K_BOOT_ID, K_PID_NS,
+	K_TIME_NS, K_RUN_LOCK, K_EXPIRES, K_TIMEOUT, K_STARTED, K_ENDED, K_EXIT, K_SIGNAL,
+	K_TIMED_OUT, K_ATTEMPT, K_RETRY_AT, K_CANCEL_RUN, K_CANCEL_SIGNAL, K_CANCEL_KILL_AFTER,
+	K_CANCEL_BY, K_CANCEL_AT, K_CANCEL_SEEN, K_CANCEL_MISSED, K_OUTCOME, K_CANCELLED,
+	K_CANCELLED_BY, K_RETRIES_CANCELLED_BY, K_SLOTS, K_CMD, K_RUNS, K_FAILURES, K_LOST,
+	K_CONSECUTIVE_FAILURES, K_LAST_SUCCESS, K_LAST_SUCCESS_STARTED, K_LAST_SUCCESS_RUN,
+	K_LAST_SUCCESS_WARNING, K_CANCELLED_RUNS, K_WARNINGS, K_SKIPPED, K_LAST_SKIPPED,
+	K_SKIP_REASON, K_COALESCED, K_WAIT_NEXT, K_WAIT_HEAD, K_REPLACED_BELOW, K_PAUSED_UNTIL,
+	K_PAUSED_BY, K_PAUSED_NOTE, K_EVERY, K_LATE_AFTER, K_OVERDUE_AFTER, K_OK_EXIT, K_WARN_EXIT,
+	K_MIN_DURATION, K_AFTER, K_AFTER_SEEN, K_NOTIFY_AFTER, K_NOTIFIED, K_NOTIFIED_AT, K_NOTIFYING,
+	K_NOTIFIER_HOST, K_NOTIFIER_PID, K_NOTIFIER_UNTIL, K_NOTIFY_FAILURES, K_NOTIFY_RETRY_AT,
+	K_LATE_FROM, K_KEEP_RUNS, K_NOTE, KNOWN_COUNT
 };
 static const char *const known_keys[KNOWN_COUNT] = {
-	"version", "status", "since", "owner", "host", "pid", "pid_start",
-	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
-	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
-	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
-	"cancel_seen", "cancel_missed", "cancelled", "cancelled_by", "retries_cancelled_by", "slots", "cmd",
-	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "skip_reason",
-	"coalesced",
-	"wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
-	"paused_note", "every", "late_after", "late_from", "keep_runs", "note",
+	"version", "status", "since", "owner", "host", "pid", "pid_start", "boot_id", "pid_ns",
+	"time_ns", "run_lock", "expires", "timeout", "started", "ended", "exit", "signal",
+	"timed_out", "attempt", "retry_at", "cancel_run", "cancel_signal", "cancel_kill_after",
+	"cancel_by", "cancel_at", "cancel_seen", "cancel_missed", "outcome", "cancelled",
+	"cancelled_by", "retries_cancelled_by", "slots", "cmd", "runs", "failures", "lost",
+	"consecutive_failures", "last_success", "last_success_started", "last_success_run",
+	"last_success_warning", "cancelled_runs", "warnings", "skipped", "last_skipped",
+	"skip_reason", "coalesced", "wait_next", "wait_head", "replaced_below", "paused_until",
+	"paused_by", "paused_note", "every", "late_after", "overdue_after", "ok_exit", "warn_exit",
+	"min_duration", "after", "after_seen", "notify_after", "notified", "notified_at", "notifying",
+	"notifier_host", "notifier_pid", "notifier_until", "notify_failures", "notify_retry_at",
+	"late_from", "keep_runs", "note",
 };
 
 void record_init(struct record *r)
@@ -190,16 +194,20 @@ static const char *check_values(const char *const *val, int first, int need_stat
 	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
 						K_RETRY_AT, K_CANCEL_AT, K_CANCEL_SEEN,
 						K_LAST_SUCCESS, K_LAST_SUCCESS_STARTED,
-						K_LAST_SKIPPED, K_LATE_FROM };
+						K_LAST_SKIPPED, K_LATE_FROM, K_NOTIFIED_AT,
+						K_NOTIFIER_UNTIL, K_NOTIFY_RETRY_AT };
 	static const enum known_key counts[] = { K_PID_NS, K_TIME_NS, K_RUN_LOCK, K_RUNS,
 						 K_FAILURES, K_TIMED_OUT, K_ATTEMPT, K_LOST,
 						 K_CONSECUTIVE_FAILURES, K_KEEP_RUNS,
 						 K_CANCEL_RUN, K_CANCEL_MISSED, K_CANCELLED, K_CANCELLED_RUNS,
 						 K_SKIPPED, K_COALESCED, K_WAIT_NEXT, K_WAIT_HEAD,
-						 K_REPLACED_BELOW };
+						 K_REPLACED_BELOW, K_LAST_SUCCESS_RUN,
+						 K_LAST_SUCCESS_WARNING, K_WARNINGS, K_NOTIFY_AFTER,
+						 K_NOTIFIER_PID, K_NOTIFY_FAILURES };
 	static const struct { enum known_key key; const char *why; } seconds[] = {
 		{ K_TIMEOUT, "bad timeout" }, { K_EVERY, "bad every" },
 		{ K_LATE_AFTER, "bad late_after" }, { K_CANCEL_KILL_AFTER, "bad cancel_kill_after" },
+		{ K_OVERDUE_AFTER, "bad overdue_after" }, { K_MIN_DURATION, "bad min_duration" },
 	};
 
 	if (first != K_VERSION)
@@ -229,6 +237,12 @@ static const char *check_values(const char *const *val, int first, int need_stat
 	for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++)
 		if ((v = val[seconds[i].key]) && !is_number(v))
 			return seconds[i].why;
+	if ((v = val[K_OUTCOME]) && outcome_from_word(v) == OUTCOME_UNKNOWN)
+		return "bad outcome";
+	if ((v = val[K_NOTIFIED]) && health_from_word(v) < 0)
+		return "bad notified";
+	if ((v = val[K_NOTIFYING]) && health_from_word(v) < 0)
+		return "bad notifying";
 	if ((v = val[K_CANCEL_SIGNAL]) && signal_number(v) <= 0)
 		return "bad cancel_signal";
 	/* A pause may have no end. */

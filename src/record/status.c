@@ -9,7 +9,44 @@ static const char *const status_words[] = {
 	[ST_UNREADABLE] = "UNREADABLE",
 };
 
-const char status_list_words[] = "PENDING, RUNNING, STALE, DONE, CANCELLED, OK, FAILED, LATE, PAUSED";
+const char status_list_words[] =
+	"PENDING, RUNNING, STALE, DONE, CANCELLED, OK, WARNING, FAILED, LATE, PAUSED, OVERDUE";
+
+static const char *const outcome_words[] = {
+	[OUTCOME_OK] = "OK", [OUTCOME_FAILED] = "FAILED", [OUTCOME_CANCELLED] = "CANCELLED",
+	[OUTCOME_WARNING] = "WARNING",
+};
+
+const char *outcome_word(enum outcome o)
+{
+	return o == OUTCOME_UNKNOWN ? NULL : outcome_words[o];
+}
+
+enum outcome outcome_from_word(const char *s)
+{
+	for (int o = OUTCOME_OK; o <= OUTCOME_WARNING; o++)
+		if (strcmp(s, outcome_words[o]) == 0)
+			return (enum outcome)o;
+	return OUTCOME_UNKNOWN;
+}
+
+static const char *const health_words[HEALTH_COUNT] = {
+	[HEALTH_OK] = "OK", [HEALTH_WARNING] = "WARNING", [HEALTH_LATE] = "LATE",
+	[HEALTH_FAILED] = "FAILED", [HEALTH_OVERDUE] = "OVERDUE", [HEALTH_STALE] = "STALE",
+};
+
+const char *health_word(enum health h)
+{
+	return health_words[h];
+}
+
+int health_from_word(const char *s)
+{
+	for (int h = 0; h < HEALTH_COUNT; h++)
+		if (strcmp(s, health_words[h]) == 0)
+			return h;
+	return -1;
+}
 
 const char *status_word(enum status st)
 {
@@ -32,8 +69,9 @@ static const struct { const char *word; unsigned bit; } list_words[] = {
 	{ "PENDING", STATUS_BIT(ST_PENDING) }, { "RUNNING", STATUS_BIT(ST_RUNNING) },
 	{ "STALE", STATUS_BIT(ST_STALE) }, { "DONE", STATUS_BIT(ST_DONE) },
 	{ "CANCELLED", STATUS_CANCELLED_BIT }, { "OK", STATUS_OK_BIT },
-	{ "FAILED", STATUS_FAILED_BIT }, { "LATE", STATUS_LATE_BIT },
-	{ "PAUSED", STATUS_PAUSED_BIT },
+	{ "WARNING", STATUS_WARNING_BIT }, { "FAILED", STATUS_FAILED_BIT },
+	{ "LATE", STATUS_LATE_BIT }, { "PAUSED", STATUS_PAUSED_BIT },
+	{ "OVERDUE", STATUS_OVERDUE_BIT },
 };
 
 int parse_status_list(const char *s, unsigned *mask)
@@ -54,14 +92,16 @@ int parse_status_list(const char *s, unsigned *mask)
 	}
 }
 
-int status_in(unsigned mask, enum status st, enum outcome outcome, int late, int paused)
+int status_in(unsigned mask, enum status st, const struct status_marks *m)
 {
-	if ((mask & STATUS_BIT(st)) || (late && (mask & STATUS_LATE_BIT)) ||
-	    (paused && (mask & STATUS_PAUSED_BIT)))
+	if ((mask & STATUS_BIT(st)) || (m->late && (mask & STATUS_LATE_BIT)) ||
+	    (m->paused && (mask & STATUS_PAUSED_BIT)) ||
+	    (m->overdue && st == ST_RUNNING && (mask & STATUS_OVERDUE_BIT)))
 		return 1;
 	if (st != ST_DONE)
 		return 0;
-	return (outcome == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
-	       (outcome == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT)) ||
-	       (outcome == OUTCOME_CANCELLED && (mask & STATUS_CANCELLED_BIT));
+	return (m->outcome == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
+	       (m->outcome == OUTCOME_WARNING && (mask & STATUS_WARNING_BIT)) ||
+	       (m->outcome == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT)) ||
+	       (m->outcome == OUTCOME_CANCELLED && (mask & STATUS_CANCELLED_BIT));
 }

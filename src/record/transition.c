@@ -21,8 +21,8 @@ static const char *const owner_keys[] = {
 	"host", "pid", "owner", "pid_start", "boot_id", "pid_ns", "time_ns", "run_lock", "expires",
 	NULL,
 };
-static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", "cancelled",
-					    "cancelled_by", "retries_cancelled_by", NULL };
+static const char *const result_keys[] = { "ended", "exit", "signal", "timed_out", "outcome",
+					    "cancelled", "cancelled_by", "retries_cancelled_by", NULL };
 /* What only a run has; PENDING drops them with the owner and the result. */
 static const char *const run_keys[] = { "started", "timeout", "attempt", "retry_at", "slots",
 					 "cmd", NULL };
@@ -190,6 +190,9 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 		record_put(r, "cancelled", "1");
 		record_put(r, "cancelled_by", end->cancelled_by);
 	}
+	enum outcome o = record_outcome(r);
+	if (o != OUTCOME_UNKNOWN)
+		record_put(r, "outcome", outcome_word(o));
 	return 0;
 }
 
@@ -236,7 +239,7 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 		if (was == OUTCOME_FAILED)
 			break;
 		record_count_up(r, "failures");
-		if (was == OUTCOME_OK) {
+		if (was == OUTCOME_OK || was == OUTCOME_WARNING) {
 			/* The run was not the last success after all. */
 			put_or_drop(r, "last_success", before->last_success);
 			put_or_drop(r, "last_success_started", before->last_success_started);
@@ -246,10 +249,20 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 		record_count_up(r, "consecutive_failures");
 		break;
 	case OUTCOME_OK:
+	case OUTCOME_WARNING:
 		if (was == OUTCOME_FAILED)
 			count_down(r, "failures");
+		if (record_outcome(r) == OUTCOME_WARNING) {
+			record_put(r, "last_success_warning", "1");
+			record_count_up(r, "warnings");
+		} else {
+			record_drop(r, "last_success_warning");
+		}
 		record_put(r, "last_success", record_get(r, "ended"));
 		put_or_drop(r, "last_success_started", record_get(r, "started"));
+		/* The run's number (SPEC §5d): --after compares these, never
+		 * clocks. */
+		record_put_number(r, "last_success_run", record_count(r, "runs"));
 		record_drop(r, "consecutive_failures");
 		break;
 	case OUTCOME_UNKNOWN:
@@ -281,6 +294,25 @@ void record_set_late(struct record *r, double late_after, time_t now)
 	put_seconds(r, "late_after", late_after);
 	if (!record_get(r, "late_from"))
 		put_time(r, "late_from", now);
+}
+
+double record_overdue_at(const struct record *r)
+{
+	const char *after = record_get(r, "overdue_after");
+	time_t started;
+	if (!after || record_status(r) != ST_RUNNING || record_get(r, "retry_at") ||
+	    record_time(r, "started", &started) < 0)
+		return -1;
+	/* started is kept to the second: + 1 s, so no run is overdue early. */
+	return (double)started + strtod(after, NULL) + 1;
+}
+
+void record_set_overdue(struct record *r, double seconds)
+{
+	if (seconds < 0)
+		record_drop(r, "overdue_after");
+	else
+		put_seconds(r, "overdue_after", seconds);
 }
 
 void record_set_keep_runs(struct record *r, unsigned long keep)
@@ -389,6 +421,11 @@ int record_duration(const struct record *r, long long *seconds)
 
 enum outcome record_outcome(const struct record *r)
 {
+	/* (0.5 writes it; a record made by hand or by 0.4 is judged by its
+	 * result keys) */
+	const char *o = record_get(r, "outcome");
+	if (o)
+		return outcome_from_word(o);
 	if (record_count(r, "cancelled"))
 		return OUTCOME_CANCELLED;
 	if (record_get(r, "signal") || record_count(r, "timed_out"))

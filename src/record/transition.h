@@ -71,6 +71,13 @@ void record_count_lost(struct record *r);
  * late_after and late_from. */
 void record_set_late(struct record *r, double late_after, time_t now);
 #define LATE_NOT_GIVEN (-2.0)   /* no --late-after: the record's stays */
+/* When R's run is or becomes overdue (SPEC §2 Overdue runs): started +
+ * overdue_after + 1 s, a realtime; -1 when R has no overdue_after or no
+ * running attempt (one that waits for its retry runs nothing). */
+double record_overdue_at(const struct record *r);
+/* overdue_after = SECONDS; < 0 removes it. */
+void record_set_overdue(struct record *r, double seconds);
+#define OVERDUE_NOT_GIVEN (-2.0)   /* no --overdue-after: the record's stays */
 /* The history length (SPEC §3a); the default is not written. */
 #define KEEP_RUNS_DEFAULT 20
 #define KEEP_RUNS_MAX 10000

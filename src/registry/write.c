@@ -5,14 +5,12 @@
 
 #include <string.h>
 
-/* The outcome word of a DONE record's run. */
-static const char *outcome_word(const struct record *r)
+/* The outcome word of a DONE record's history line (one of no known
+ * result counts as FAILED there). */
+static const char *line_outcome(const struct record *r)
 {
-	switch (record_outcome(r)) {
-	case OUTCOME_OK: return "OK";
-	case OUTCOME_CANCELLED: return "CANCELLED";
-	default: return "FAILED";
-	}
+	enum outcome o = record_outcome(r);
+	return o == OUTCOME_UNKNOWN ? "FAILED" : outcome_word(o);
 }
 
 /* The time R's KEY says ("ended": when a DONE record's run ended,
@@ -58,7 +56,7 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 		   record_outcome(was) != OUTCOME_UNKNOWN) {
 		/* Leaving a DONE record: its run's line, if a crash lost it
 		 * or left it with the outcome a correction took back. */
-		rc = put_line(reg, job, was, outcome_word(was), time_of(was, "ended"), keep, 1);
+		rc = put_line(reg, job, was, line_outcome(was), time_of(was, "ended"), keep, 1);
 	} else if (between_attempts && !ends_was && record_get(was, "started")) {
 		/* Leaving the record between two attempts: the failed one's
 		 * line, if a crash lost it (it ended at that record's since). */
@@ -71,7 +69,7 @@ int commit_record(const struct registry *reg, const char *job, const struct reco
 	buf_free(&text);
 	if (!rc && ended) {
 		const char *was_context = message_context("the record is in place, not its history line");
-		rc = put_line(reg, job, ended, outcome_word(ended), time_of(ended, "ended"),
+		rc = put_line(reg, job, ended, line_outcome(ended), time_of(ended, "ended"),
 			      record_keep_runs(ended), 0);
 		message_context(was_context);
 	}
