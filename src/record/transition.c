@@ -315,6 +315,14 @@ void record_set_overdue(struct record *r, double seconds)
 		put_seconds(r, "overdue_after", seconds);
 }
 
+void record_set_notify_after(struct record *r, unsigned long long n)
+{
+	if (n <= 1)
+		record_drop(r, "notify_after");
+	else
+		record_put_number(r, "notify_after", n);
+}
+
 void record_set_keep_runs(struct record *r, unsigned long keep)
 {
 	if (keep == KEEP_RUNS_DEFAULT)

@@ -78,6 +78,8 @@ double record_overdue_at(const struct record *r);
 /* overdue_after = SECONDS; < 0 removes it. */
 void record_set_overdue(struct record *r, double seconds);
 #define OVERDUE_NOT_GIVEN (-2.0)   /* no --overdue-after: the record's stays */
+/* --notify-after N (SPEC §5c): notify_after = N; 1 removes it. */
+void record_set_notify_after(struct record *r, unsigned long long n);
 /* The history length (SPEC §3a); the default is not written. */
 #define KEEP_RUNS_DEFAULT 20
 #define KEEP_RUNS_MAX 10000
