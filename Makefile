@@ -1,6 +1,6 @@
 # jobreg — a Makefile for GNU make (pattern rules build each object in .build/).
 
-VERSION   = 0.4.0
+VERSION   = 0.4.1
 PREFIX    = /usr/local
 BINDIR    = $(PREFIX)/bin
 MANDIR    = $(PREFIX)/share/man

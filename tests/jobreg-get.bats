@@ -40,10 +40,10 @@ json_valid() {
 @test "get -V and --version print the program name and version" {
 	run --separate-stderr jobreg-get -V
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-get 0.4.0" ]
+	[ "$output" = "jobreg-get 0.4.1" ]
 	run --separate-stderr jobreg-get --version
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-get 0.4.0" ]
+	[ "$output" = "jobreg-get 0.4.1" ]
 }
 
 @test "get rejects an unknown option with exit 64 and one usage line on stderr" {

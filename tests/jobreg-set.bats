@@ -36,10 +36,10 @@ OLD=2020-01-01T00:00:00Z
 @test "set -V and --version print the program name and version" {
 	run --separate-stderr jobreg-set -V
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-set 0.4.0" ]
+	[ "$output" = "jobreg-set 0.4.1" ]
 	run --separate-stderr jobreg-set --version
 	[ "$status" -eq 0 ]
-	[ "$output" = "jobreg-set 0.4.0" ]
+	[ "$output" = "jobreg-set 0.4.1" ]
 }
 
 @test "set rejects an unknown option with exit 64 and one usage line, touching nothing" {
