@@ -40,8 +40,8 @@ static const char usage[] =
 static const char help[] =
 	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
 	"      --if S[,S]    only if the current status is one of S, else exit 1\n"
-	"                    (PENDING RUNNING STALE DONE; OK FAILED CANCELLED for DONE;\n"
-	"                    LATE PAUSED)\n"
+	"                    (PENDING RUNNING STALE DONE; OK WARNING FAILED CANCELLED\n"
+	"                    for DONE; LATE PAUSED OVERDUE)\n"
 	"      --owner PID   RUNNING only: tie the record to the live process PID\n"
 	"      --ttl SECONDS RUNNING only: the record reads STALE after SECONDS\n"
 	"  -m, --note NOTE   replace the note (with --pause: the pause's own note)\n"
