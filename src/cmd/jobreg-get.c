@@ -232,7 +232,8 @@ static int format_job(const struct registry *reg, const struct request *req, str
 		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
-	struct job_flags flags = { .late = st->late, .paused = st->paused };
+	struct job_flags flags = { .late = st->late, .paused = st->paused, .overdue = st->overdue,
+				   .health = jobstate_health(st, 0) };
 	if (r && (req->format == JSON || req->format == PROMETHEUS))
 		flags.waiting = line_waiting(reg, job, r);
 	switch (req->format) {
