@@ -619,6 +619,13 @@ expect() {
 	write_record lost version=1 status=PENDING since=$hour_ago runs=2 failures=1 lost=1 \
 		consecutive_failures=1 last_success=$hour_ago
 	write_record late version=1 status=PENDING since=$days_ago late_after=3600 late_from=$days_ago
+	# rsync's 24 with --warn-exit 24; a run past its --overdue-after; one not yet
+	write_record warned version=1 status=DONE $ended exit=24 outcome=WARNING runs=2 \
+		last_success=$hour_ago last_success_warning=1 warnings=1
+	write_record hung version=1 status=RUNNING since=$days_ago started=$days_ago runs=1 \
+		overdue_after=3600
+	write_record slow version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=1 \
+		overdue_after=7200
 	write_record broken version=1 junk
 	jobreg-get -q -a -P -o "$tf/jobreg.prom"
 	REG=$t/ok write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
@@ -652,6 +659,8 @@ expect() {
 			JobFailedThreeTimesInARow) expect "$alert" "name: flaky, $reg" ;;
 			JobLate) expect "$alert" "name: late, $reg" ;;
 			JobLostARun) expect "$alert" "name: lost, $reg" ;;
+			JobWarning) expect "$alert" "name: warned, $reg, health: warning" ;;
+			JobOverdue) expect "$alert" "name: hung, $reg" ;;
 			JobregCorruptRecords) expect "$alert" "$reg" ;;
 			JobregRegistryDown) expect "$alert" "registry: \"$t/typo\"" ;;
 			JobregMetricsOld) expect "$alert" "file: \"$tf/late-jobreg.prom\"" ;;
