@@ -308,7 +308,7 @@ OLD=2020-01-01T00:00:00Z
 		flunk "$output"
 	printf '%s\n' "${lines[@]}" | grep -qE "^new +PENDING +registry paused until resumed \(by $(me): kernel upgrade\) " ||
 		flunk "$output"
-	[ "${lines[3]}" = "3 jobs: 3 paused" ]
+	[ "${lines[3]}" = "3 jobs: 3 ok; 3 paused" ]
 }
 
 @test "get reads the registry's pause once a call, not once a job" {

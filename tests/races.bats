@@ -358,7 +358,7 @@ check_replays() {
 	[ "$status" -eq 0 ]
 	[ "$(cut -f1,2 <<< "$output")" = "job	STALE" ]
 	run jobreg-get -j job
-	[[ "$output" == *', "stale": true}' ]]
+	[[ "$output" == *', "stale": true, "health": "STALE"}' ]]
 	[ "$(field job status)" = RUNNING ]
 
 	run --separate-stderr jobreg-dispatch --once job sh -c 'echo second run'
