@@ -1,6 +1,6 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)).  Past 450 lines:
- * four modes (STATUS, --cancel, --pause, --resume), each with its options
- * (modes[]) and its -a. */
+ * four modes (STATUS or the settings alone, --cancel, --pause, --resume),
+ * each with its options (modes[]) and its -a. */
 #include "cmd/cli.h"
 #include "registry/history.h"
 #include "registry/listing.h"
