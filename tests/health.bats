@@ -187,10 +187,14 @@ plant_health() {
 		runs=2 failures=1 consecutive_failures=1
 	write_record warm version=1 status=RUNNING "since=$(now_rfc3339)" "started=$(now_rfc3339)" \
 		runs=2 last_success_warning=1
-	run jobreg-get --report again warm ok
+	# and a run that warned for its --min-duration says so
+	write_record short version=1 status=DONE since=2026-01-01T00:00:00Z started=2026-01-01T00:00:00Z \
+		ended=2026-01-01T00:00:00Z exit=0 outcome=WARNING min_duration=5 last_success_warning=1
+	run jobreg-get --report again warm short ok
 	[[ ${lines[0]} =~ ^again\ +RUNNING\ +running\ for\ [0-9]+s,\ last\ run\ failed\  ]] || flunk "$output"
-	[[ ${lines[1]} =~ ^warm\ +RUNNING\ +running\ for\ [0-9]+s,\ last\ run\ a\ warning\  ]] || flunk "$output"
-	[ "${lines[3]}" = "3 jobs: 1 failed, 1 warning, 1 ok; 2 running" ]
+	[[ ${lines[1]} =~ ^short\ +DONE\ +warning:\ took\ 0s,\ under\ 5s\  ]] || flunk "$output"
+	[[ ${lines[2]} =~ ^warm\ +RUNNING\ +running\ for\ [0-9]+s,\ last\ run\ a\ warning\  ]] || flunk "$output"
+	[ "${lines[4]}" = "4 jobs: 1 failed, 2 warnings, 1 ok; 2 running" ]
 }
 
 @test "get -j gives every job's health, overdue, outcome and notified, the 0.5 counters as numbers and the lists as strings" {

@@ -387,7 +387,7 @@ get_refuses_id() {
 	write_record bare version=1 status=RUNNING since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get --json job bare
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": 1, \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\"}" ]
+	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": 1, \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\", \"health\": \"OK\"}" ]
 	[ "${lines[1]}" = '{"job": "bare", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "health": "OK"}' ]
 	printf '%s\n' "$output" | json_valid
 }
@@ -410,7 +410,7 @@ get_refuses_id() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = 'Grüße — "ok" \ 完了' ]
 	[ "${lines[1]}" = "'TERM'" ]
-	[ "${lines[2]}" = "['job', 'note', 'signal', 'since', 'status', 'version']" ]
+	[ "${lines[2]}" = "['health', 'job', 'note', 'signal', 'since', 'status', 'version']" ]
 }
 
 @test "get -j gives the duration of a DONE run and the history and owner numbers as numbers" {

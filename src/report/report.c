@@ -92,12 +92,12 @@ static void why_warned(struct buf *why, const struct record *r)
 	struct run_result end = record_run_result(r);
 	long long seconds;
 	const char *min = record_get(r, "min_duration");
-	buf_adds(why, "warning: ");
+	buf_adds(why, "warning");
 	if (min && record_duration(r, &seconds) == 0 && (double)seconds < strtod(min, NULL)) {
-		report_duration(why, "took ", (double)seconds, "");
+		report_duration(why, ": took ", (double)seconds, "");
 		report_duration(why, ", under ", strtod(min, NULL), "");
-	} else {
-		buf_addf(why, "exit %d", end.exit_status);
+	} else if (end.exit_status >= 0) {
+		buf_addf(why, ": exit %d", end.exit_status);
 	}
 }
 
@@ -359,7 +359,9 @@ void report_finish(struct report *rp, struct buf *out)
 	const char *sep = ": ";
 	for (int k = 0; k < RK_KINDS; k++)
 		if (count[k]) {
-			buf_addf(out, "%s%zu %s", sep, count[k], summary[k]);
+			/* (the one noun among the adjectives: "2 warnings") */
+			buf_addf(out, "%s%zu %s%s", sep, count[k], summary[k],
+				 k == RK_WARNING && count[k] > 1 ? "s" : "");
 			sep = ", ";
 		}
 	if (running)
