@@ -208,7 +208,7 @@ get_refuses_id() {
 	[ "$output" = $'a\tPENDING\t-\t-\t-\t-\t-\t-' ]
 	run --separate-stderr jobreg-get -j a
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "a", "status": "PENDING"}' ]
+	[ "$output" = '{"job": "a", "status": "PENDING", "health": "OK"}' ]
 	[ ! -e "$REG" ]
 }
 
@@ -373,7 +373,7 @@ get_refuses_id() {
 		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:09Z exit=3 'note=say "hi" \ ok'
 	run --separate-stderr jobreg-get -j job
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "job", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok", "duration": 9}' ]
+	[ "$output" = '{"job": "job", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:09Z", "host": "build01", "pid": 41213, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T00:00:09Z", "exit": 3, "note": "say \"hi\" \\ ok", "duration": 9, "health": "OK"}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -387,8 +387,8 @@ get_refuses_id() {
 	write_record bare version=1 status=RUNNING since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get --json job bare
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": 1, \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\"}" ]
-	[ "${lines[1]}" = '{"job": "bare", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[0]}" = "{\"job\": \"job\", \"version\": 1, \"status\": \"RUNNING\", \"since\": \"2026-01-01T00:00:00Z\", \"owner\": \"pid\", \"host\": \"build01\", \"pid\": $SLEEPER, \"pid_start\": $ps, \"boot_id\": \"$boot\", \"started\": \"2026-01-01T00:00:00Z\", \"health\": \"OK\"}" ]
+	[ "${lines[1]}" = '{"job": "bare", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "health": "OK"}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -397,7 +397,7 @@ get_refuses_id() {
 		started=2020-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -j job
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "job", "version": 1, "status": "STALE", "since": "2020-01-01T00:00:00Z", "expires": "2020-01-01T00:00:10Z", "started": "2020-01-01T00:00:00Z", "stale": true}' ]
+	[ "$output" = '{"job": "job", "version": 1, "status": "STALE", "since": "2020-01-01T00:00:00Z", "expires": "2020-01-01T00:00:10Z", "started": "2020-01-01T00:00:00Z", "stale": true, "health": "STALE"}' ]
 	printf '%s\n' "$output" | json_valid
 }
 
@@ -410,7 +410,7 @@ get_refuses_id() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = 'Grüße — "ok" \ 完了' ]
 	[ "${lines[1]}" = "'TERM'" ]
-	[ "${lines[2]}" = "['job', 'note', 'signal', 'since', 'status', 'version']" ]
+	[ "${lines[2]}" = "['health', 'job', 'note', 'signal', 'since', 'status', 'version']" ]
 }
 
 @test "get -j gives the duration of a DONE run and the history and owner numbers as numbers" {
@@ -421,7 +421,7 @@ get_refuses_id() {
 		pid=7 pid_start=99 pid_ns=4026531836 time_ns=4026531834 run_lock=1234567 timeout=3600 \
 		started=2026-01-01T00:00:00Z runs=1 duration=bogus
 	run --separate-stderr jobreg-get -j done run
-	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "host": "build01", "pid": 41, "timeout": 1.50, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T01:00:05Z", "exit": 0, "timed_out": true, "runs": 12, "failures": 3, "last_success": "2025-12-31T00:00:00Z", "duration": 3605}' ]
+	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "host": "build01", "pid": 41, "timeout": 1.50, "started": "2026-01-01T00:00:00Z", "ended": "2026-01-01T01:00:05Z", "exit": 0, "timed_out": true, "runs": 12, "failures": 3, "last_success": "2025-12-31T00:00:00Z", "duration": 3605, "health": "OK"}' ]
 	# a RUNNING run has no duration, and a record's own "duration" key is left out
 	[[ "${lines[1]}" == '{"job": "run", "version": 1, "status": '* ]]
 	[[ "${lines[1]}" == *'"pid": 7, "pid_start": 99, "pid_ns": 4026531836, "time_ns": 4026531834, "run_lock": 1234567, "timeout": 3600, "started": "2026-01-01T00:00:00Z", "runs": 1'* ]]
@@ -433,7 +433,7 @@ get_refuses_id() {
 	write_record j version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 run=abc result=7 extra=12
 	run --separate-stderr jobreg-get -j j
 	[ "$status" -eq 0 ]
-	[ "$output" = '{"job": "j", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "run": "abc", "result": "7", "extra": "12"}' ]
+	[ "$output" = '{"job": "j", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "run": "abc", "result": "7", "extra": "12", "health": "OK"}' ]
 }
 
 @test "get -j gives version as a number and timed_out as a boolean, as every numeric field and flag" {
@@ -443,8 +443,8 @@ get_refuses_id() {
 	jobreg-dispatch -q --timeout 0.1 run sleep 5 || [ $? -eq 124 ]
 	run --separate-stderr jobreg-get -j timed hand run
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = '{"job": "timed", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "timeout": 60, "exit": 0, "timed_out": true}' ]
-	[ "${lines[1]}" = '{"job": "hand", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "timed_out": false}' ]
+	[ "${lines[0]}" = '{"job": "timed", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "timeout": 60, "exit": 0, "timed_out": true, "health": "OK"}' ]
+	[ "${lines[1]}" = '{"job": "hand", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "exit": 0, "timed_out": false, "health": "OK"}' ]
 	# read back: every value typed as jq would want it
 	run python3 -c '
 import json, sys
@@ -478,14 +478,14 @@ print("checked")' <<<"$output"
 	: >"$REG/.done.wait.18"   # past wait_next
 	run --separate-stderr jobreg-get -j done run
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "ended": "2026-01-01T01:00:00Z", "exit": 143, "cancelled": true, "cancelled_by": "ops@ops01", "cmd": "rsync -a '"'/srv x/'"'", "cancelled_runs": 2, "skipped": 4, "coalesced": 2, "wait_next": 18, "wait_head": 15, "replaced_below": 16, "paused_until": "inf", "paused_by": "ops@ops01", "paused": true, "waiting": 2}' ]
+	[ "${lines[0]}" = '{"job": "done", "version": 1, "status": "DONE", "since": "2026-01-01T01:00:00Z", "ended": "2026-01-01T01:00:00Z", "exit": 143, "cancelled": true, "cancelled_by": "ops@ops01", "cmd": "rsync -a '"'/srv x/'"'", "cancelled_runs": 2, "skipped": 4, "coalesced": 2, "wait_next": 18, "wait_head": 15, "replaced_below": 16, "paused_until": "inf", "paused_by": "ops@ops01", "paused": true, "waiting": 2, "health": "OK"}' ]
 	# a pause that has ended, and a line with nobody in it, add nothing
-	[ "${lines[1]}" = '{"job": "run", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "cancel_run": 13, "cancel_signal": "TERM", "cancel_kill_after": 10.5, "cancel_by": "ops@ops01", "cancel_at": "2026-01-01T00:00:01Z", "wait_next": 3, "paused_until": "2020-01-01T00:00:00Z"}' ]
+	[ "${lines[1]}" = '{"job": "run", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "cancel_run": 13, "cancel_signal": "TERM", "cancel_kill_after": 10.5, "cancel_by": "ops@ops01", "cancel_at": "2026-01-01T00:00:01Z", "wait_next": 3, "paused_until": "2020-01-01T00:00:00Z", "health": "OK"}' ]
 	printf '%s\n' "$output" | json_valid
 	# a record's own "paused" or "waiting" key is left out
 	write_record hand version=1 status=PENDING since=2026-01-01T00:00:00Z paused=no waiting=7
 	run -0 jobreg-get -j hand
-	[ "$output" = '{"job": "hand", "version": 1, "status": "PENDING", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "$output" = '{"job": "hand", "version": 1, "status": "PENDING", "since": "2026-01-01T00:00:00Z", "health": "OK"}' ]
 }
 
 # -s: the status list filters every format, with -a and with named jobs.
@@ -574,8 +574,8 @@ plant_mix() {
 	write_record a version=1 status=RUNNING since=2026-01-01T00:00:00Z
 	run --separate-stderr jobreg-get -a -j
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = '{"job": "a", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z"}' ]
-	[ "${lines[1]}" = '{"job": "b", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[0]}" = '{"job": "a", "version": 1, "status": "RUNNING", "since": "2026-01-01T00:00:00Z", "health": "OK"}' ]
+	[ "${lines[1]}" = '{"job": "b", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "health": "OK"}' ]
 	[ "${#lines[@]}" -eq 2 ]
 	printf '%s\n' "$output" | json_valid
 }
@@ -872,7 +872,7 @@ get_sees_corrupt() {
 	run --separate-stderr jobreg-get -j bad good
 	[ "$status" -eq 65 ]
 	[ "${lines[0]}" = '{"job": "bad", "corrupt": true}' ]
-	[ "${lines[1]}" = '{"job": "good", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z"}' ]
+	[ "${lines[1]}" = '{"job": "good", "version": 1, "status": "DONE", "since": "2026-01-01T00:00:00Z", "health": "OK"}' ]
 	printf '%s\n' "$output" | json_valid
 	[[ "$stderr" == "jobreg-get: bad: "*"$REG/bad"* ]]
 	run --separate-stderr jobreg-get -l bad good
@@ -1374,14 +1374,14 @@ plant_report() {
 	printf 'oops: \033[31mdisk full\r\n' > "$REG/.failed.log"
 }
 
-@test "get --report gives a line a job, why it is so, worst first by id, and a summary" {
+@test "get --report gives a line a job, why it is so, worst health first by id, and a summary by health" {
 	plant_report
 	run --separate-stderr jobreg-get --report -a
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	# the first word of a line is its job: worst first, then by id
+	# the first word of a line is its job: worst health first, then by id
 	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
-		"stale failed killed lost timed late running pending ok 9" ]
+		"stale failed killed lost timed late ok pending running 9" ]
 	local line
 	for line in "stale +STALE +STALE since 2020-01-01T00:00:00Z on build01 +never ok +-$" \
 		"failed +DONE +FAILED exit 3 +never ok +took 0s +oops: \\\\x1b\[31mdisk full$" \
@@ -1394,12 +1394,12 @@ plant_report() {
 		"ok +DONE +OK +last ok 2h10m ago +took 3m5s +all done$"; do
 		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"
 	done
-	[ "${lines[9]}" = "9 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok" ]
+	[ "${lines[9]}" = "9 jobs: 1 stale, 4 failed, 1 late, 3 ok; 1 running" ]
 	# the columns line up
 	[ "$(printf '%s\n' "${lines[@]:0:9}" | awk '{ print index($0, $2) }' | sort -u | wc -l)" -eq 1 ]
 }
 
-@test "get --report says who cancelled a run, until when a job is paused and how many wait, and counts cancelled and paused" {
+@test "get --report says who cancelled a run, until when a job is paused and how many wait, and counts the running and paused" {
 	write_record cancelled version=1 status=DONE since=2026-01-01T00:00:30Z \
 		started=2026-01-01T00:00:00Z ended=2026-01-01T00:00:30Z exit=143 cancelled=1 \
 		cancelled_by=ops@ops01 cancelled_runs=1
@@ -1407,7 +1407,8 @@ plant_report() {
 		paused_until=2999-01-01T00:00:00Z paused_by=ops@ops01 "paused_note=kernel upgrade"
 	write_record okheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
 		paused_until=inf paused_by=ops@ops01 "paused_note=$(printf 'x%.0s' {1..41})"
-	write_record badheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=2 paused_until=inf
+	write_record badheld version=1 status=DONE since=2026-01-01T00:00:00Z exit=2 paused_until=inf \
+		consecutive_failures=1
 	write_record over version=1 status=DONE since=2026-01-01T00:00:00Z exit=0 \
 		paused_until=2020-01-01T00:00:00Z
 	write_record busy version=1 status=RUNNING since=2026-01-01T00:00:00Z wait_next=3 wait_head=1
@@ -1416,7 +1417,7 @@ plant_report() {
 	run --separate-stderr jobreg-get --report -a
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
-		"badheld cancelled held okheld busy over 6" ]
+		"badheld busy cancelled held okheld over 6" ]
 	local line
 	for line in "badheld +DONE +FAILED exit 2, paused until resumed +never ok" \
 		"cancelled +DONE +cancelled by ops@ops01 +never ok +took 30s$" \
@@ -1426,7 +1427,7 @@ plant_report() {
 		"over +DONE +OK +never ok"; do
 		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"
 	done
-	[ "${lines[6]}" = "6 jobs: 1 failed, 1 cancelled, 2 paused, 1 running, 1 ok" ]
+	[ "${lines[6]}" = "6 jobs: 1 failed, 5 ok; 1 running, 3 paused" ]
 }
 
 @test "get --report gives a time limit that is not whole seconds as it was given" {
@@ -1447,9 +1448,9 @@ plant_report() {
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 3 ]
 	[[ "${lines[0]}" == "nosuch  PENDING  pending"* ]]
-	[ "${lines[2]}" = "2 jobs: 1 pending, 1 ok" ]
+	[ "${lines[2]}" = "2 jobs: 2 ok" ]
 	jobreg-get --report -a -o "$T/report"
-	[ "$(tail -n 1 "$T/report")" = "9 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok" ]
+	[ "$(tail -n 1 "$T/report")" = "9 jobs: 1 stale, 4 failed, 1 late, 3 ok; 1 running" ]
 	run --separate-stderr jobreg-get --report -d "$T/none" -a
 	[ "$status" -eq 0 ]
 	[ "$output" = "0 jobs" ]
@@ -1462,7 +1463,7 @@ plant_report() {
 	[ "$status" -eq 65 ]
 	[[ "$stderr" == "jobreg-get: broken: corrupt record $REG/broken"* ]]
 	[[ "${lines[0]}" =~ ^broken\ +CORRUPT\ +corrupt\ record\ +-\ +-$ ]]
-	[ "${lines[10]}" = "10 jobs: 4 failed, 1 late, 1 stale, 1 running, 1 pending, 1 ok, 1 corrupt" ]
+	[ "${lines[10]}" = "10 jobs: 1 corrupt, 1 stale, 4 failed, 1 late, 3 ok; 1 running" ]
 }
 
 @test "get --report reads only the tail of a job's log for its last line" {

@@ -17,7 +17,7 @@ load lib/procs
 	sleep 4.1
 	run jobreg-get -a -s LATE
 	[ "$output" = "nightly PENDING" ]
-	[[ $(jobreg-get -j nightly) == *', "late": true}' ]]
+	[[ $(jobreg-get -j nightly) == *', "late": true, "health": "LATE"}' ]]
 	run jobreg-get --is LATE nightly
 	[ "$status" -eq 0 ]
 	jobreg-get -P nightly > "$T/m"
@@ -34,7 +34,7 @@ load lib/procs
 	[ "$status" -eq 1 ] || [ $((EPOCHSECONDS - t0)) -ge 3 ]
 	[[ $(jobreg-get -j job) != *late\"\:\ true* ]] || [ $((EPOCHSECONDS - t0)) -ge 3 ]
 	sleep 2.5
-	[[ $(jobreg-get -j job) == *', "late": true}' ]]
+	[[ $(jobreg-get -j job) == *', "late": true, "health": "LATE"}' ]]
 	# a failure does not help: late_after counts from the last success
 	jobreg-dispatch job sh -c 'exit 1' || true
 	run jobreg-get --is LATE job

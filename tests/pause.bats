@@ -287,8 +287,8 @@ OLD=2020-01-01T00:00:00Z
 	jobreg-set --pause -a
 	run --separate-stderr jobreg-get -j a new
 	[ "$status" -eq 0 ]
-	[[ ${lines[0]} == '{"job": "a", '*', "paused": true}' ]] || flunk "$output"
-	[ "${lines[1]}" = '{"job": "new", "status": "PENDING", "paused": true}' ]
+	[[ ${lines[0]} == '{"job": "a", '*', "paused": true, "health": "OK"}' ]] || flunk "$output"
+	[ "${lines[1]}" = '{"job": "new", "status": "PENDING", "paused": true, "health": "OK"}' ]
 	run --separate-stderr jobreg-get -P a new
 	[ "$status" -eq 0 ]
 	grep -qxF "jobreg_registry_paused{registry=\"$REG\"} 1" <<<"$output" || flunk "$output"
@@ -308,7 +308,7 @@ OLD=2020-01-01T00:00:00Z
 		flunk "$output"
 	printf '%s\n' "${lines[@]}" | grep -qE "^new +PENDING +registry paused until resumed \(by $(me): kernel upgrade\) " ||
 		flunk "$output"
-	[ "${lines[3]}" = "3 jobs: 3 paused" ]
+	[ "${lines[3]}" = "3 jobs: 3 ok; 3 paused" ]
 }
 
 @test "get reads the registry's pause once a call, not once a job" {

@@ -137,6 +137,9 @@ family jobreg_job_skipped counter
 family jobreg_job_coalesced counter
 family jobreg_job_waiting gauge
 family jobreg_job_paused gauge
+family jobreg_job_health gauge
+family jobreg_job_warnings counter
+family jobreg_job_overdue gauge
 family jobreg_corrupt_records gauge
 family jobreg_registry_paused gauge
 family jobreg_registry_up gauge" ]
@@ -192,8 +195,8 @@ family jobreg_registry_up gauge" ]
 	' <<<"$output"
 	[ "$output" = ok ]
 	run jobreg-get -a -P
-	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 20 ]
-	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 20 ]
+	[ "$(grep -c '^# HELP ' <<<"$output")" -eq 23 ]
+	[ "$(grep -c '^# TYPE ' <<<"$output")" -eq 23 ]
 	grep -qx '# TYPE jobreg_job_runs_total counter' <<<"$output"
 	grep -qx '# TYPE jobreg_job_failures_total counter' <<<"$output"
 	# the last line ends with a line feed, as the format requires
@@ -416,8 +419,8 @@ temps_in() {
 
 @test "get -o never lets a reader see a partial file while it rewrites a large one" {
 	# 3000 jobs make about 2 MB of metrics; a reader copies the file over and
-	# over while it is rewritten, and every copy must be whole: 18 lines per
-	# job, 38 of HELP and TYPE, and the registry's two lines last.
+	# over while it is rewritten, and every copy must be whole: 25 lines per
+	# job, 44 of HELP and TYPE, and the registry's two lines last.
 	local i
 	mkdir -p "$REG"
 	local note
@@ -431,7 +434,7 @@ temps_in() {
 	jobreg-get -a -P -o "$out"
 	local lines
 	lines=$(wc -l < "$out")
-	[ "$lines" -eq 54043 ]
+	[ "$lines" -eq 75049 ]
 	( for i in $(seq 25); do jobreg-get -a -P -o "$out" || exit 1; done; : > "$done" ) 3>&- &
 	local writer=$!
 	BG_PIDS+=("$writer")
@@ -619,6 +622,13 @@ expect() {
 	write_record lost version=1 status=PENDING since=$hour_ago runs=2 failures=1 lost=1 \
 		consecutive_failures=1 last_success=$hour_ago
 	write_record late version=1 status=PENDING since=$days_ago late_after=3600 late_from=$days_ago
+	# rsync's 24 with --warn-exit 24; a run past its --overdue-after; one not yet
+	write_record warned version=1 status=DONE $ended exit=24 outcome=WARNING runs=2 \
+		last_success=$hour_ago last_success_warning=1 warnings=1
+	write_record hung version=1 status=RUNNING since=$days_ago started=$days_ago runs=1 \
+		overdue_after=3600
+	write_record slow version=1 status=RUNNING since=$hour_ago started=$hour_ago runs=1 \
+		overdue_after=7200
 	write_record broken version=1 junk
 	jobreg-get -q -a -P -o "$tf/jobreg.prom"
 	REG=$t/ok write_record good version=1 status=DONE $ended exit=0 runs=1 last_success=$hour_ago
@@ -652,6 +662,8 @@ expect() {
 			JobFailedThreeTimesInARow) expect "$alert" "name: flaky, $reg" ;;
 			JobLate) expect "$alert" "name: late, $reg" ;;
 			JobLostARun) expect "$alert" "name: lost, $reg" ;;
+			JobWarning) expect "$alert" "name: warned, $reg, health: warning" ;;
+			JobOverdue) expect "$alert" "name: hung, $reg" ;;
 			JobregCorruptRecords) expect "$alert" "$reg" ;;
 			JobregRegistryDown) expect "$alert" "registry: \"$t/typo\"" ;;
 			JobregMetricsOld) expect "$alert" "file: \"$tf/late-jobreg.prom\"" ;;

@@ -321,7 +321,7 @@ check_replays() {
 	[ "$output" = STALE ]
 	run jobreg-get -j job
 	[ "$status" -eq 0 ]
-	[[ "$output" == '{"job": "job", '*'"status": "STALE"'*', "stale": true}' ]]
+	[[ "$output" == '{"job": "job", '*'"status": "STALE"'*', "stale": true, "health": "STALE"}' ]]
 	[ "$(field job status)" = RUNNING ] # STALE is derived, never written
 
 	run --separate-stderr jobreg-dispatch job sh -c 'echo took over'
@@ -358,7 +358,7 @@ check_replays() {
 	[ "$status" -eq 0 ]
 	[ "$(cut -f1,2 <<< "$output")" = "job	STALE" ]
 	run jobreg-get -j job
-	[[ "$output" == *', "stale": true}' ]]
+	[[ "$output" == *', "stale": true, "health": "STALE"}' ]]
 	[ "$(field job status)" = RUNNING ]
 
 	run --separate-stderr jobreg-dispatch --once job sh -c 'echo second run'

@@ -300,7 +300,7 @@ slot_waiter() {
 	[[ $output == *"FAILED exit 1, due now "* ]] || flunk "$output"
 	[[ $output != *"plain "*"due"* ]] || flunk "$output"
 	run --separate-stderr jobreg-get -j daily fresh plain
-	[[ ${lines[0]} == *'"every": 86400, "duration": 1800, "next_due": "2026-01-03T00:00:00Z"}' ]] || flunk "$output"
+	[[ ${lines[0]} == *'"every": 86400, "duration": 1800, "next_due": "2026-01-03T00:00:00Z", "health": "OK"}' ]] || flunk "$output"
 	[[ ${lines[1]} != *next_due* && ${lines[2]} != *next_due* ]]
 }
 

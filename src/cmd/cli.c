@@ -433,6 +433,14 @@ double late_after_or_err(const char *arg)
 	return seconds;
 }
 
+double overdue_after_or_err(const char *arg)
+{
+	double seconds = limit_or_err(arg, "overdue-after duration");
+	if (seconds == 0)
+		bad_value("overdue-after duration", arg, "a duration, or inf");
+	return seconds;
+}
+
 const char *note_or_err(const char *arg)
 {
 	const char *problem = note_problem(arg);

@@ -75,6 +75,9 @@ unsigned long long size_or_err(const char *arg);
 /* --late-after: a limit (inf: -1, remove it) other than 0, by which
  * every job would be late. */
 double late_after_or_err(const char *arg);
+/* --overdue-after: the same rule (SPEC §2 Overdue runs; 0 would make
+ * every run overdue at its first second). */
+double overdue_after_or_err(const char *arg);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 

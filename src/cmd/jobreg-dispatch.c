@@ -29,7 +29,7 @@ static const char usage[] =
 	" [--wait DURATION] [--coalesce | --replace] [--slots NAME:N]... [--timeout DURATION]"
 	" [--kill-after DURATION] [--signal SIG]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
-	" [--late-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
+	" [--late-after DURATION] [--overdue-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
 	"Run COMMAND as the one live run of JOB, recording RUNNING and then DONE.\n"
 	"      --once        do not run if JOB is DONE: replay its result (0, or the\n"
@@ -52,6 +52,7 @@ static const char help[] =
 	"      --chronic     keep it, pass nothing on, and print it if the run FAILED\n"
 	"      --log-size S  keep at least the last S bytes (default 1M; k, M, G)\n"
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
+	"      --overdue-after D  the run is overdue once it has run D (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"  -E, --conflict-exit-code CODE  exit CODE, not 75, when not run (busy, paused)\n"
 	"  -m, --note NOTE   the note of this run\n"
@@ -137,6 +138,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "chronic", no_argument, 0, 'c' },
 		{ "log-size", required_argument, 0, 'z' },
 		{ "late-after", required_argument, 0, 'l' },
+		{ "overdue-after", required_argument, 0, 'u' },
 		{ "keep-runs", required_argument, 0, 'k' },
 		{ "slots", required_argument, 0, 'N' },
 		COMMON_LONGOPTS,
@@ -181,6 +183,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'c': set_log(req, LOG_CHRONIC); break;
 		case 'z': req->log_size = size_or_err(optarg); break;
 		case 'l': req->late_after = late_after_or_err(optarg); break;
+		case 'u': req->overdue_after = overdue_after_or_err(optarg); break;
 		case 'k': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
 		case 'N':
 			if ((why = slots_add(req->slots, optarg)) != NULL)
@@ -231,7 +234,7 @@ int main(int argc, char **argv)
 	struct run_request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
 				   .timeout_signal = SIGTERM, .retry_delay = 10,
 				   .log_size = LOG_SIZE_DEFAULT, .late_after = LATE_NOT_GIVEN,
-				   .keep_runs = -1 };
+				   .overdue_after = OVERDUE_NOT_GIVEN, .keep_runs = -1 };
 	struct registry reg;
 	struct run run = {0};
 	struct slot_set slots = {0};

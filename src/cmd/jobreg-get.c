@@ -31,9 +31,10 @@ static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
 	"                    job status since owner host pid exit note\n"
-	"  -j, --json        one JSON object per job (JSON Lines)\n"
+	"  -j, --json        one JSON object per job (JSON Lines), with its health\n"
 	"  -P, --prometheus  metrics in the Prometheus text format\n"
-	"      --report      for people: one line a job, why, worst first; a summary\n"
+	"      --report      for people: one line a job, why, worst health first;\n"
+	"                    a summary by health\n"
 	"  -s, --status S[,S]  print only the jobs whose status is one of S\n"
 	"                    (PENDING RUNNING STALE DONE; OK WARNING FAILED CANCELLED\n"
 	"                    for DONE; LATE PAUSED OVERDUE)\n"
@@ -232,7 +233,8 @@ static int format_job(const struct registry *reg, const struct request *req, str
 		       struct collect *all, const char *job, const struct job_state *st)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
-	struct job_flags flags = { .late = st->late, .paused = st->paused };
+	struct job_flags flags = { .late = st->late, .paused = st->paused, .overdue = st->overdue,
+				   .health = jobstate_health(st, 0) };
 	if (r && (req->format == JSON || req->format == PROMETHEUS))
 		flags.waiting = line_waiting(reg, job, r);
 	switch (req->format) {

@@ -1,6 +1,6 @@
 /* jobreg-set: write a job's status (see jobreg-set(1)).  Past 450 lines:
- * four modes (STATUS, --cancel, --pause, --resume), each with its options
- * (modes[]) and its -a. */
+ * four modes (STATUS or the settings alone, --cancel, --pause, --resume),
+ * each with its options (modes[]) and its -a. */
 #include "cmd/cli.h"
 #include "registry/history.h"
 #include "registry/listing.h"
@@ -31,14 +31,18 @@
 
 static const char usage[] =
 	"jobreg-set [-q] [-d DIR] [-w SECONDS] [--if S[,S]] [--owner PID] [--ttl SECONDS]"
-	" [-m NOTE] [--exit N] [--late-after DURATION] [--keep-runs N] [--force] JOB STATUS"
+	" [-m NOTE] [--exit N] [--late-after DURATION] [--overdue-after DURATION]"
+	" [--notify-after N] [--keep-runs N] [--force] JOB STATUS"
+	" | jobreg-set [-q] [-d DIR] [-w SECONDS] [--late-after DURATION] [--overdue-after DURATION]"
+	" [--notify-after N] [--keep-runs N] JOB"
 	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --if S[,S] -a STATUS"
 	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --cancel [--signal SIG] [--kill-after DURATION]"
 	" [--wait DURATION] [-m NOTE] JOB..."
 	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --pause [--for DURATION] [-m NOTE] (-a | JOB...)"
 	" | jobreg-set [-q] [-d DIR] [-w SECONDS] --resume (-a | JOB...)";
 static const char help[] =
-	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record.\n"
+	"Write STATUS (PENDING, RUNNING or DONE) as JOB's record; without STATUS,\n"
+	"only the settings given (the status and the run are left alone).\n"
 	"      --if S[,S]    only if the current status is one of S, else exit 1\n"
 	"                    (PENDING RUNNING STALE DONE; OK WARNING FAILED CANCELLED\n"
 	"                    for DONE; LATE PAUSED OVERDUE)\n"
@@ -47,6 +51,8 @@ static const char help[] =
 	"  -m, --note NOTE   replace the note (with --pause: the pause's own note)\n"
 	"      --exit N      DONE only: record the run's exit status (0-255)\n"
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
+	"      --overdue-after D  a run is overdue once it has run D (inf: never)\n"
+	"      --notify-after N  notifiers announce FAILED after N failures in a row\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
 	"      --force       replace a corrupt record\n"
 	"  -a, --all         with --if: every job with a record (a sweep: records that\n"
@@ -83,6 +89,9 @@ struct set_request {
 	int force;
 	double late_after;     /* --late-after: seconds; -1: inf (remove) */
 	long keep_runs;        /* --keep-runs; -1: not given */
+	double overdue_after;  /* --overdue-after: seconds; -1: inf; OVERDUE_NOT_GIVEN */
+	long notify_after;     /* --notify-after; 0: not given */
+	int settings_only;     /* JOB with no STATUS: only the settings */
 	int all;               /* -a: a sweep of every job with a record */
 	char **jobs;           /* the JOB operands */
 	int njobs;
@@ -167,6 +176,10 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 			goto out;
 		if (req->mode == MODE_PAUSE)
 			record_pause(&rec, pause_end(req), req->cancel.by, req->note);
+	} else if (req->settings_only) {
+		/* SPEC §5 jobreg-set: status, owner and run untouched. */
+		if (!st.found)
+			record_to_pending(&rec, now, NULL);
 	} else if (req->status == ST_PENDING)
 		record_to_pending(&rec, now, req->note);
 	else if (req->status == ST_DONE) {
@@ -181,8 +194,12 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 		record_set_late(&rec, req->late_after, now);
 	if (req->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	if (req->overdue_after != OVERDUE_NOT_GIVEN)
+		record_set_overdue(&rec, req->overdue_after);
+	if (req->notify_after)
+		record_set_notify_after(&rec, (unsigned long long)req->notify_after);
 	/* DONE --exit ends the run the record started: its history line. */
-	int ends = req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
+	int ends = !req->settings_only && req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
 	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, ends ? &rec : NULL);
 	/* A new run by hand: the last run's log is no longer the latest's. */
 	if (!rc && record_count(&rec, "runs") > record_count(&st.rec, "runs")) {
@@ -207,9 +224,10 @@ static void choose_mode(struct set_request *req, enum set_mode mode)
 /* The modes, each with the long options that are for it alone. */
 static const struct {
 	const char *name;           /* the option that chooses it ("" for a STATUS) */
-	const char *only[8];        /* NULL-ended */
+	const char *only[10];       /* NULL-ended */
 } modes[] = {
-	[MODE_SET] = { "", { "if", "owner", "ttl", "exit", "force", "late-after", "keep-runs" } },
+	[MODE_SET] = { "", { "if", "owner", "ttl", "exit", "force", "late-after", "keep-runs",
+			     "overdue-after", "notify-after" } },
 	[MODE_CANCEL] = { "--cancel", { "signal", "kill-after", "wait" } },
 	[MODE_PAUSE] = { "--pause", { "for" } },
 	[MODE_RESUME] = { "--resume", { NULL } },
@@ -246,6 +264,29 @@ static void job_operands(struct set_request *req, int argc, char **argv)
 	req->njobs = n;
 }
 
+/* JOB alone: the settings-only form (SPEC §5 jobreg-set), which takes
+ * the settings and nothing that writes a status.  0 when no setting was
+ * given (JOB and STATUS are then needed). */
+static int settings_only(struct set_request *req, char **jobs)
+{
+	const char *job = jobs[0];
+	if (req->late_after == LATE_NOT_GIVEN && req->overdue_after == OVERDUE_NOT_GIVEN &&
+	    !req->notify_after && req->keep_runs < 0)
+		return 0;
+	if (req->if_mask || req->owner_pid || req->ttl > 0 || req->exit_status >= 0 ||
+	    req->force || req->note)
+		usage_error("--if, --owner, --ttl, --exit, --force and -m need a STATUS");
+	/* "--late-after 1h DONE": a STATUS with its JOB forgotten. */
+	if (status_from_word(job, strlen(job), 1) >= 0)
+		usage_error("JOB needed before STATUS '%s'", job);
+	check_job_ids(jobs, 1);
+	req->job = job;
+	req->jobs = jobs;
+	req->njobs = 1;
+	req->settings_only = 1;
+	return 1;
+}
+
 /* Options and operands into REQ; a usage error exits 64. */
 static void parse_options(int argc, char **argv, struct common *common, struct set_request *req)
 {
@@ -258,6 +299,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		{ "force", no_argument, 0, 'F' },
 		{ "late-after", required_argument, 0, 'L' },
 		{ "keep-runs", required_argument, 0, 'K' },
+		{ "overdue-after", required_argument, 0, 'o' },
+		{ "notify-after", required_argument, 0, 'n' },
 		{ "all", no_argument, 0, 'a' },
 		{ "cancel", no_argument, 0, 'C' },
 		{ "signal", required_argument, 0, 'S' },
@@ -292,6 +335,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'F': req->force = 1; break;
 		case 'L': req->late_after = late_after_or_err(optarg); break;
 		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
+		case 'o': req->overdue_after = overdue_after_or_err(optarg); break;
+		case 'n': req->notify_after = number_or_err(optarg, 1, INT_MAX, "notify-after"); break;
 		case 'a': req->all = 1; break;
 		case 'C': choose_mode(req, MODE_CANCEL); break;
 		case 'S': req->cancel.signal = cancel_signal_or_err(optarg); break;
@@ -326,6 +371,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		usage_error("-a needs --if, --pause or --resume");
 	if (req->all && argc - optind != 1)
 		usage_error(argc > optind ? "-a takes no JOB" : "STATUS needed");
+	if (!req->all && argc - optind == 1 && settings_only(req, argv + optind))
+		return;
 	if (!req->all && argc - optind != 2)
 		usage_error(argc - optind < 2 ? "JOB and STATUS needed" : "too many operands");
 	req->job = req->all ? NULL : argv[optind];
@@ -445,7 +492,7 @@ int main(int argc, char **argv)
 {
 	struct common common;
 	struct set_request req = { .exit_status = -1, .late_after = LATE_NOT_GIVEN,
-				   .keep_runs = -1, .wait = -2, .pause_for = -1,
+				   .overdue_after = OVERDUE_NOT_GIVEN, .keep_runs = -1, .wait = -2, .pause_for = -1,
 				   .cancel = { .signal = SIGTERM, .kill_after = 10 } };
 	struct registry reg;
 	int rc;

@@ -141,6 +141,8 @@ static int arm(struct waiter *w, struct wjob *j, const struct job_state *st, dou
 	j->lock_run = running && owner && strcmp(owner, "lock") == 0;
 	if (st->late_at >= 0 && !st->late)
 		want(w, mono_at(st->late_at, now));   /* LATE is a time (SPEC §2) */
+	if (st->overdue_at >= 0 && !st->overdue)
+		want(w, mono_at(st->overdue_at, now));   /* so is OVERDUE */
 	if (running && !j->lock_run && record_time(r, "expires", &until) == 0) {
 		/* STALE once past it (a lock-owned record: by its lock alone);
 		 * if not yet, look again no sooner than a poll would. */

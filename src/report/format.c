@@ -88,20 +88,23 @@ static enum json_kind json_kind(const char *key)
 {
 	static const char *const reserved[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
-		"waiting", "next_due",
+		"waiting", "next_due", "overdue", "health",
 	};
 	static const char *const numbers[] = {
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
 		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every",
+		"overdue_after", "min_duration", "warnings", "last_success_run", "notify_after",
+		"notifier_pid", "notify_failures",
 	};
-	static const char *const flags[] = { "timed_out", "cancelled" };
+	static const char *const flags[] = { "timed_out", "cancelled", "last_success_warning" };
 	if (one_of(key, reserved, sizeof reserved / sizeof reserved[0]))
 		return JSON_RESERVED;
 	if (one_of(key, numbers, sizeof numbers / sizeof numbers[0]))
 		return JSON_NUMBER;
-	return one_of(key, flags, 2) ? JSON_FLAG : JSON_STRING;
+	/* (not a list: ok_exit, warn_exit, after, after_seen are strings) */
+	return one_of(key, flags, sizeof flags / sizeof flags[0]) ? JSON_FLAG : JSON_STRING;
 }
 
 /* Is V a decimal, a fraction allowed ("90", "0.5")?  A key the parser
@@ -153,7 +156,8 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		/* (no record: paused by the registry's pause, if at all) */
 		buf_adds(out, ", \"status\": ");
 		json_string(out, status_word(status));
-		buf_adds(out, x->paused ? ", \"paused\": true}\n" : "}\n");
+		buf_addf(out, "%s, \"health\": \"%s\"}\n", x->paused ? ", \"paused\": true" : "",
+			 health_word(x->health));
 		return;
 	}
 	size_t *idx = xmalloc((r->count + 1) * sizeof *idx);
@@ -178,6 +182,8 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 		buf_addf(out, ", \"duration\": %lld", seconds);
 	if (status == ST_STALE)
 		buf_adds(out, ", \"stale\": true");
+	if (x->overdue)
+		buf_adds(out, ", \"overdue\": true");
 	if (x->late)
 		buf_adds(out, ", \"late\": true");
 	if (x->paused)
@@ -187,7 +193,7 @@ void format_json(struct buf *out, const char *job, const struct record *r,
 	char due[21];
 	if (format_next_due(r, due) == 1)
 		buf_addf(out, ", \"next_due\": \"%s\"", due);
-	buf_adds(out, "}\n");
+	buf_addf(out, ", \"health\": \"%s\"}\n", health_word(x->health));
 }
 
 /* ---- run history (SPEC §3a, get --history) ----------------------------- */

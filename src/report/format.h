@@ -8,8 +8,9 @@
  * JSON:   one object per line: "job", the record's fields in SPEC order
  *         (status the derived one; numbers as numbers, flags such as
  *         timed_out as booleans: json_kind() in format.c), then "duration"
- *         (ended - started, DONE), "stale", "late", "paused", "waiting",
- *         "next_due"; or {"job", "corrupt"|"unreadable": true}.
+ *         (ended - started, DONE), "stale", "overdue", "late", "paused",
+ *         "waiting", "next_due", "health"; or {"job", "corrupt"|"unreadable":
+ *         true}.  The lists (ok_exit, after, ...) are strings, "24" too.
  *         A record's unknown key named like such a member is left out, so
  *         a record cannot pass for another job.
  * Columns for people escape control characters; JSON strings as JSON
@@ -27,6 +28,8 @@ void format_long(struct buf *out, const char *job, const struct record *r,
 struct job_flags {
 	int late;                      /* a late job */
 	int paused;                    /* a paused job */
+	int overdue;                   /* an overdue run (SPEC §2 Overdue runs) */
+	enum health health;            /* jobstate_health(), a reader's (SPEC §2 Health) */
 	unsigned long long waiting;    /* live waiters in its line */
 };
 void format_json(struct buf *out, const char *job, const struct record *r,

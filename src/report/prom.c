@@ -42,6 +42,12 @@ static const struct {
 		"Dispatchers of the job waiting in line for their turn." },
 	[PROM_PAUSED] = { "jobreg_job_paused", "gauge",
 		"1 when the job is paused (jobreg-set --pause; -a: every job), else 0." },
+	[PROM_HEALTH] = { "jobreg_job_health", "gauge",
+		"Health of the job: 1 for its health (ok, warning, late, failed, overdue or stale), 0 for the other five." },
+	[PROM_WARNINGS] = { "jobreg_job_warnings_total", "counter",
+		"Runs of the job that ended WARNING (dispatch --warn-exit, --min-duration)." },
+	[PROM_OVERDUE] = { "jobreg_job_overdue", "gauge",
+		"1 when the job's run has been running longer than its overdue_after, else 0." },
 };
 /* The registry's gauges, after the jobs' families, in this order (all
  * gauges: a name ending in _total is a counter's). */
@@ -113,6 +119,10 @@ static void count_value(struct buf *values, const struct record *r, const char *
 static const enum status shown[] = { ST_PENDING, ST_RUNNING, ST_STALE, ST_DONE };
 static const char *const shown_names[] = { "pending", "running", "stale", "done" };
 #define NSHOWN (sizeof shown / sizeof shown[0])
+/* The health label's values, in the order of enum health. */
+static const char *const health_names[HEALTH_COUNT] = {
+	"ok", "warning", "late", "failed", "overdue", "stale",
+};
 
 void prom_add(struct prom *p, const char *job, const struct record *r, enum status status,
 	      const struct job_flags *x)
@@ -166,6 +176,12 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 	buf_addc(v, '\0');
 	buf_addc(v, x->paused ? '1' : '0');
 	buf_addc(v, '\0');
+	buf_addc(v, (char)('0' + x->health));
+	buf_addc(v, '\0');
+	count_value(v, r, "warnings", "0");
+	if (r && record_get(r, "overdue_after"))
+		buf_addc(v, x->overdue ? '1' : '0');
+	buf_addc(v, '\0');
 }
 
 void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, unsigned long capacity)
@@ -177,20 +193,23 @@ void prom_add_slots(struct prom *p, const char *group, unsigned long in_use, uns
 /* ---- prom_more: the text, family after family ---------------------- */
 
 /* FAM's samples of JOB, whose value there is VALUE: NAME{name="JOB",
- * registry="REG"} VALUE, the status family's one a word, status="WORD".
+ * registry="REG"} VALUE; the status and health families' one a word,
+ * status="WORD" (health="WORD"), 1 for the one VALUE's digit names.
  * Not job=: a scrape sets that label to the target's job, and would
  * rename ours to exported_job. */
 static void job_samples(const struct prom *p, struct buf *out, enum prom_family fam,
 			const char *job, const char *value)
 {
-	size_t series = fam == PROM_STATUS ? NSHOWN : 1;
+	const char *const *words = fam == PROM_STATUS ? shown_names
+				 : fam == PROM_HEALTH ? health_names : NULL;
+	size_t series = fam == PROM_STATUS ? NSHOWN : fam == PROM_HEALTH ? HEALTH_COUNT : 1;
 	for (size_t i = 0; i < series; i++) {
 		buf_addf(out, "%s{name=\"", families[fam].name);
 		label_value(out, job);
 		buf_addf(out, "\",registry=\"%s\"", p->registry);
-		if (fam == PROM_STATUS)
-			buf_addf(out, ",status=\"%s\"} %c\n", shown_names[i],
-				 (size_t)(value[0] - '0') == i ? '1' : '0');
+		if (words)
+			buf_addf(out, ",%s=\"%s\"} %c\n", fam == PROM_STATUS ? "status" : "health",
+				 words[i], (size_t)(value[0] - '0') == i ? '1' : '0');
 		else
 			buf_addf(out, "} %s\n", value);
 	}

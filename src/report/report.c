@@ -85,50 +85,77 @@ static void why_failed(struct buf *why, const struct record *r)
 	}
 }
 
-/* The job's kind and why it is so, but for LATE. */
-static enum report_kind judge(const struct job_state *st, const struct report_facts *f,
-			      double now, struct buf *why)
+/* How a WARNING run ended: "warning: exit 24", or under its
+ * min_duration (SPEC §2 Warnings) "warning: took 0s, under 5s". */
+static void why_warned(struct buf *why, const struct record *r)
+{
+	struct run_result end = record_run_result(r);
+	long long seconds;
+	const char *min = record_get(r, "min_duration");
+	buf_adds(why, "warning");
+	if (min && record_duration(r, &seconds) == 0 && (double)seconds < strtod(min, NULL)) {
+		report_duration(why, ": took ", (double)seconds, "");
+		report_duration(why, ", under ", strtod(min, NULL), "");
+	} else if (end.exit_status >= 0) {
+		buf_addf(why, ": exit %d", end.exit_status);
+	}
+}
+
+/* Why the job is in its state, but for LATE and a pause; *RESULT 1 when
+ * it says how the job's last run ended (else a FAILED or WARNING health
+ * is said after it). */
+static void why_state(const struct job_state *st, const struct report_facts *f, double now,
+		      struct buf *why, int *result)
 {
 	const struct record *r = st->found ? &st->rec : NULL;
 	const char *host = r ? record_get(r, "host") : NULL;
 	double age;
 
+	*result = 1;
 	switch (st->status) {
 	case ST_CORRUPT:
 		buf_adds(why, "corrupt record");
-		return RK_CORRUPT;
+		return;
 	case ST_UNREADABLE:
 		buf_adds(why, "cannot be read");
-		return RK_UNREADABLE;
+		return;
 	case ST_STALE: {
 		const char *since = record_get(r, "since");
 		buf_addf(why, "STALE since %s", since ? since : "?");
 		if (host)
 			buf_addf(why, " on %s", host);
-		return RK_STALE;
+		return;
 	}
 	case ST_RUNNING:
-		buf_adds(why, "running");
+		buf_adds(why, st->overdue ? "overdue: running" : "running");
 		if (age_of(r, "started", now, &age) == 0)
 			report_duration(why, " for ", age, "");
 		if (host)
 			buf_addf(why, " on %s", host);
-		return RK_RUNNING;
+		*result = 0;
+		return;
 	case ST_DONE:
-		if (record_outcome(r) == OUTCOME_OK) {
+		switch (record_outcome(r)) {
+		case OUTCOME_OK:
 			buf_adds(why, "OK");
-			return RK_OK;
-		}
-		if (record_outcome(r) == OUTCOME_FAILED) {
+			return;
+		case OUTCOME_WARNING:
+			why_warned(why, r);
+			return;
+		case OUTCOME_FAILED:
 			why_failed(why, r);
-			return RK_FAILED;
-		}
-		if (record_outcome(r) == OUTCOME_CANCELLED) {
+			return;
+		case OUTCOME_CANCELLED: {
+			/* (a cancelled run changes no health: the one before says it) */
 			const char *by = record_get(r, "cancelled_by");
 			buf_adds(why, "cancelled");
 			if (by)
 				buf_addf(why, " by %s", by);
-			return RK_CANCELLED;
+			*result = 0;
+			return;
+		}
+		default:
+			break;
 		}
 		break;
 	default:
@@ -138,10 +165,10 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 	 * reset, or a failed one), the job's last run failed. */
 	if (r && record_count(r, "consecutive_failures") > 0) {
 		buf_adds(why, f->last_lost ? "lost" : "failed");
-		return RK_FAILED;
+		return;
 	}
 	buf_adds(why, st->status == ST_DONE ? "no result recorded" : "pending");
-	return st->status == ST_DONE ? RK_DONE : RK_PENDING;
+	*result = 0;
 }
 
 /* The log line as a terminal may show it: at most LOG_SHOWN bytes, cut
@@ -172,7 +199,7 @@ static void ordinal(struct buf *out, size_t n)
  * for slot heavy, 2nd in line", ", skipped 5m ago: no-slot", ", next due
  * T".  Of a pending job they say more than "pending": they replace it. */
 static void why_waits(struct buf *why, const struct record *r, const struct report_facts *f,
-		      enum report_kind kind, enum status status, double now)
+		      enum status status, double now)
 {
 	struct buf more = {0};
 	double skipped, since;
@@ -197,7 +224,7 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 		buf_addf(&more, ", next due %s", due);
 	else if (due_known == 0 && status != ST_RUNNING)
 		buf_adds(&more, ", due now");
-	if (more.len && kind == RK_PENDING && strcmp(why->data, "pending") == 0) {
+	if (more.len && strcmp(why->data, "pending") == 0) {
 		buf_reset(why);
 		buf_adds(why, more.data + 2);
 	} else if (more.len) {
@@ -206,40 +233,51 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 	buf_free(&more);
 }
 
+/* The kind of each health (enum health, best first). */
+static const enum report_kind health_kinds[HEALTH_COUNT] = {
+	[HEALTH_OK] = RK_OK, [HEALTH_WARNING] = RK_WARNING, [HEALTH_LATE] = RK_LATE,
+	[HEALTH_FAILED] = RK_FAILED, [HEALTH_OVERDUE] = RK_OVERDUE, [HEALTH_STALE] = RK_STALE,
+};
+
 static void report_add(struct report *rp, const char *job, const struct job_state *st,
 		       const struct report_facts *facts)
 {
 	int usable = st->status != ST_CORRUPT && st->status != ST_UNREADABLE;
 	const struct record *r = st->found && usable ? &st->rec : NULL;
 	struct buf why = {0}, part = {0}, success = {0}, took = {0};
-	enum report_kind kind = judge(st, facts, rp->now, &part);
+	enum report_kind kind = st->status == ST_CORRUPT ? RK_CORRUPT
+		: st->status == ST_UNREADABLE ? RK_UNREADABLE
+		: health_kinds[jobstate_health(st, 0)];
+	int result;
 	double age;
 
-	/* Late is no status: it comes before what is less severe, after
-	 * what is more. */
-	if (st->late && kind > RK_LATE) {
+	why_state(st, facts, rp->now, &part, &result);
+	/* Late is no status: said first when it is the job's health. */
+	if (kind == RK_LATE) {
 		report_duration(&why, "LATE by ", rp->now - st->late_at, "");
-		if (kind != RK_PENDING)
+		if (strcmp(part.data, "pending") != 0)
 			buf_addf(&why, ", %s", part.data);
-		kind = RK_LATE;
 	} else {
 		buf_adds(&why, part.data);
 		if (st->late)
 			report_duration(&why, ", LATE by ", rp->now - st->late_at, "");
 	}
+	/* The health that a running or cancelled run leaves as it was. */
+	if (!result && kind == RK_FAILED)
+		buf_adds(&why, ", last run failed");
+	else if (!result && kind == RK_WARNING)
+		buf_adds(&why, ", last run a warning");
 	/* So is a pause, the job's own or the registry's, in dispatch's
 	 * words; it says more than "pending". */
 	if (st->paused && usable) {
-		if (kind == RK_PENDING)
+		if (strcmp(why.data, "pending") == 0)
 			buf_reset(&why);
 		else
 			buf_adds(&why, ", ");
 		buf_adds(&why, st->registry_pause ? "registry paused " : "paused ");
 		record_pause_describe(jobstate_pause(st), &why);
-		if (kind > RK_PAUSED)
-			kind = RK_PAUSED;
 	}
-	why_waits(&why, r, facts, kind, st->status, rp->now);
+	why_waits(&why, r, facts, st->status, rp->now);
 	if (age_of(r, "last_success", rp->now, &age) == 0)
 		report_duration(&success, "last ok ", age, " ago");
 	else
@@ -261,7 +299,7 @@ static void report_add(struct report *rp, const char *job, const struct job_stat
 	rp->lines[rp->n++] = (struct report_line){
 		.col = { xstrdup(job), xstrdup(status_word(st->status)), part.data, success.data,
 			 took.data, facts->log_line ? shown_line(facts->log_line) : NULL },
-		.kind = kind,
+		.kind = kind, .running = st->status == ST_RUNNING, .paused = st->paused && usable,
 	};
 }
 
@@ -275,20 +313,20 @@ static int by_severity(const void *a, const void *b)
 
 static const char *const colours[RK_KINDS] = {
 	[RK_CORRUPT] = "\033[1;31m", [RK_UNREADABLE] = "\033[1;31m", [RK_STALE] = "\033[1;31m",
-	[RK_FAILED] = "\033[1;31m", [RK_LATE] = "\033[33m", [RK_CANCELLED] = "\033[35m",
-	[RK_PAUSED] = "\033[34m", [RK_RUNNING] = "\033[36m", [RK_OK] = "\033[32m",
+	[RK_OVERDUE] = "\033[1;31m", [RK_FAILED] = "\033[1;31m", [RK_LATE] = "\033[33m",
+	[RK_WARNING] = "\033[35m", [RK_OK] = "\033[32m",
 };
 
-/* The summary's words, in its order: the problems first. */
-static const struct { enum report_kind kind; const char *word; } summary[] = {
-	{ RK_FAILED, "failed" }, { RK_LATE, "late" }, { RK_STALE, "stale" },
-	{ RK_CANCELLED, "cancelled" }, { RK_PAUSED, "paused" }, { RK_RUNNING, "running" }, { RK_PENDING, "pending" }, { RK_DONE, "done" },
-	{ RK_OK, "ok" }, { RK_CORRUPT, "corrupt" }, { RK_UNREADABLE, "unreadable" },
+/* The summary's words, in the order of the kinds. */
+static const char *const summary[RK_KINDS] = {
+	[RK_CORRUPT] = "corrupt", [RK_UNREADABLE] = "unreadable", [RK_STALE] = "stale",
+	[RK_OVERDUE] = "overdue", [RK_FAILED] = "failed", [RK_LATE] = "late",
+	[RK_WARNING] = "warning", [RK_OK] = "ok",
 };
 
 void report_finish(struct report *rp, struct buf *out)
 {
-	size_t width[RC_LOG] = {0}, count[RK_KINDS] = {0};
+	size_t width[RC_LOG] = {0}, count[RK_KINDS] = {0}, running = 0, paused = 0;
 	if (rp->n > 1)
 		qsort(rp->lines, rp->n, sizeof *rp->lines, by_severity);
 	for (size_t i = 0; i < rp->n; i++) {
@@ -296,6 +334,8 @@ void report_finish(struct report *rp, struct buf *out)
 			if (strlen(rp->lines[i].col[c]) > width[c])
 				width[c] = strlen(rp->lines[i].col[c]);
 		count[rp->lines[i].kind]++;
+		running += rp->lines[i].running;
+		paused += rp->lines[i].paused;
 	}
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct report_line *l = &rp->lines[i];
@@ -317,11 +357,17 @@ void report_finish(struct report *rp, struct buf *out)
 	}
 	buf_addf(out, "%zu job%s", rp->n, rp->n == 1 ? "" : "s");
 	const char *sep = ": ";
-	for (size_t k = 0; k < sizeof summary / sizeof *summary; k++)
-		if (count[summary[k].kind]) {
-			buf_addf(out, "%s%zu %s", sep, count[summary[k].kind], summary[k].word);
+	for (int k = 0; k < RK_KINDS; k++)
+		if (count[k]) {
+			/* (the one noun among the adjectives: "2 warnings") */
+			buf_addf(out, "%s%zu %s%s", sep, count[k], summary[k],
+				 k == RK_WARNING && count[k] > 1 ? "s" : "");
 			sep = ", ";
 		}
+	if (running)
+		buf_addf(out, "; %zu running", running);
+	if (paused)
+		buf_addf(out, "%s%zu paused", running ? ", " : "; ", paused);
 	buf_addc(out, '\n');
 }
 

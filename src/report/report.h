@@ -1,9 +1,10 @@
 /* report: jobreg-get --report, a view for people, not scripts (SPEC §5):
  * a line a job (id, status, why it is so, the age of its last success,
- * its last run's duration, its log's last line), by severity (enum
- * report_kind) then id, then a summary ("50 jobs: 3 failed, 2 late, 1
- * stale, 1 running, 43 ok").  Late and paused are no statuses: a job that
- * is either counts so when that is worse than its status.  Only
+ * its last run's duration, its log's last line), by health (SPEC §2
+ * Health; enum report_kind, corrupt and unreadable records first) then
+ * id, then a summary by health, then the running and paused ("50 jobs: 1
+ * stale, 1 overdue, 3 failed, 2 late, 1 warning, 42 ok; 1 running, 2
+ * paused").  Only
  * report_job() reads files (the log's tail; the history's last line for a
  * failed run with no result on record); report_finish() is pure. */
 #ifndef JOBREG_REPORT_H
@@ -14,10 +15,11 @@
 #include "registry/registry.h"
 #include "util/sys.h"
 
-/* How bad a job is: the order of the lines, and of the summary's words. */
+/* How bad a job is: a record that cannot be used, else its health, worst
+ * first: the order of the lines, and of the summary's words. */
 enum report_kind {
-	RK_CORRUPT, RK_UNREADABLE, RK_STALE, RK_FAILED, RK_LATE, RK_CANCELLED,
-	RK_PAUSED, RK_RUNNING, RK_PENDING, RK_DONE, RK_OK, RK_KINDS
+	RK_CORRUPT, RK_UNREADABLE, RK_STALE, RK_OVERDUE, RK_FAILED, RK_LATE, RK_WARNING,
+	RK_OK, RK_KINDS
 };
 
 /* A line's columns: the last, the log's line, may be NULL. */
@@ -25,6 +27,7 @@ enum { RC_JOB, RC_STATUS, RC_WHY, RC_SUCCESS, RC_TOOK, RC_LOG, RC_COLUMNS };
 struct report_line {
 	char *col[RC_COLUMNS];
 	enum report_kind kind;
+	int running, paused;   /* for the summary's second part */
 };
 
 /* A job's call waiting in a slot group's line (report_slot_waits()). */

@@ -42,6 +42,7 @@ struct run_request {
 	enum log_mode log;      /* --log, --chronic */
 	unsigned long long log_size;   /* --log-size, default 1M */
 	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
+	double overdue_after;   /* --overdue-after; -1: inf; OVERDUE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
 	struct slot_set *slots; /* --slots (slots.h) */
 };

@@ -92,6 +92,8 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	begin_attempt(run, &rec, req->note);
 	if (req->late_after != LATE_NOT_GIVEN)
 		record_set_late(&rec, req->late_after, now_seconds());
+	if (req->overdue_after != OVERDUE_NOT_GIVEN)
+		record_set_overdue(&rec, req->overdue_after);
 	if (req->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
 	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
