@@ -1293,11 +1293,15 @@ static int dec_nonzero(const char *v)
 	return v && strspn(v, "0") != strlen(v);
 }
 
-/* The outcome of a DONE record by SPEC §2: FAILED for a signal, a time
- * limit or an exit status other than 0; OK for exit 0; else unknown. */
+/* The outcome of a DONE record by SPEC §2 Status lists: its outcome=
+ * when it has one; else FAILED for a signal, a time limit or an exit
+ * status other than 0; OK for exit 0; else unknown. */
 static enum outcome ref_outcome(const struct record *r)
 {
-	const char *x = record_get(r, "exit");
+	const char *x = record_get(r, "exit"), *o = record_get(r, "outcome");
+	if (o)
+		return strcmp(o, "OK") == 0 ? OUTCOME_OK : strcmp(o, "WARNING") == 0 ? OUTCOME_WARNING
+		     : strcmp(o, "CANCELLED") == 0 ? OUTCOME_CANCELLED : OUTCOME_FAILED;
 	if (dec_nonzero(record_get(r, "cancelled")))
 		return OUTCOME_CANCELLED;
 	if (record_get(r, "signal") || dec_nonzero(record_get(r, "timed_out")))
@@ -1351,7 +1355,8 @@ static void check_status_in(const struct record *r, uint64_t h)
 				    STATUS_BIT(ST_STALE) | STATUS_BIT(ST_DONE) |
 				    STATUS_BIT(ST_CORRUPT) | STATUS_BIT(ST_UNREADABLE) |
 				    STATUS_OK_BIT | STATUS_FAILED_BIT | STATUS_LATE_BIT |
-				    STATUS_CANCELLED_BIT | STATUS_PAUSED_BIT;
+				    STATUS_CANCELLED_BIT | STATUS_PAUSED_BIT | STATUS_WARNING_BIT |
+				    STATUS_OVERDUE_BIT;
 	enum outcome o = r ? ref_outcome(r) : OUTCOME_UNKNOWN;
 	const unsigned masks[] = {
 		STATUS_OK_BIT, STATUS_FAILED_BIT, STATUS_OK_BIT | STATUS_FAILED_BIT,
@@ -1363,19 +1368,25 @@ static void check_status_in(const struct record *r, uint64_t h)
 			int want = (mask & STATUS_BIT(st)) != 0 ||
 				   (st == ST_DONE && r &&
 				    ((o == OUTCOME_OK && (mask & STATUS_OK_BIT)) ||
+				     (o == OUTCOME_WARNING && (mask & STATUS_WARNING_BIT)) ||
 				     (o == OUTCOME_FAILED && (mask & STATUS_FAILED_BIT)) ||
 				     (o == OUTCOME_CANCELLED && (mask & STATUS_CANCELLED_BIT))));
-			int late = (int)(h >> (32 + st)) & 1, paused = (int)(h >> (40 + st)) & 1;
-			want = want || (late && (mask & STATUS_LATE_BIT)) ||
-			       (paused && (mask & STATUS_PAUSED_BIT));
-			if (!status_in(mask, (enum status)st, r ? record_outcome(r) : OUTCOME_UNKNOWN,
-				       late, paused) != !want) {
+			struct status_marks marks = {
+				.outcome = r ? record_outcome(r) : OUTCOME_UNKNOWN,
+				.late = (int)(h >> (32 + st)) & 1, .paused = (int)(h >> (40 + st)) & 1,
+				.overdue = (int)(h >> (48 + st)) & 1,
+			};
+			want = want || (marks.late && (mask & STATUS_LATE_BIT)) ||
+			       (marks.paused && (mask & STATUS_PAUSED_BIT)) ||
+			       (marks.overdue && st == ST_RUNNING && (mask & STATUS_OVERDUE_BIT));
+			if (!status_in(mask, (enum status)st, &marks) != !want) {
 				fprintf(stderr, "record_fuzz: status_in(%#x, %s) is %d\n", mask,
 					status_word((enum status)st), !want);
 				FAIL("status_in disagrees with SPEC's status lists");
 			}
 		}
-		CHECK(!status_in(masks[m], ST_DONE, OUTCOME_UNKNOWN, 0, 0) == !(masks[m] & STATUS_BIT(ST_DONE)));
+		static const struct status_marks none = { .outcome = OUTCOME_UNKNOWN };
+		CHECK(!status_in(masks[m], ST_DONE, &none) == !(masks[m] & STATUS_BIT(ST_DONE)));
 	}
 }
 
