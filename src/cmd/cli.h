@@ -11,6 +11,7 @@
 #include <getopt.h>
 
 #include "util/msg.h"
+#include "record/outcome.h"
 #include "registry/registry.h"
 
 /* The options every command takes, and how it was started. */
@@ -75,6 +76,8 @@ unsigned long long size_or_err(const char *arg);
 /* --late-after: a limit (inf: -1, remove it) other than 0, by which
  * every job would be late. */
 double late_after_or_err(const char *arg);
+/* An exit-status list ("3,24,64-78": numbers 0-255 and ranges) into *SET. */
+void exit_list_or_err(const char *arg, const char *what, struct exit_set *set);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 
