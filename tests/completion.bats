@@ -202,15 +202,15 @@ two_registries() {
 		bcomp "$mode" jobreg-get --is RUN
 		is RUNNING
 		bcomp "$mode" jobreg-get --is ""
-		is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
+		is CANCELLED DONE FAILED LATE OK OVERDUE PAUSED PENDING RUNNING STALE WARNING
 		bcomp "$mode" jobreg-clear --if DONE,
-		is DONE,CANCELLED DONE,DONE DONE,FAILED DONE,LATE DONE,OK DONE,PAUSED DONE,PENDING DONE,RUNNING DONE,STALE
+		is DONE,CANCELLED DONE,DONE DONE,FAILED DONE,LATE DONE,OK DONE,OVERDUE DONE,PAUSED DONE,PENDING DONE,RUNNING DONE,STALE DONE,WARNING
 		bcomp "$mode" jobreg-clear -a --if DONE,f
 		is DONE,FAILED
 		bcomp "$mode" jobreg-get -a -s OK,pa
 		is OK,PAUSED
 		bcomp "$mode" jobreg-set --if = ""
-		is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
+		is CANCELLED DONE FAILED LATE OK OVERDUE PAUSED PENDING RUNNING STALE WARNING
 		bcomp "$mode" jobreg-get -a -s st
 		is STALE
 		bcomp "$mode" jobreg-set job ""
@@ -315,7 +315,7 @@ two_registries() {
 		bcomp "$mode" jobreg-get -a --out
 		is --output
 		bcomp "$mode" jobreg-get -a --status ""
-		is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
+		is CANCELLED DONE FAILED LATE OK OVERDUE PAUSED PENDING RUNNING STALE WARNING
 		bcomp "$mode" jobreg-get --status = DONE,f
 		is DONE,FAILED
 		bcomp "$mode" jobreg-get -P --output "$T/fi"
@@ -388,7 +388,7 @@ two_registries() {
 	zcomp "jobreg-get --is RUN"
 	is RUNNING
 	zcomp "jobreg-get --is="
-	is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
+	is CANCELLED DONE FAILED LATE OK OVERDUE PAUSED PENDING RUNNING STALE WARNING
 	zcomp "jobreg-clear -a --if DONE,"
 	has CANCELLED FAILED LATE OK PAUSED PENDING RUNNING STALE
 	zcomp "jobreg-get -a -s ST"
@@ -493,7 +493,7 @@ two_registries() {
 	zcomp "jobreg-get --"
 	has --status --output
 	zcomp "jobreg-get -a --status="
-	is CANCELLED DONE FAILED LATE OK PAUSED PENDING RUNNING STALE
+	is CANCELLED DONE FAILED LATE OK OVERDUE PAUSED PENDING RUNNING STALE WARNING
 	zcomp "jobreg-get -P --output $T/fi"
 	is file1
 	# their values are not job ids: the job ids come after them

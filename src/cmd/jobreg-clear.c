@@ -21,7 +21,8 @@ static const char usage[] =
 static const char help[] =
 	"Remove the records of jobs: they read PENDING again.\n"
 	"      --if S[,S]    only records whose status is one of S (PENDING RUNNING\n"
-	"                    STALE DONE; OK FAILED CANCELLED for DONE; LATE PAUSED)\n"
+	"                    STALE DONE; OK WARNING FAILED CANCELLED for DONE; LATE\n"
+	"                    PAUSED OVERDUE)\n"
 	"      --stale       only STALE records\n"
 	"      --older-than DURATION  only records whose since is older (units s m h d)\n"
 	"      --force       also clear a live run, or a corrupt record\n"

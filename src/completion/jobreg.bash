@@ -20,7 +20,8 @@ declare -gA _jobreg_options=(
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
-		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration'
+		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration
+		--ok-exit:exits --warn-exit:exits --retry-exit:exits --min-duration:duration'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
@@ -55,7 +56,7 @@ _jobreg_value() {
 		local IFS=$'\n'; compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
 	status) # a comma-separated list: complete its last word
 		last=${cur##*,}
-		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK FAILED CANCELLED LATE PAUSED' -- "${last^^}")) ;;
+		COMPREPLY=($(compgen -P "${cur%"$last"}" -W 'PENDING RUNNING STALE DONE OK WARNING FAILED CANCELLED LATE PAUSED OVERDUE' -- "${last^^}")) ;;
 	setstatus) COMPREPLY=($(compgen -W 'PENDING RUNNING DONE' -- "${cur^^}")) ;;
 	signal) # the names, with SIG once SI is typed
 		last=${cur^^}
