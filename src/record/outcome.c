@@ -71,16 +71,17 @@ enum outcome outcome_judge(const struct outcome_policy *p, const struct outcome_
 {
 	enum warning_cause cause = WARN_NONE;
 	enum outcome o = OUTCOME_OK;
+	/* The lists judge exit statuses only: a signal or a time limit is
+	 * FAILED whatever they say. */
+	int exited = !f->signalled && !f->timed_out;
 	if (f->cancelled) {
 		o = OUTCOME_CANCELLED;
-	} else if (f->signalled || f->timed_out) {
-		o = OUTCOME_FAILED;
-	} else if (f->exit_status < 0) {
+	} else if (exited && f->exit_status < 0) {
 		o = OUTCOME_UNKNOWN;
-	} else if (exit_set_has(&p->warn, f->exit_status)) {
+	} else if (exited && exit_set_has(&p->warn, f->exit_status)) {
 		o = OUTCOME_WARNING;
 		cause = WARN_EXIT;
-	} else if (f->exit_status != 0 && !exit_set_has(&p->ok, f->exit_status)) {
+	} else if (!exited || (f->exit_status != 0 && !exit_set_has(&p->ok, f->exit_status))) {
 		o = OUTCOME_FAILED;
 	} else if (p->min_duration > 0 && f->duration >= 0 && f->duration < p->min_duration) {
 		/* The backup that found nothing to back up. */

@@ -78,15 +78,17 @@ static const char *list_in_force(const char *given, const struct record *r, cons
 
 int run_lists_check(const struct run_request *req, const struct record *r)
 {
-	const char *ok = list_in_force(req->ok_exit, r, "ok_exit");
-	const char *warn = list_in_force(req->warn_exit, r, "warn_exit");
+	const char *ok_list = list_in_force(req->ok_exit, r, "ok_exit");
+	const char *warn_list = list_in_force(req->warn_exit, r, "warn_exit");
 	struct exit_set oks, warns;
 	int both;
-	if (!ok || !warn || !*ok || !*warn || exit_set_parse(ok, &oks) < 0 ||
-	    exit_set_parse(warn, &warns) < 0 || (both = exit_set_common(&oks, &warns)) < 0)
+	if (!ok_list || !warn_list || !*ok_list || !*warn_list ||
+	    exit_set_parse(ok_list, &oks) < 0 || exit_set_parse(warn_list, &warns) < 0 ||
+	    (both = exit_set_common(&oks, &warns)) < 0)
 		return 0;
 	return fail(EXIT_USAGE, req->job, "exit status %d is in both --ok-exit %s%s and --warn-exit %s%s",
-		    both, ok, req->ok_exit ? "" : " (stored)", warn, req->warn_exit ? "" : " (stored)");
+		    both, ok_list, req->ok_exit ? "" : " (stored)", warn_list,
+		    req->warn_exit ? "" : " (stored)");
 }
 
 /* REC as the attempt begins: RUNNING, ours, a new run with its cmd= (the
