@@ -119,6 +119,11 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 			buf_adds(why, "OK");
 			return RK_OK;
 		}
+		/* A success with something to see (SPEC §2 Warnings). */
+		if (record_outcome(r) == OUTCOME_WARNING) {
+			buf_addf(why, "WARNING exit %s", record_get(r, "exit") ? record_get(r, "exit") : "0");
+			return RK_OK;
+		}
 		if (record_outcome(r) == OUTCOME_FAILED) {
 			why_failed(why, r);
 			return RK_FAILED;
