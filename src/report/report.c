@@ -121,7 +121,8 @@ static enum report_kind judge(const struct job_state *st, const struct report_fa
 		}
 		/* A success with something to see (SPEC §2 Warnings). */
 		if (record_outcome(r) == OUTCOME_WARNING) {
-			buf_addf(why, "WARNING exit %s", record_get(r, "exit") ? record_get(r, "exit") : "0");
+			const char *code = record_get(r, "exit");
+			buf_addf(why, "WARNING exit %s", code ? code : "0");
 			return RK_OK;
 		}
 		if (record_outcome(r) == OUTCOME_FAILED) {

@@ -111,8 +111,8 @@ static enum outcome judge(const struct run *run, const struct run_result *end, d
 	return outcome_judge(&run->policy, &f, why);
 }
 
-/* May a FAILED attempt that ended so be retried?  With --retry-exit only
- * an exit status it names; without it anything but 126 and 127. */
+/* May a FAILED attempt that ended so be retried (126 and 127 aside)?
+ * With --retry-exit only an exit status it names (SPEC §5 Retries). */
 static int retry_allowed(const struct run_request *req, const struct run_result *end)
 {
 	if (!req->retry_exit_given)
