@@ -21,7 +21,7 @@ PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
 # this list (src/README gives the plan).  Objects go to .build/, so that
 # src/ holds sources only.
 LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/util/signame.c src/util/shquote.c \
-	 src/record/status.c src/record/record.c src/record/transition.c src/record/health.c \
+	 src/record/status.c src/record/record.c src/record/transition.c src/record/health.c src/record/outcome.c \
 	 src/registry/openat.c src/registry/atomic.c src/registry/registry.c src/registry/lock.c \
 	 src/registry/listing.c src/registry/history.c src/registry/write.c src/registry/sweep.c \
 	 src/registry/line.c src/registry/slots.c src/registry/pause.c \

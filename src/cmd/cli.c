@@ -441,6 +441,12 @@ double overdue_after_or_err(const char *arg)
 	return seconds;
 }
 
+void exit_list_or_err(const char *arg, const char *what, struct exit_set *set)
+{
+	if (exit_set_parse(arg, set) < 0)
+		bad_value(what, arg, "e.g. 3,24,64-78; statuses 0-255");
+}
+
 const char *note_or_err(const char *arg)
 {
 	const char *problem = note_problem(arg);

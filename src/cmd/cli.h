@@ -11,6 +11,7 @@
 #include <getopt.h>
 
 #include "util/msg.h"
+#include "record/outcome.h"
 #include "registry/registry.h"
 
 /* The options every command takes, and how it was started. */
@@ -78,6 +79,8 @@ double late_after_or_err(const char *arg);
 /* --overdue-after: the same rule (SPEC §2 Overdue runs; 0 would make
  * every run overdue at its first second). */
 double overdue_after_or_err(const char *arg);
+/* An exit-status list ("3,24,64-78": numbers 0-255 and ranges) into *SET. */
+void exit_list_or_err(const char *arg, const char *what, struct exit_set *set);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 

@@ -29,7 +29,9 @@ static const char usage[] =
 	" [--wait DURATION] [--coalesce | --replace] [--slots NAME:N]... [--timeout DURATION]"
 	" [--kill-after DURATION] [--signal SIG]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
-	" [--late-after DURATION] [--overdue-after DURATION] [--keep-runs N] [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
+	" [--late-after DURATION] [--overdue-after DURATION] [--keep-runs N] [--ok-exit LIST]"
+	" [--warn-exit LIST] [--retry-exit LIST] [--min-duration DURATION]"
+	" [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
 	"Run COMMAND as the one live run of JOB, recording RUNNING and then DONE.\n"
 	"      --once        do not run if JOB is DONE: replay its result (0, or the\n"
@@ -54,6 +56,12 @@ static const char help[] =
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --overdue-after D  the run is overdue once it has run D (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
+	"      --ok-exit LIST  exit statuses besides 0 that are OK (3,24,64-78; '':\n"
+	"                    none); kept for the job's later runs\n"
+	"      --warn-exit LIST  exit statuses that are OK with a WARNING; kept too\n"
+	"      --min-duration D  an OK run shorter than D is a WARNING; kept too\n"
+	"      --retry-exit LIST  with --retries: retry only a failed run whose exit\n"
+	"                    status is in LIST (not one ended by a signal or time limit)\n"
 	"  -E, --conflict-exit-code CODE  exit CODE, not 75, when not run (busy, paused)\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
@@ -62,7 +70,8 @@ static const char help[] =
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: COMMAND's status (128+N if killed by signal N; 126 not executable,\n"
-	"127 not found); 124 its time limit ended it; --once on a DONE job: 0, or\n"
+	"127 not found), 0 for an OK or WARNING run; 124 its time limit ended it;\n"
+	"--once on a DONE job: 0 (OK, WARNING), or\n"
 	"the failed run's status; 0 not due, coalesced; 64 usage; 65 corrupt record;\n"
 	"73 cannot create the registry; 74 I/O error; 75 running, waiters ahead,\n"
 	"paused, no free slot, superseded, or lock busy; 77 permission or not a\n"
@@ -74,6 +83,15 @@ static void set_log(struct run_request *req, enum log_mode mode)
 	if (req->log != LOG_NONE && req->log != mode)
 		usage_error("--log and --chronic exclude each other");
 	req->log = mode;
+}
+
+/* --ok-exit, --warn-exit: a list, or '' to remove the stored one. */
+static const char *policy_list(const char *arg, const char *what)
+{
+	struct exit_set set;
+	if (*arg)
+		exit_list_or_err(arg, what, &set);
+	return arg;
 }
 
 /* JOB [--] COMMAND [ARG...], after the options. */
@@ -112,6 +130,8 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 		usage_error("--every excludes --once and --clear");
 	if (given['D'] && !given['r'])
 		usage_error("--retry-delay needs --retries");
+	if (req->retry_exit_given && !given['r'])
+		usage_error("--retry-exit needs --retries");
 	if (given['z'] && req->log == LOG_NONE)
 		usage_error("--log-size needs --log or --chronic");
 }
@@ -141,6 +161,10 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "overdue-after", required_argument, 0, 'u' },
 		{ "keep-runs", required_argument, 0, 'k' },
 		{ "slots", required_argument, 0, 'N' },
+		{ "ok-exit", required_argument, 0, 'y' },
+		{ "warn-exit", required_argument, 0, 'Y' },
+		{ "min-duration", required_argument, 0, 'M' },
+		{ "retry-exit", required_argument, 0, 'X' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -189,6 +213,13 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 			if ((why = slots_add(req->slots, optarg)) != NULL)
 				usage_error("--slots %s: %s", optarg, why);
 			break;
+		case 'y': req->ok_exit = policy_list(optarg, "ok-exit list"); break;
+		case 'Y': req->warn_exit = policy_list(optarg, "warn-exit list"); break;
+		case 'M': req->min_duration = *optarg ? duration_or_err(optarg, "min-duration") : 0; break;
+		case 'X':
+			exit_list_or_err(optarg, "retry-exit list", &req->retry_exit);
+			req->retry_exit_given = 1;
+			break;
 		}
 	}
 	check_request(req, given);
@@ -234,7 +265,7 @@ int main(int argc, char **argv)
 	struct run_request req = { .conflict_code = EXIT_BUSY, .wait_limit = -1,
 				   .timeout_signal = SIGTERM, .retry_delay = 10,
 				   .log_size = LOG_SIZE_DEFAULT, .late_after = LATE_NOT_GIVEN,
-				   .overdue_after = OVERDUE_NOT_GIVEN, .keep_runs = -1 };
+				   .overdue_after = OVERDUE_NOT_GIVEN, .keep_runs = -1, .min_duration = -1 };
 	struct registry reg;
 	struct run run = {0};
 	struct slot_set slots = {0};

@@ -21,7 +21,8 @@ declare -gA _jobreg_options=(
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
 		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration
-		--overdue-after:limit'
+		--overdue-after:limit --ok-exit:exits --warn-exit:exits --retry-exit:exits
+		--min-duration:duration'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.

@@ -1,4 +1,5 @@
 #include "record/record.h"
+#include "record/outcome.h"
 #include "util/signame.h"
 #include "util/utf8.h"
 
@@ -191,6 +192,7 @@ static const char *check_values(const char *const *val, int first, int need_stat
 	const char *v;
 	time_t t;
 	unsigned long long n;
+	struct exit_set exits;
 	static const enum known_key times[] = { K_SINCE, K_STARTED, K_ENDED, K_EXPIRES,
 						K_RETRY_AT, K_CANCEL_AT, K_CANCEL_SEEN,
 						K_LAST_SUCCESS, K_LAST_SUCCESS_STARTED,
@@ -239,6 +241,10 @@ static const char *check_values(const char *const *val, int first, int need_stat
 			return seconds[i].why;
 	if ((v = val[K_OUTCOME]) && outcome_from_word(v) == OUTCOME_UNKNOWN)
 		return "bad outcome";
+	if ((v = val[K_OK_EXIT]) && exit_set_parse(v, &exits) < 0)
+		return "bad ok_exit";
+	if ((v = val[K_WARN_EXIT]) && exit_set_parse(v, &exits) < 0)
+		return "bad warn_exit";
 	if ((v = val[K_NOTIFIED]) && health_from_word(v) < 0)
 		return "bad notified";
 	if ((v = val[K_NOTIFYING]) && health_from_word(v) < 0)

@@ -1,5 +1,6 @@
 /* transition: what each write does to a record (SPEC §3). */
 #include "record/transition.h"
+#include "record/outcome.h"
 #include "util/signame.h"
 
 #include <math.h>
@@ -190,7 +191,18 @@ int record_to_done_counted(struct record *r, time_t now, const struct run_result
 		record_put(r, "cancelled", "1");
 		record_put(r, "cancelled_by", end->cancelled_by);
 	}
-	enum outcome o = record_outcome(r);
+	/* jobreg-set --exit N is judged by the lists the job's dispatcher
+	 * left (SPEC §2 Warnings); min_duration by dispatch only. */
+	enum outcome o = end->outcome;
+	if (o == OUTCOME_UNKNOWN) {
+		struct outcome_policy p;
+		struct outcome_facts f = { .exit_status = end->exit_status,
+					   .signalled = end->signal_name != NULL,
+					   .timed_out = end->timed_out,
+					   .cancelled = end->cancelled_by != NULL, .duration = -1 };
+		outcome_policy_of(r, &p);
+		o = outcome_judge(&p, &f, NULL);
+	}
 	if (o != OUTCOME_UNKNOWN)
 		record_put(r, "outcome", outcome_word(o));
 	return 0;
@@ -231,6 +243,9 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 		count_down(r, "cancelled_runs");
 		was = OUTCOME_UNKNOWN;
 	}
+	/* A warning counts once too, whatever the corrections. */
+	if (was == OUTCOME_WARNING && record_outcome(r) != OUTCOME_WARNING)
+		count_down(r, "warnings");
 	switch (record_outcome(r)) {
 	case OUTCOME_CANCELLED:
 		record_count_up(r, "cancelled_runs");
@@ -254,7 +269,8 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 			count_down(r, "failures");
 		if (record_outcome(r) == OUTCOME_WARNING) {
 			record_put(r, "last_success_warning", "1");
-			record_count_up(r, "warnings");
+			if (was != OUTCOME_WARNING)
+				record_count_up(r, "warnings");
 		} else {
 			record_drop(r, "last_success_warning");
 		}
@@ -313,6 +329,22 @@ void record_set_overdue(struct record *r, double seconds)
 		record_drop(r, "overdue_after");
 	else
 		put_seconds(r, "overdue_after", seconds);
+}
+
+void record_set_exit_list(struct record *r, const char *key, const char *list)
+{
+	if (*list)
+		record_put(r, key, list);
+	else
+		record_drop(r, key);
+}
+
+void record_set_min_duration(struct record *r, double seconds)
+{
+	if (seconds > 0)
+		put_seconds(r, "min_duration", seconds);
+	else
+		record_drop(r, "min_duration");
 }
 
 void record_set_notify_after(struct record *r, unsigned long long n)
@@ -453,6 +485,7 @@ struct run_result record_run_result(const struct record *r)
 	}
 	end.signal_name = record_get(r, "signal");
 	end.timed_out = record_count(r, "timed_out") != 0;
+	end.outcome = record_outcome(r);
 	/* Cancelled also when a hand-written record does not say by whom. */
 	if (record_outcome(r) == OUTCOME_CANCELLED) {
 		end.cancelled_by = record_get(r, "cancelled_by");
@@ -464,6 +497,9 @@ struct run_result record_run_result(const struct record *r)
 
 int run_result_status(const struct run_result *e)
 {
+	/* The record keeps the command's status; the caller sees success. */
+	if (e->outcome == OUTCOME_OK || e->outcome == OUTCOME_WARNING)
+		return 0;
 	if (e->cancelled_by && !e->timed_out && !e->signal_name && e->exit_status <= 0)
 		return 1;
 	if (e->timed_out)

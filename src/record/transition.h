@@ -25,6 +25,9 @@ struct run_result {
 	int timed_out;             /* the time limit ended it */
 	const char *cancelled_by;  /* user@host of the cancel ("?": unknown);
 				    * NULL: not cancelled */
+	enum outcome outcome;      /* as dispatch judged it (outcome.h);
+				    * OUTCOME_UNKNOWN: DONE judges it by the
+				    * record's ok_exit and warn_exit */
 };
 
 /* Transitions of SPEC §3.  NOTE replaces the note when not NULL; every
@@ -78,6 +81,10 @@ double record_overdue_at(const struct record *r);
 /* overdue_after = SECONDS; < 0 removes it. */
 void record_set_overdue(struct record *r, double seconds);
 #define OVERDUE_NOT_GIVEN (-2.0)   /* no --overdue-after: the record's stays */
+/* The outcome policy (SPEC §5 Outcomes): ok_exit or warn_exit (KEY) =
+ * LIST, "" removes it; min_duration = SECONDS, 0 removes it. */
+void record_set_exit_list(struct record *r, const char *key, const char *list);
+void record_set_min_duration(struct record *r, double seconds);
 /* --notify-after N (SPEC §5c): notify_after = N; 1 removes it. */
 void record_set_notify_after(struct record *r, unsigned long long n);
 /* The history length (SPEC §3a); the default is not written. */
@@ -116,11 +123,11 @@ void record_put_number(struct record *r, const char *key, unsigned long long v);
 
 /* The outcome of a DONE record (status.h). */
 enum outcome record_outcome(const struct record *r);
-/* How a DONE record says its run ended. */
+/* How a DONE record says its run ended, its outcome included. */
 struct run_result record_run_result(const struct record *r);
-/* 124 for a time limit, 128+N for signal N, else the exit status (0 when
- * unknown); 1 for a cancelled run that would give 0 (--once never replays
- * it as a success). */
+/* 0 for an OK or WARNING outcome; 124 for a time limit, 128+N for signal
+ * N, else the exit status (0 when unknown); 1 for a cancelled run that
+ * would give 0 (--once never replays it as a success). */
 int run_result_status(const struct run_result *e);
 
 /* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */

@@ -249,9 +249,9 @@ int history_before(const struct registry *reg, const char *job, const struct rec
 	int rc, ok = 0;
 
 	memset(b, 0, sizeof *b);
-	/* Only a correction that makes an OK run FAILED needs it. */
+	/* Only a correction that makes an OK or WARNING run FAILED needs it. */
 	if (!record_get(r, "status") || record_status(r) != ST_DONE ||
-	    record_outcome(r) != OUTCOME_OK ||
+	    (record_outcome(r) != OUTCOME_OK && record_outcome(r) != OUTCOME_WARNING) ||
 	    !(end->signal_name || end->timed_out || end->exit_status > 0))
 		return 0;
 	name = reg_dot_name(job, HISTORY_SUFFIX);
@@ -259,7 +259,7 @@ int history_before(const struct registry *reg, const char *job, const struct rec
 	/* By run number, whatever the order of the lines. */
 	while (!rc && history_next(&text, &pos, &l, &len))
 		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&
-		    outcome_is(l, len, "OK")) {
+		    (outcome_is(l, len, "OK") || outcome_is(l, len, "WARNING"))) {
 			ok = 1;
 			last_ok = run;
 			copy_time(l, len, "ended", b->last_success);

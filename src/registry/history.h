@@ -36,10 +36,11 @@ int history_put(const struct registry *reg, const char *job, unsigned long long 
  * removed), now.  Job lock held; an exit status. */
 int history_trim(const struct registry *reg, const char *job, unsigned long keep);
 
-/* For END making the OK run of R, a DONE record, FAILED (a correction):
- * what JOB's history says came before that run (its last OK line, and the
- * FAILED and LOST ones after it) into *B (transition.h); otherwise *B is
- * empty and nothing is read.  Job lock held; an exit status. */
+/* For END making the OK or WARNING run of R, a DONE record, FAILED (a
+ * correction): what JOB's history says came before that run (its last OK
+ * or WARNING line, and the FAILED and LOST ones after it) into *B
+ * (transition.h); otherwise *B is empty and nothing is read.  Job lock
+ * held; an exit status. */
 int history_before(const struct registry *reg, const char *job, const struct record *r,
 		   const struct run_result *end, struct before_run *b);
 

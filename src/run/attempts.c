@@ -31,7 +31,7 @@ static struct supervise supervision(const struct run *run, int run_lock)
 static int attempt(const struct registry *reg, struct run *run, int run_lock,
 		   const sigset_t *hold, const sigset_t *old_mask, struct logrelay *relay,
 		   struct run_result *end, char signame[SIGNAME_MAX], struct supervise_end *ended,
-		   struct cancel_taken *c)
+		   struct cancel_taken *c, double *ran_for)
 {
 	const struct run_request *req = run->req;
 	struct supervise how = supervision(run, run_lock);
@@ -47,15 +47,18 @@ static int attempt(const struct registry *reg, struct run *run, int run_lock,
 	else if (!rc && req->log != LOG_NONE)
 		rc = logrelay_start(reg, req->job, req->log, req->log_size, run_lock, relay,
 				    &how.out_fd, &how.err_fd);
+	*ran_for = 0;
 	if (rc) {
 		memset(ended, 0, sizeof *ended);
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
 	}
 	/* At each tick and wake-up a cancel is looked for (SPEC §5a). */
+	double began = now_mono();
 	supervise_start(&how, hold, old_mask, ended);
 	while (supervise_step(&how, hold, ended) != SV_ENDED)
 		(void)cancel_take_up(reg, run, run_lock, ended, c);
+	*ran_for = now_mono() - began;
 	if (run->cancelled_by)
 		cancel_linger(reg, run, run_lock, &how, hold, ended, c);
 	logrelay_finish(relay);
@@ -96,6 +99,41 @@ static void say_failure(const struct run *run, const struct run_result *end,
 	buf_free(&how);
 }
 
+/* END's outcome (SPEC §5 Outcomes), judged by the policy the run's
+ * RUNNING recorded; *WHY for a WARNING. */
+static enum outcome judge(const struct run *run, const struct run_result *end, double ran_for,
+			  enum warning_cause *why)
+{
+	struct outcome_facts f = { .exit_status = end->exit_status,
+				   .signalled = end->signal_name != NULL,
+				   .timed_out = end->timed_out,
+				   .cancelled = run->cancelled_by != NULL, .duration = ran_for };
+	return outcome_judge(&run->policy, &f, why);
+}
+
+/* May a FAILED attempt that ended so be retried (126 and 127 aside)?
+ * With --retry-exit only an exit status it names (SPEC §5 Retries). */
+static int retry_allowed(const struct run_request *req, const struct run_result *end)
+{
+	if (!req->retry_exit_given)
+		return 1;
+	return !end->signal_name && !end->timed_out && exit_set_has(&req->retry_exit, end->exit_status);
+}
+
+/* "JOB: run N ended with a warning: exit 24", not with -q unless LOUD
+ * (--chronic's report). */
+static void say_warning(const struct run *run, const struct run_result *end,
+			enum warning_cause why, double ran_for, int loud)
+{
+	struct buf how = {0};
+	run_describe_warning(&how, why, end->exit_status, ran_for, run->policy.min_duration);
+	if (loud)
+		warn(run->req->job, "run %s ended with a warning: %s", run->number, how.data);
+	else
+		info(run->req->job, "run %s ended with a warning: %s", run->number, how.data);
+	buf_free(&how);
+}
+
 int run_attempts(const struct registry *reg, struct run *run, int run_lock, const sigset_t *hold,
 		 const sigset_t *old_mask, int *lost_lock)
 {
@@ -107,14 +145,23 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		struct run_result end;
 		struct supervise_end ended;
 		char signame[SIGNAME_MAX];
+		double ran_for;
+		enum warning_cause why = WARN_NONE;
 		int status = attempt(reg, run, run_lock, hold, old_mask, &relay, &end, signame, &ended,
-				     &cancel);
+				     &cancel, &ran_for);
 		int lost = ended.lost_lock, ours = 1, rc = 0, between = 0;
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||
 				 status == 127;
-		if (!lost && status && !ended.stopped && !run->cancelled_by && !cannot_run &&
-		    !ended.wait_errno && run->attempt && run->attempt <= (unsigned long)req->retries) {
+		/* As recorded: an OK or WARNING run exits 0 (SPEC §5 Outcomes). */
+		if (!ended.wait_errno) {
+			end.outcome = judge(run, &end, ran_for, &why);
+			status = run_result_status(&end);
+		}
+		int warned = end.outcome == OUTCOME_WARNING;
+		if (!lost && end.outcome == OUTCOME_FAILED && !ended.stopped && !cannot_run &&
+		    retry_allowed(req, &end) && run->attempt &&
+		    run->attempt <= (unsigned long)req->retries) {
 			double until = now_mono() + retry_delay(req, run->attempt);
 			struct supervise how = supervision(run, run_lock);
 			enum supervise_event ev = SV_TICK;
@@ -137,8 +184,9 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		} else if (end.timed_out && !lost && !chronic_mode) {
 			say_failure(run, &end, &ended, 0, 1);
 		}
-		/* --chronic: a failed (or lost) run's log, then how it failed. */
-		int chronic = chronic_mode && (status || lost);
+		/* --chronic: a failed (or lost) or warned run's log, then how
+		 * it ended. */
+		int chronic = chronic_mode && (status || lost || warned);
 		/* SPEC §6: after a lost run lock the record is not ours to write. */
 		*lost_lock = lost;
 		if (lost)
@@ -153,7 +201,9 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 			(void)logrelay_report(&relay);
 		else if (chronic && !req->clear_after)
 			logview_chronic(reg, req->job);
-		if (chronic)
+		if (warned && !lost)
+			say_warning(run, &end, why, ran_for, chronic);
+		else if (chronic)
 			say_failure(run, &end, &ended, lost, 1);
 		if (!rc && ours && run->cancelled_by)
 			cancel_say(run, &cancel, between);

@@ -1,7 +1,9 @@
 /* attempts: steps 5 and 6 of a dispatched run (SPEC §5, Retries) — each
  * attempt under supervision, its output through the log relay, a FAILED
  * one retried while --retries allows (--retry-delay, doubled each time, at
- * most an hour), then DONE, or no record with --clear.  The caller holds
+ * most an hour; with --retry-exit only its exit statuses), then DONE, or no
+ * record with --clear.  Each attempt's outcome is judged here (outcome.h)
+ * and recorded as judged: OK and WARNING exit 0.  The caller holds
  * the run lock throughout; each attempt gets JOBREG_RUN (with --retries
  * JOBREG_ATTEMPT).  A run lock lost (SPEC §6) ends the run, nothing more
  * written. */
@@ -10,6 +12,7 @@
 
 #include <signal.h>
 
+#include "record/outcome.h"
 #include "registry/registry.h"
 #include "registry/slots.h"
 #include "run/logrelay.h"
@@ -44,6 +47,12 @@ struct run_request {
 	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
 	double overdue_after;   /* --overdue-after; -1: inf; OVERDUE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
+	const char *ok_exit;    /* --ok-exit, --warn-exit (checked lists; "":
+				 * remove the stored one); NULL: not given */
+	const char *warn_exit;
+	double min_duration;    /* --min-duration; 0: remove; -1: not given */
+	int retry_exit_given;   /* --retry-exit: only these FAILED exits retried */
+	struct exit_set retry_exit;
 	struct slot_set *slots; /* --slots (slots.h) */
 };
 

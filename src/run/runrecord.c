@@ -57,6 +57,40 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
 	}
 }
 
+void run_describe_warning(struct buf *b, enum warning_cause why, int exit_status,
+			  double duration, double min)
+{
+	if (why == WARN_SHORT) {
+		/* (0.4s; a run that barely started, 0.003s) */
+		buf_addf(b, "ended after %.*fs, under --min-duration ", duration < 0.1 ? 3 : 1,
+			 duration);
+		add_duration(b, min);
+	} else {
+		buf_addf(b, "exit %d", exit_status);
+	}
+}
+
+/* The list REQ gives for KEY (NULL: not given), else R's. */
+static const char *list_in_force(const char *given, const struct record *r, const char *key)
+{
+	return given ? given : record_get(r, key);
+}
+
+int run_lists_check(const struct run_request *req, const struct record *r)
+{
+	const char *ok_list = list_in_force(req->ok_exit, r, "ok_exit");
+	const char *warn_list = list_in_force(req->warn_exit, r, "warn_exit");
+	struct exit_set oks, warns;
+	int both;
+	if (!ok_list || !warn_list || !*ok_list || !*warn_list ||
+	    exit_set_parse(ok_list, &oks) < 0 || exit_set_parse(warn_list, &warns) < 0 ||
+	    (both = exit_set_common(&oks, &warns)) < 0)
+		return 0;
+	return fail(EXIT_USAGE, req->job, "exit status %d is in both --ok-exit %s%s and --warn-exit %s%s",
+		    both, ok_list, req->ok_exit ? "" : " (stored)", warn_list,
+		    req->warn_exit ? "" : " (stored)");
+}
+
 /* REC as the attempt begins: RUNNING, ours, a new run with its cmd= (the
  * last one's dropped); its start and number noted in RUN. */
 static void begin_attempt(struct run *run, struct record *rec, const char *note)
@@ -96,6 +130,14 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 		record_set_overdue(&rec, req->overdue_after);
 	if (req->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	/* The job's outcome policy: what a call gives replaces what is kept. */
+	if (req->ok_exit)
+		record_set_exit_list(&rec, "ok_exit", req->ok_exit);
+	if (req->warn_exit)
+		record_set_exit_list(&rec, "warn_exit", req->warn_exit);
+	if (req->min_duration >= 0)
+		record_set_min_duration(&rec, req->min_duration);
+	outcome_policy_of(&rec, &run->policy);
 	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (!rc)
 		slots_note(reg, req->job, req->slots, run->number);

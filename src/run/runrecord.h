@@ -9,6 +9,7 @@
 #define JOBREG_RUNRECORD_H
 
 #include "registry/write.h"
+#include "record/outcome.h"
 #include "record/record.h"
 #include "record/transition.h"
 #include "registry/registry.h"
@@ -28,6 +29,7 @@ struct run {
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
+	struct outcome_policy policy;  /* as RUNNING recorded it (SPEC §5 Outcomes) */
 };
 
 /* Step 4, holding the job lock (ST read under it) and the run lock
@@ -57,6 +59,14 @@ int run_next(const struct registry *reg, struct run *run, int *ours);
  * cannot be written (full disk) empties the log, tried again.  Exit status. */
 int run_finish(const struct registry *reg, struct run *run, const struct run_result *end);
 
+/* Why a run is a WARNING (SPEC §2 Warnings): "exit 24", "ended after
+ * 0.4s, under --min-duration 5s" (DURATION, MIN seconds). */
+void run_describe_warning(struct buf *b, enum warning_cause why, int exit_status,
+			  double duration, double min);
+/* Step 2c under the job lock, before anything is written: a status in
+ * both lists, counting R's list that REQ does not replace, is a usage
+ * error (64, said); else 0. */
+int run_lists_check(const struct run_request *req, const struct record *r);
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
 /* How a failed run ended (SPEC §5 Logs): "failed: exit 3", "timed out

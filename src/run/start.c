@@ -97,13 +97,20 @@ static int replay(const struct registry *reg, const struct run_request *req,
 		  const struct record *r)
 {
 	enum outcome o = record_outcome(r);
+	struct run_result end = record_run_result(r);
+	struct buf how = {0};
+	const char *ended = record_get(r, "ended");
+	if (o == OUTCOME_WARNING) {
+		run_describe_result(&how, &end);
+		info(req->job, "already done: with a warning (%s%s%s)", how.data,
+		     ended ? ", ended " : "", ended ? ended : "");
+		buf_free(&how);
+		return 0;
+	}
 	if (o != OUTCOME_FAILED && o != OUTCOME_CANCELLED) {
 		info(req->job, "already done");
 		return 0;
 	}
-	struct run_result end = record_run_result(r);
-	struct buf how = {0};
-	const char *ended = record_get(r, "ended");
 	if (end.cancelled_by)
 		buf_addf(&how, "cancelled by %s, ", end.cancelled_by);
 	run_describe_result(&how, &end);
@@ -321,7 +328,8 @@ static int decide_locked(struct call *c, enum next *next)
 	if (rc)
 		return rc;
 	record_init(&pause);
-	if ((rc = jobstate_read(c->reg, job, &st)) != 0)
+	if ((rc = jobstate_read(c->reg, job, &st)) != 0 ||
+	    (rc = run_lists_check(req, &st.rec)) != 0)
 		goto out;
 	turn_report_unanswered(c->reg, req, &st, t);
 	line_numbers(jobstate_record(&st), &f.nums);
