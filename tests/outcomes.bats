@@ -30,7 +30,7 @@ load lib/helper
 	[[ $(cat "$REG/.backup.history") == "run=1 outcome=WARNING "*" exit=24 "* ]]
 	run jobreg-get -l --history backup
 	[[ $output == *WARNING* ]]
-	[[ $(jobreg-get --report -a) == "backup  DONE  WARNING exit 24  "* ]]
+	[[ $(jobreg-get --report -a) == "backup  DONE  warning: exit 24  "* ]]
 	# a WARNING is a refinement of DONE in every status list
 	[ "$(jobreg-get -a -s WARNING)" = "backup DONE" ]
 	[ -z "$(jobreg-get -a -s OK,FAILED)" ]
