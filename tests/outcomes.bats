@@ -31,6 +31,9 @@ load lib/helper
 	run jobreg-get -l --history backup
 	[[ $output == *WARNING* ]]
 	[[ $(jobreg-get --report -a) == "backup  DONE  warning: exit 24  "* ]]
+	# -P: the command's status, and the health says the warning
+	[[ $(jobreg-get -P -a) == *'jobreg_job_exit_code{name="backup",'*'} 24'* ]]
+	[[ $(jobreg-get -P -a) == *'jobreg_job_health{name="backup",'*'health="warning"} 1'* ]]
 	# a WARNING is a refinement of DONE in every status list
 	[ "$(jobreg-get -a -s WARNING)" = "backup DONE" ]
 	[ -z "$(jobreg-get -a -s OK,FAILED)" ]

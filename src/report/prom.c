@@ -148,9 +148,12 @@ void prom_add(struct prom *p, const char *job, const struct record *r, enum stat
 		i++;
 	buf_addc(v, (char)('0' + i));
 	buf_addc(v, '\0');
-	/* The exit status as dispatch --once replays it (run_result_status()). */
+	/* The exit status as dispatch --once replays it (run_result_status()),
+	 * but the command's own for an OK or WARNING run of exit 24: the
+	 * outcome is the health series' to say. */
 	if (r && status == ST_DONE && record_outcome(r) != OUTCOME_UNKNOWN) {
 		struct run_result end = record_run_result(r);
+		end.outcome = OUTCOME_UNKNOWN;
 		buf_addf(v, "%d", run_result_status(&end));
 	}
 	buf_addc(v, '\0');
