@@ -44,6 +44,9 @@ struct run_request {
 	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
 	struct slot_set *slots; /* --slots (slots.h) */
+	const char *after;      /* --after's list ("": none, drop after=); NULL: not given */
+	char **after_jobs;      /* its jobs (SPEC §5d) */
+	size_t nafter;
 };
 
 /* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the

@@ -28,6 +28,8 @@ struct run {
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
+	char *after_seen;          /* --after: the named jobs' successes this run
+				    * follows, for its DONE if it succeeds (malloc'd) */
 };
 
 /* Step 4, holding the job lock (ST read under it) and the run lock
