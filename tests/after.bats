@@ -254,3 +254,16 @@ uploads() { if [ -e "$T/uploads" ]; then wc -l <"$T/uploads"; else echo 0; fi; }
 	[[ $output == *'"after": "backup",'* ]] || flunk "$output"
 	[[ $output == *'"after_seen": "backup:1",'* ]] || flunk "$output"
 }
+
+@test "after: --report says what a job waits for, and a chain that leads back to it" {
+	jobreg-dispatch -q --after b a true
+	jobreg-dispatch -q --after a b true
+	up d
+	jobreg-dispatch -q --after d c true
+	run jobreg-get --report -a
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} =~ ^a\ +PENDING\ +after\ b\ \(waits\ for\ itself\ through\ b\)\ +never\ ok ]] ||
+		flunk "$output"
+	[[ ${lines[1]} =~ ^b\ +PENDING\ +after\ a\ \(waits\ for\ itself\ through\ a\) ]] || flunk "$output"
+	[[ ${lines[2]} =~ ^c\ +DONE\ +OK,\ after\ d\ +last\ ok ]] || flunk "$output"
+}
