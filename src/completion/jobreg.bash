@@ -20,7 +20,8 @@ declare -gA _jobreg_options=(
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
-		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration'
+		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration
+		--after:jobs'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
@@ -68,6 +69,11 @@ _jobreg_value() {
 	limit) COMPREPLY=($(compgen -W inf -- "$cur")) ;;
 	size) COMPREPLY=($(compgen -W '64k 1M 16M' -- "$cur")) ;;
 	pid) declare -F _pids >/dev/null && _pids ;;
+	jobs) # a comma-separated list of job ids (dispatch --after): its last word
+		last=${cur##*,}
+		local before=${cur%"$last"}
+		cur=$last _jobreg_jobs "$get" "$(_jobreg_dir "$dir")"
+		COMPREPLY=("${COMPREPLY[@]/#/$before}") ;;
 	slots) # the known groups as NAME:N (_jobreg's $get and $dir)
 		_jobreg_groups "$get" "$(_jobreg_dir "$dir")" sized ;;
 	esac
