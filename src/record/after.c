@@ -43,12 +43,9 @@ int after_seen_ok(const char *v)
 int after_seen_get(const char *seen, const char *job, unsigned long long *run)
 {
 	size_t len = strlen(job);
-	for (const char *p = seen; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-		if (strncmp(p, job, len) == 0 && p[len] == ':') {
-			const char *digits = p + len + 1;
-			return parse_digits(digits, strcspn(digits, ","), COUNTER_MAX, run) == 0;
-		}
-	}
+	for (const char *p = seen; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, job, len) == 0 && p[len] == ':')
+			return parse_digits(p + len + 1, strcspn(p + len + 1, ","), COUNTER_MAX, run) == 0;
 	return 0;
 }
 

@@ -73,6 +73,27 @@ void after_say(const struct registry *reg, const struct run_request *req,
 	buf_free(&through);
 }
 
+int after_not_due(const struct registry *reg, const struct run_request *req,
+		  const struct record *own)
+{
+	struct after_facts a = {0};
+	struct buf dropped = {0};
+	int said = 0;
+	if (!req->nafter || req->wait || !after_held(req, own))
+		return 0;
+	/* An error is said by the look under the job lock. */
+	struct buf *was = message_hold(&dropped);
+	int rc = after_gather(reg, req, &a);
+	message_hold(was);
+	message_release(&dropped, 0);
+	if (!rc && after_unmet(own, a.f, a.n) >= 0) {
+		after_say(reg, req, own, a.f, a.n, "not due");
+		said = 1;
+	}
+	after_facts_free(&a);
+	return said;
+}
+
 int after_wait(struct registry *reg, const struct run_request *req, double deadline)
 {
 	struct waiter *w = wait_jobs_open(reg, req->after_jobs, req->nafter, NULL);

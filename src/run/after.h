@@ -28,6 +28,12 @@ int after_held(const struct run_request *req, const struct record *own);
  * ends by waiting). */
 void after_say(const struct registry *reg, const struct run_request *req,
 	       const struct record *own, const struct after_fact *f, size_t n, const char *what);
+/* Step 2a from a read without the job lock (as --every's): 1 when the
+ * named jobs make the job not due, said; 0 to decide under the lock —
+ * also when OWN (the record read) does not hold the list yet, which that
+ * decision writes, and with --wait. */
+int after_not_due(const struct registry *reg, const struct run_request *req,
+		  const struct record *own);
 /* --wait, without the job lock: until the named jobs may make the job due
  * (0: decide again), a stop signal (0: turn.h says it), or DEADLINE (a
  * now_mono() time, < 0: none) passes: EXIT_BUSY, said.  The one wait

@@ -46,29 +46,6 @@ static void say_not_due(const char *job, double at)
 	info(job, "not due until %s", when);
 }
 
-/* --after: not due by the named jobs, OWN holding the list already (else
- * the list is written under the job lock), and no --wait: 1, said. */
-static int after_not_due(const struct registry *reg, const struct run_request *req,
-			 const struct record *own)
-{
-	struct after_facts a = {0};
-	struct buf dropped = {0};
-	int said = 0;
-	if (!req->nafter || req->wait || !after_held(req, own))
-		return 0;
-	/* An error is said by the look under the job lock. */
-	struct buf *was = message_hold(&dropped);
-	int rc = after_gather(reg, req, &a);
-	message_hold(was);
-	message_release(&dropped, 0);
-	if (!rc && after_unmet(own, a.f, a.n) >= 0) {
-		after_say(reg, req, own, a.f, a.n, "not due");
-		said = 1;
-	}
-	after_facts_free(&a);
-	return said;
-}
-
 int start_not_due(const struct registry *reg, const struct run_request *req)
 {
 	struct job_state st = { .status = ST_PENDING };
