@@ -31,6 +31,8 @@ LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/ut
 	 src/run/start.c src/run/turn.c src/run/cancel.c \
 	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c \
 	 src/cmd/cli.c
+# dispatch --after (SPEC §5d): the lists and their judge, the chain, the facts and the wait
+LIBSRC += src/record/after.c src/registry/chain.c src/run/after.c
 LIBOBJ = $(LIBSRC:src/%.c=.build/%.o)
 HDRS = $(LIBSRC:.c=.h)
 MAN1 = man/jobreg-get.1 man/jobreg-set.1 man/jobreg-clear.1 man/jobreg-dispatch.1

@@ -546,3 +546,23 @@ two_registries() {
 	fi
 	at_end_skip_without_bash_completion
 }
+
+@test "bash and zsh completion offer job ids after dispatch --after, also after a comma" {
+	jobreg-dispatch -d "$T/a" alpha true
+	jobreg-dispatch -d "$T/a" beta true
+	for mode in "${MODES[@]}"; do
+		bcomp "$mode" jobreg-dispatch -d "$T/a" --after ""
+		is alpha beta
+		[ -z "$stderr" ] || flunk "bash said: $stderr"
+		bcomp "$mode" jobreg-dispatch -d "$T/a" --after alpha,b
+		is alpha,beta
+		bcomp "$mode" jobreg-dispatch -d "$T/a" --after = a
+		is alpha
+	done
+	need_zsh
+	zcomp "jobreg-dispatch -d $T/a --after "
+	is alpha beta
+	zcomp "jobreg-dispatch -d $T/a --after alpha,b"
+	is beta
+	at_end_skip_without_bash_completion
+}

@@ -1048,7 +1048,7 @@ done_fault() {
 }
 
 @test "the decision of step 2 reads every row of its truth table as the page says" {
-	unit_table decide_table 30
+	unit_table decide_table 50
 }
 
 @test "a dispatch with --every writes every=SECONDS with RUNNING, for readers, and a call without --every keeps it" {

@@ -30,7 +30,7 @@ static const char usage[] =
 	" [--kill-after DURATION] [--signal SIG]"
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
 	" [--late-after DURATION] [--overdue-after DURATION] [--keep-runs N] [--ok-exit LIST]"
-	" [--warn-exit LIST] [--retry-exit LIST] [--min-duration DURATION]"
+	" [--warn-exit LIST] [--retry-exit LIST] [--min-duration DURATION] [--after JOB[,JOB]...]"
 	" [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
 	"Run COMMAND as the one live run of JOB, recording RUNNING and then DONE.\n"
@@ -62,6 +62,9 @@ static const char help[] =
 	"      --min-duration D  an OK run shorter than D is a WARNING; kept too\n"
 	"      --retry-exit LIST  with --retries: retry only a failed run whose exit\n"
 	"                    status is in LIST (not one ended by a signal or time limit)\n"
+	"      --after JOB[,JOB]...  run only after a new success of each JOB, none\n"
+	"                    of them running (repeatable; '' forgets the list);\n"
+	"                    with --wait D, wait for that\n"
 	"  -E, --conflict-exit-code CODE  exit CODE, not 75, when not run (busy, paused)\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
@@ -71,10 +74,10 @@ static const char help[] =
 	"  -h, --help        this help;  -V, --version  the version\n"
 	"Exit: COMMAND's status (128+N if killed by signal N; 126 not executable,\n"
 	"127 not found), 0 for an OK or WARNING run; 124 its time limit ended it;\n"
-	"--once on a DONE job: 0 (OK, WARNING), or\n"
-	"the failed run's status; 0 not due, coalesced; 64 usage; 65 corrupt record;\n"
+	"--once on a DONE job: 0 (OK, WARNING), or the failed run's status; 0 not\n"
+	"due (--every, --after), coalesced; 64 usage; 65 corrupt record;\n"
 	"73 cannot create the registry; 74 I/O error; 75 running, waiters ahead,\n"
-	"paused, no free slot, superseded, or lock busy; 77 permission or not a\n"
+	"paused, no free slot, superseded, --wait ran out, or lock busy; 77 permission or not a\n"
 	"regular file.\n";
 
 /* --log and --chronic: one of them. */
@@ -92,6 +95,43 @@ static const char *policy_list(const char *arg, const char *what)
 	if (*arg)
 		exit_list_or_err(arg, what, &set);
 	return arg;
+}
+
+/* --after LIST (repeatable, SPEC §5d): its jobs into REQ, each once; ''
+ * names none. */
+static void add_after(struct run_request *req, const char *list)
+{
+	for (const char *p = list; *p; p++) {
+		size_t n = strcspn(p, ",");
+		char *job = xstrndup(p, n);
+		if (n == 0 || (p[n] == ',' && p[n + 1] == '\0'))
+			usage_error("--after %s: an empty job id", list);
+		if (job[0] == '-')
+			usage_error("--after %s: bad job id '%s'", list, job);
+		check_job_ids(&job, 1);
+		size_t i = 0;
+		while (i < req->nafter && strcmp(req->after_jobs[i], job) != 0)
+			i++;
+		if (i < req->nafter) {
+			free(job);
+		} else {
+			req->after_jobs = xrealloc(req->after_jobs,
+						   (req->nafter + 1) * sizeof *req->after_jobs);
+			req->after_jobs[req->nafter++] = job;
+		}
+		p += n;
+		if (!*p)
+			break;
+	}
+}
+
+/* The --after list as the record keeps it: "backup,dump", "" for none. */
+static char *after_list(const struct run_request *req)
+{
+	struct buf list = {0};
+	for (size_t i = 0; i < req->nafter; i++)
+		buf_addf(&list, "%s%s", i ? "," : "", req->after_jobs[i]);
+	return list.data ? list.data : xstrdup("");
 }
 
 /* JOB [--] COMMAND [ARG...], after the options. */
@@ -134,6 +174,9 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 		usage_error("--retry-exit needs --retries");
 	if (given['z'] && req->log == LOG_NONE)
 		usage_error("--log-size needs --log or --chronic");
+	/* --once replays a result, --clear removes the one --after follows. */
+	if (given['a'] && (req->once || req->clear_after))
+		usage_error("--after excludes --once and --clear");
 }
 
 /* Options and operands into REQ; a usage error exits 64. */
@@ -165,6 +208,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "warn-exit", required_argument, 0, 'Y' },
 		{ "min-duration", required_argument, 0, 'M' },
 		{ "retry-exit", required_argument, 0, 'X' },
+		{ "after", required_argument, 0, 'a' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -220,10 +264,16 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 			exit_list_or_err(optarg, "retry-exit list", &req->retry_exit);
 			req->retry_exit_given = 1;
 			break;
+		case 'a': add_after(req, optarg); break;
 		}
 	}
 	check_request(req, given);
 	parse_operands(argc, argv, req);
+	for (size_t i = 0; i < req->nafter; i++)
+		if (strcmp(req->after_jobs[i], req->job) == 0)
+			usage_error("--after %s: a job cannot follow itself", req->job);
+	if (given['a'])
+		req->after = after_list(req);
 	req->lock_wait = common->lock_wait;
 	req->sigpipe_ignored = common->sigpipe_ignored;
 }
@@ -291,6 +341,11 @@ int main(int argc, char **argv)
 	else
 		run_lock_release(&reg, req.job, &run_lock);
 out:
+	for (size_t i = 0; i < req.nafter; i++)
+		free(req.after_jobs[i]);
+	free(req.after_jobs);
+	free((char *)req.after);
+	free(run.after_seen);
 	slots_free(&slots);
 	reg_close(&reg);
 	return rc;

@@ -22,7 +22,7 @@ declare -gA _jobreg_options=(
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
 		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration
 		--overdue-after:limit --ok-exit:exits --warn-exit:exits --retry-exit:exits
-		--min-duration:duration'
+		--min-duration:duration --after:jobs'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
@@ -70,6 +70,11 @@ _jobreg_value() {
 	limit) COMPREPLY=($(compgen -W inf -- "$cur")) ;;
 	size) COMPREPLY=($(compgen -W '64k 1M 16M' -- "$cur")) ;;
 	pid) declare -F _pids >/dev/null && _pids ;;
+	jobs) # a comma-separated list of job ids (dispatch --after): its last word
+		last=${cur##*,}
+		local before=${cur%"$last"}
+		cur=$last _jobreg_jobs "$get" "$(_jobreg_dir "$dir")"
+		COMPREPLY=("${COMPREPLY[@]/#/$before}") ;;
 	slots) # the known groups as NAME:N (_jobreg's $get and $dir)
 		_jobreg_groups "$get" "$(_jobreg_dir "$dir")" sized ;;
 	esac

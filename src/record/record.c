@@ -1,5 +1,6 @@
 #include "record/record.h"
 #include "record/outcome.h"
+#include "record/after.h"
 #include "util/signame.h"
 #include "util/utf8.h"
 
@@ -35,6 +36,12 @@ static const char *const known_keys[KNOWN_COUNT] = {
 	"notifier_host", "notifier_pid", "notifier_until", "notify_failures", "notify_retry_at",
 	"late_from", "keep_runs", "note",
 };
+
+int valid_job_id(const char *id)
+{
+	size_t n = strspn(id, ALNUM "._@+-");
+	return n > 0 && n <= JOB_ID_MAX && id[n] == '\0' && id[0] != '.' && id[0] != '-';
+}
 
 void record_init(struct record *r)
 {
@@ -249,6 +256,9 @@ static const char *check_values(const char *const *val, int first, int need_stat
 		return "bad notified";
 	if ((v = val[K_NOTIFYING]) && health_from_word(v) < 0)
 		return "bad notifying";
+	if (((v = val[K_AFTER]) && !after_list_ok(v)) ||
+	    ((v = val[K_AFTER_SEEN]) && !after_seen_ok(v)))
+		return "bad after";
 	if ((v = val[K_CANCEL_SIGNAL]) && signal_number(v) <= 0)
 		return "bad cancel_signal";
 	/* A pause may have no end. */

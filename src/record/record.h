@@ -15,6 +15,14 @@
  * (SPEC §5a). */
 #define COUNTER_MAX 9223372036854775807ULL
 
+/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], no leading . or -.
+ * Here, below the registry, so that a record's lists of jobs (after=) are
+ * checked where the record is. */
+#define JOB_ID_MAX 128
+int valid_job_id(const char *id);
+/* The ASCII letters and digits (a set for strspn(3)). */
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
 struct field {
 	char *key;
 	char *value;

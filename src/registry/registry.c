@@ -11,12 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int valid_job_id(const char *id)
-{
-	size_t n = strspn(id, ALNUM "._@+-");
-	return n > 0 && n <= JOB_ID_MAX && id[n] == '\0' && id[0] != '.' && id[0] != '-';
-}
-
 const char *reg_path(const struct registry *reg, const char *name)
 {
 	static struct buf path;

@@ -19,12 +19,6 @@ struct registry {
 	mode_t share_mode;  /* of the files we create (entry_share_mode()) */
 };
 
-/* A job id (SPEC §1): 1-128 bytes of [A-Za-z0-9._@+-], no leading . or -. */
-#define JOB_ID_MAX 128
-int valid_job_id(const char *id);
-/* The ASCII letters and digits (a set for strspn(3)). */
-#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
 /* The job lock, the run lock, and the coalescing waiter's (SPEC §5a). */
 enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK };
 

@@ -3,6 +3,7 @@
  * share the one view built here. */
 #include "report/report.h"
 #include "record/transition.h"
+#include "registry/chain.h"
 #include "registry/history.h"
 #include "registry/line.h"
 #include "registry/listing.h"
@@ -26,6 +27,7 @@ struct report_facts {
 	int last_lost;          /* its last run was lost, by its history */
 	unsigned long long waiting;          /* live waiters in its line */
 	const struct slot_wait *slot_wait;   /* its call waiting for a slot */
+	char *after;            /* ", after b" (--after, SPEC §5d), or NULL */
 };
 
 void report_init(struct report *rp, double now, int colour)
@@ -219,6 +221,8 @@ static void why_waits(struct buf *why, const struct record *r, const struct repo
 		if (reason && *reason)
 			buf_addf(&more, ": %s", reason);
 	}
+	if (f->after)
+		buf_adds(&more, f->after);
 	int due_known = format_next_due(r, due);
 	if (due_known == 1)
 		buf_addf(&more, ", next due %s", due);
@@ -494,6 +498,20 @@ int report_slot_waits(const struct registry *reg, struct report *rp, const struc
 	return status;
 }
 
+/* What JOB waits for by its list AFTER (NULL: none): ", after a,b", and
+ * " (waits for itself through b)" when the chain leads back (SPEC §5d). */
+static char *after_said(const struct registry *reg, const char *job, const char *after)
+{
+	struct buf said = {0}, through = {0};
+	if (!after)
+		return NULL;
+	buf_addf(&said, ", after %s", after);
+	if (chain_loops(reg, job, after, &through))
+		buf_addf(&said, " (waits for itself through %s)", through.len ? through.data : job);
+	buf_free(&through);
+	return said.data;
+}
+
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 	       const struct job_state *st)
 {
@@ -509,8 +527,10 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 		    record_count(&st->rec, "consecutive_failures") > 0)
 			rc = last_run_lost(reg, job, &f.last_lost);
 		f.waiting = line_waiting(reg, job, &st->rec);
+		f.after = after_said(reg, job, record_get(&st->rec, "after"));
 	}
 	report_add(rp, job, st, &f);
 	free(f.log_line);
+	free(f.after);
 	return rc;
 }

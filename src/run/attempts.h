@@ -54,6 +54,9 @@ struct run_request {
 	int retry_exit_given;   /* --retry-exit: only these FAILED exits retried */
 	struct exit_set retry_exit;
 	struct slot_set *slots; /* --slots (slots.h) */
+	const char *after;      /* --after's list ("": none, drop after=); NULL: not given */
+	char **after_jobs;      /* its jobs (SPEC §5d) */
+	size_t nafter;
 };
 
 /* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the

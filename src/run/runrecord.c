@@ -1,5 +1,6 @@
 #include "run/runrecord.h"
 #include "run/attempts.h"
+#include "record/after.h"
 #include "registry/line.h"
 #include "registry/lock.h"
 #include "run/logrelay.h"
@@ -138,6 +139,8 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	if (req->min_duration >= 0)
 		record_set_min_duration(&rec, req->min_duration);
 	outcome_policy_of(&rec, &run->policy);
+	if (req->after)
+		record_set_after(&rec, req->after);
 	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (!rc)
 		slots_note(reg, req->job, req->slots, run->number);
@@ -271,7 +274,12 @@ int run_finish(const struct registry *reg, struct run *run, const struct run_res
 			record_to_done(&rec, now_seconds(), &how, NULL);
 		else if (record_to_done_counted(&rec, run->ended_at, end, NULL) == 0 && run->cancelled_by)
 			record_put(&rec, "retries_cancelled_by", run->cancelled_by);
-		int known = record_outcome(&rec) != OUTCOME_UNKNOWN;
+		enum outcome o = record_outcome(&rec);
+		int known = o != OUTCOME_UNKNOWN;
+		/* Only a success moves --after on; any other end tries the
+		 * same upstream successes again (SPEC §5d). */
+		if (run->after_seen && (o == OUTCOME_OK || o == OUTCOME_WARNING))
+			record_put(&rec, "after_seen", run->after_seen);
 		/* The first try's error is said only without a second. */
 		struct buf first_try = {0};
 		struct buf *was_held = message_hold(&first_try);

@@ -30,6 +30,8 @@ struct run {
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
 	struct outcome_policy policy;  /* as RUNNING recorded it (SPEC §5 Outcomes) */
+	char *after_seen;          /* --after: the named jobs' successes this run
+				    * follows, for its DONE if it succeeds (malloc'd) */
 };
 
 /* Step 4, holding the job lock (ST read under it) and the run lock

@@ -8,6 +8,7 @@
 #include "registry/lock.h"
 #include "registry/pause.h"
 #include "registry/slots.h"
+#include "run/after.h"
 #include "run/holders.h"
 #include "run/logrelay.h"
 #include "run/logview.h"
@@ -49,15 +50,18 @@ int start_not_due(const struct registry *reg, const struct run_request *req)
 {
 	struct job_state st = { .status = ST_PENDING };
 	double at = -1;
-	if (req->every <= 0)
+	int said = 0;
+	if (req->every <= 0 && !req->nafter)
 		return 0;
-	if (reg_read_record(reg, req->job, &st.rec, &st.found) == 0 && st.found)
+	if (reg_read_record(reg, req->job, &st.rec, &st.found) == 0 && st.found) {
 		at = due_at(req, &st, now_real());   /* (no liveness asked) */
+		if (at >= 0)
+			say_not_due(req->job, at);
+		else
+			said = after_not_due(reg, req, &st.rec);
+	}
 	record_free(&st.rec);
-	if (at < 0)
-		return 0;
-	say_not_due(req->job, at);
-	return 1;
+	return at >= 0 || said;
 }
 
 enum step decide(const struct run_request *req, const struct decide_facts *f)
@@ -68,6 +72,8 @@ enum step decide(const struct run_request *req, const struct decide_facts *f)
 	int paused = st->paused || f->registry_paused;
 	if (due_at(req, st, f->now) >= 0)
 		return STEP_NOT_DUE;
+	if (f->nafter && after_unmet(&st->rec, f->after, f->nafter) >= 0)
+		return req->wait ? STEP_WAIT_AFTER : STEP_AFTER;
 	if (placed && t->place.n < f->nums.replaced_below)
 		return STEP_SUPERSEDED;
 	/* A --replace of a paused job would stop its run to start none:
@@ -303,6 +309,7 @@ enum next {
 	NEXT_WAIT,        /* its turn in line */
 	NEXT_TAKE_SLOTS,  /* its slots, then decide afresh */
 	NEXT_RUN_LOCK,    /* the run lock was busy: wait for it, decide afresh */
+	NEXT_WAIT_AFTER,  /* --after --wait: for the named jobs, decide afresh */
 };
 
 /* The skip_reason of each step that refuses a start (SPEC §5a Skips). */
@@ -322,6 +329,7 @@ static int decide_locked(struct call *c, enum next *next)
 	struct record pause;
 	int job_lock = -1, folded = 0;
 	struct decide_facts f = { .st = &st, .t = t, .now = now_real() };
+	struct after_facts after = {0};
 
 	*next = NEXT_END;
 	int rc = reg_lock(c->reg, job, JOB_LOCK, LOCK_EX, req->lock_wait, LOCK_CREATE, &job_lock);
@@ -331,6 +339,11 @@ static int decide_locked(struct call *c, enum next *next)
 	if ((rc = jobstate_read(c->reg, job, &st)) != 0 ||
 	    (rc = run_lists_check(req, &st.rec)) != 0)
 		goto out;
+	/* --after: the named jobs, read with ours locked (SPEC §5d). */
+	if (req->nafter && (rc = after_gather(c->reg, req, &after)) != 0)
+		goto out;
+	f.after = after.f;
+	f.nafter = after.n;
 	turn_report_unanswered(c->reg, req, &st, t);
 	line_numbers(jobstate_record(&st), &f.nums);
 	/* The nearest live place ahead: below ours, or anywhere in line. */
@@ -351,6 +364,11 @@ static int decide_locked(struct call *c, enum next *next)
 	if (step == STEP_TAKE_SLOTS) {
 		*next = NEXT_TAKE_SLOTS;
 	} else if (step == STEP_RUN) {
+		/* The successes this run follows, for its DONE (SPEC §5d). */
+		struct buf seen = {0};
+		after_seen_format(&seen, after.f, after.n);
+		free(c->run->after_seen);
+		c->run->after_seen = seen.data;
 		rc = run_now(c, &st);
 		*next = rc == EXIT_BUSY ? NEXT_RUN_LOCK : rc ? NEXT_END : NEXT_RUN;
 	} else if (step == STEP_WAIT) {
@@ -371,14 +389,23 @@ static int decide_locked(struct call *c, enum next *next)
 			info(job, "superseded by a newer --replace");
 		else if (step == STEP_NOT_DUE)
 			say_not_due(job, due_at(req, &st, f.now));
+		else if (step == STEP_AFTER)
+			after_say(c->reg, req, &st.rec, after.f, after.n, "not due");
+		/* Not due by --after writes the list, if new, and nothing else. */
+		if ((step == STEP_AFTER || step == STEP_WAIT_AFTER) &&
+		    !after_held(req, jobstate_record(&st)))
+			t->after = req->after;
 		slots_release(req->slots);
 		rc = turn_answer(c->reg, job, &st, t, skip_reasons[step], 0);
+		if (!rc && step == STEP_WAIT_AFTER)
+			*next = NEXT_WAIT_AFTER;
 		if (!rc && step == STEP_REPLAY)
 			rc = replay(c->reg, req, &st.rec);
 		else if (!rc && skip_reasons[step])
 			rc = req->conflict_code;
 	}
 out:
+	after_facts_free(&after);
 	record_free(&pause);
 	jobstate_free(&st);
 	reg_unlock(&job_lock);
@@ -398,6 +425,8 @@ static int wait_for(struct call *c, enum next next, double *lock_deadline)
 	} else if (next == NEXT_WAIT) {
 		rc = turn_wait(c->reg, req, &c->t, c->deadline);
 		*lock_deadline = -1;   /* a new busy spell gets its -w */
+	} else if (next == NEXT_WAIT_AFTER) {
+		rc = after_wait(c->reg, req, c->deadline);
 	} else {
 		/* A waiter within its --wait (SPEC §5a), any other call -w. */
 		if (*lock_deadline < 0 && !placed)

@@ -13,12 +13,15 @@
 
 #include <signal.h>
 
+#include "record/after.h"
 #include "run/attempts.h"
 #include "run/turn.h"
 
 /* Step 2 (SPEC §5 a-f) as one step, in the order the page decides. */
 enum step {
 	STEP_NOT_DUE,         /* a: "not due until T"; 0, nothing counted */
+	STEP_AFTER,           /* a: --after not due (§5d); 0, only after= written */
+	STEP_WAIT_AFTER,      /* a: the same with --wait: wait for the named jobs */
 	STEP_SUPERSEDED,      /* b: a newer --replace; 75, skipped (superseded) */
 	STEP_WAIT,            /* c: take or keep a place in line, wait, start over */
 	STEP_REFUSE_RUNNING,  /* c: a live run; 75, skipped (running) */
@@ -38,6 +41,8 @@ struct decide_facts {
 	const struct turn *t;
 	int slots_held;       /* a slot of every group held (1 for no group) */
 	double now;           /* a realtime */
+	const struct after_fact *after;   /* --after: each named job (§5d) */
+	size_t nafter;
 };
 
 /* Step 2 for REQ: no I/O, a function of F alone. */

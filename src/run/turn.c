@@ -1,4 +1,5 @@
 #include "run/turn.h"
+#include "record/after.h"
 #include "liveness/facts.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
@@ -108,7 +109,7 @@ int turn_answer(const struct registry *reg, const char *job, const struct job_st
 		struct turn *t, const char *skip, int coalesced)
 {
 	let_go_coalesced(reg, job, t);
-	if (!skip && !coalesced && t->place.fd < 0)
+	if (!skip && !coalesced && t->place.fd < 0 && !t->after)
 		return 0;
 	struct record rec;
 	struct line_numbers nums;
@@ -118,6 +119,9 @@ int turn_answer(const struct registry *reg, const char *job, const struct job_st
 		record_count_skip(&rec, now_seconds(), skip);
 	if (coalesced)
 		record_count_up(&rec, "coalesced");
+	if (t->after)
+		record_set_after(&rec, t->after);
+	t->after = NULL;
 	line_turn_ends(&rec, &t->place);
 	int rc = commit_record(reg, job, jobstate_record(st), st->status, &rec, NULL);
 	record_free(&rec);

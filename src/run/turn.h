@@ -21,6 +21,8 @@ struct turn {
 	unsigned long long asked_run;   /* --replace: the run it asked to stop */
 	double answer_by;               /* when the ask is due (0: answered, said) */
 	unsigned long long runs_before; /* `runs` before the run it waits for */
+	const char *after;              /* --after's list, for the answer to write
+					 * (the record lacks it, SPEC §5d); NULL: none */
 };
 
 /* Under the job lock, ST read there: take the call's place (--coalesce

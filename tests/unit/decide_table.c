@@ -12,7 +12,7 @@
 #define NOW "2026-12-02T14:00:00Z"
 
 /* The call's options, as letters: o --once, f --retry-failed, w --wait,
- * c --coalesce, r --replace, e --every 1h. */
+ * c --coalesce, r --replace, e --every 1h; --after: after_rows below. */
 struct row {
 	const char *name;
 	enum status status;        /* as liveness judged the record */
@@ -27,8 +27,16 @@ struct row {
 	enum step want;
 };
 
+/* A row of a call with --after, and the named jobs as it found them. */
+struct after_row {
+	struct row r;
+	const struct after_fact *after;
+	size_t nafter;
+};
+
 static const char *const step_names[] = {
-	[STEP_NOT_DUE] = "not due", [STEP_SUPERSEDED] = "superseded", [STEP_WAIT] = "wait",
+	[STEP_NOT_DUE] = "not due", [STEP_AFTER] = "not due (--after)",
+	[STEP_WAIT_AFTER] = "wait for the named jobs", [STEP_SUPERSEDED] = "superseded", [STEP_WAIT] = "wait",
 	[STEP_REFUSE_RUNNING] = "refused: running", [STEP_REFUSE_WAITING] = "refused: waiting",
 	[STEP_REPLAY] = "replay", [STEP_PAUSED] = "refused: paused",
 	[STEP_TAKE_SLOTS] = "take the slots", [STEP_RUN] = "run",
@@ -39,6 +47,14 @@ static const char *const step_names[] = {
 #define OK_RUN "runs=3\nexit=0\n"
 #define FAILED_RUN "runs=3\nexit=3\n"
 #define CANCELLED_RUN "runs=3\nexit=0\ncancelled=1\ncancelled_by=ops@h\n"
+
+/* --after's named jobs: { job, found, running, succeeded, last_success_run, runs }. */
+#define AFTER(...) (const struct after_fact[]){ __VA_ARGS__ }, \
+	sizeof (const struct after_fact[]){ __VA_ARGS__ } / sizeof (struct after_fact)
+#define NO_RECORD(j) { j, 0, 0, 0, 0, 0 }
+#define SUCCEEDED(j, run, runs) { j, 1, 0, 1, run, runs }
+#define NO_SUCCESS(j, runs) { j, 1, 0, 0, 0, runs }
+#define RUNNING(j, run, runs) { j, 1, 1, 1, run, runs }
 
 static const struct row rows[] = {
 	{ "no record: run", ST_PENDING, NULL, "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_RUN },
@@ -112,47 +128,109 @@ static const struct row rows[] = {
 	  {0}, 0, NONE, 0, 0, STEP_PAUSED },
 };
 
+static const struct after_row after_rows[] = {
+	{ { "--after a job with no record: not due", ST_PENDING, NULL, "", 0, 0, {0}, 0, NONE, 0,
+	  FREE, STEP_AFTER }, AFTER(NO_RECORD("backup")) },
+	{ { "--after a job with no success yet: not due", ST_PENDING, NULL, "", 0, 0, {0}, 0, NONE, 0,
+	  FREE, STEP_AFTER }, AFTER(NO_SUCCESS("backup", 2)) },
+	{ { "--after a job with a success, none followed yet: run", ST_PENDING, NULL, "", 0, 0, {0}, 0,
+	  NONE, 0, FREE, STEP_RUN }, AFTER(SUCCEEDED("backup", 41, 41)) },
+	{ { "--after a job whose success the last run followed: not due", ST_DONE,
+	  OK_RUN "after_seen=backup:41\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_AFTER },
+	  AFTER(SUCCEEDED("backup", 41, 43)) },
+	{ { "--after a job with a newer success: run", ST_DONE, OK_RUN "after_seen=backup:41\n", "", 0,
+	  0, {0}, 0, NONE, 0, FREE, STEP_RUN }, AFTER(SUCCEEDED("backup", 42, 43)) },
+	{ { "--after a job with a newer success, running again: not due", ST_DONE,
+	  OK_RUN "after_seen=backup:41\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_AFTER },
+	  AFTER(RUNNING("backup", 42, 44)) },
+	{ { "--after a STALE job with a newer success (not running): run", ST_DONE,
+	  OK_RUN "after_seen=backup:41\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_RUN },
+	  AFTER({ "backup", 1, 0, 1, 42, 44 }) },
+	{ { "--after a job cleared since (entry above its runs), a success: run", ST_DONE,
+	  OK_RUN "after_seen=backup:41\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_RUN },
+	  AFTER(SUCCEEDED("backup", 2, 3)) },
+	{ { "--after a job cleared since, no success yet: not due", ST_DONE,
+	  OK_RUN "after_seen=backup:41\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_AFTER },
+	  AFTER(NO_SUCCESS("backup", 1)) },
+	{ { "--after two jobs, only one with a newer success: not due", ST_DONE,
+	  OK_RUN "after_seen=backup:41,dump:7\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_AFTER },
+	  AFTER(SUCCEEDED("backup", 42, 42), SUCCEEDED("dump", 7, 7)) },
+	{ { "--after two jobs, both with a newer success: run", ST_DONE,
+	  OK_RUN "after_seen=backup:41,dump:7\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_RUN },
+	  AFTER(SUCCEEDED("backup", 42, 42), SUCCEEDED("dump", 8, 8)) },
+	{ { "--after, an entry of another job only: any success counts", ST_DONE,
+	  OK_RUN "after_seen=dump:7\n", "", 0, 0, {0}, 0, NONE, 0, FREE, STEP_RUN },
+	  AFTER(SUCCEEDED("backup", 1, 1)) },
+	{ { "--after not due, --wait: wait for the named jobs", ST_DONE, OK_RUN "after_seen=backup:41\n",
+	  "w", 0, 0, {0}, 0, NONE, 0, FREE, STEP_WAIT_AFTER }, AFTER(RUNNING("backup", 41, 42)) },
+	{ { "--after not due, a place in line whose turn came, --wait: wait for the named jobs",
+	  ST_DONE, OK_RUN "after_seen=backup:41\n", "w", 0, 0, { 8, 7, 0 }, 0, 7, 2, FREE,
+	  STEP_WAIT_AFTER }, AFTER(SUCCEEDED("backup", 41, 42)) },
+	{ { "--after not due and the job running: not due (2a before 2c)", ST_RUNNING, "runs=3\n", "",
+	  0, 0, {0}, 0, NONE, 0, FREE, STEP_AFTER }, AFTER(NO_RECORD("backup")) },
+	{ { "--after due and the job running: refused (running)", ST_RUNNING, "runs=3\n", "", 0, 0,
+	  {0}, 0, NONE, 0, FREE, STEP_REFUSE_RUNNING }, AFTER(SUCCEEDED("backup", 1, 1)) },
+	{ { "--after not due and paused: not due", ST_PENDING, "", "", 1, 0, {0}, 0, NONE, 0, FREE,
+	  STEP_AFTER }, AFTER(NO_RECORD("backup")) },
+	{ { "--every not due, --after due: not due (--every)", ST_DONE,
+	  OK_RUN "last_success_started=2026-12-02T13:30:00Z\n", "e", 0, 0, {0}, 0, NONE, 0, FREE,
+	  STEP_NOT_DUE }, AFTER(SUCCEEDED("backup", 1, 1)) },
+	{ { "--every due, --after not due: not due (--after)", ST_DONE,
+	  OK_RUN "last_success_started=2026-12-02T12:00:00Z\nafter_seen=backup:1\n", "e", 0, 0, {0},
+	  0, NONE, 0, FREE, STEP_AFTER }, AFTER(SUCCEEDED("backup", 1, 1)) },
+	{ { "--every due, --after due: run", ST_DONE,
+	  OK_RUN "last_success_started=2026-12-02T12:00:00Z\nafter_seen=backup:1\n", "e", 0, 0, {0},
+	  0, NONE, 0, FREE, STEP_RUN }, AFTER(SUCCEEDED("backup", 2, 2)) },
+};
+
+/* Row W (with the named jobs AFTER of --after): 1 when decide() agrees. */
+static int check(const struct row *w, const struct after_fact *after, size_t nafter, time_t now)
+{
+	struct run_request req = { .job = "job" };
+	struct job_state st = { .status = w->status, .found = w->lines != NULL,
+				.paused = w->paused };
+	struct turn t = { .place = PLACE_NONE, .coalesce_fd = -1,
+			  .runs_before = w->runs_before };
+	struct buf text = {0};
+	const char *why;
+	req.once = strchr(w->opts, 'o') != NULL;
+	req.retry_failed = strchr(w->opts, 'f') != NULL;
+	req.wait = strchr(w->opts, 'w') != NULL;
+	req.coalesce = strchr(w->opts, 'c') != NULL;
+	req.replace = strchr(w->opts, 'r') != NULL;
+	req.every = strchr(w->opts, 'e') ? 3600 : 0;
+	if (w->place >= 0)
+		t.place = (struct place){ (unsigned long long)w->place, 3 };
+	record_init(&st.rec);
+	if (w->lines) {
+		buf_addf(&text, "version=1\nstatus=%s\n%s",
+			 status_word(w->status == ST_STALE ? ST_RUNNING : w->status), w->lines);
+		if (record_parse(&st.rec, text.data, text.len, &why) < 0) {
+			printf("WRONG %s: the row's record: %s\n", w->name, why);
+			exit(2);
+		}
+	}
+	struct decide_facts f = { .st = &st, .registry_paused = w->registry_paused,
+				  .nums = w->nums, .ahead = w->ahead, .t = &t,
+				  .slots_held = w->slots_held, .now = (double)now,
+				  .after = after, .nafter = nafter };
+	enum step got = decide(&req, &f);
+	int ok = got == w->want;
+	printf("%s %s: %s\n", ok ? "ok" : "WRONG", w->name, step_names[got]);
+	record_free(&st.rec);
+	buf_free(&text);
+	return ok;
+}
+
 int main(void)
 {
 	time_t now;
 	int bad = 0;
 	if (time_parse(NOW, &now) < 0)
 		return 2;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		const struct row *w = &rows[i];
-		struct run_request req = { .job = "job" };
-		struct job_state st = { .status = w->status, .found = w->lines != NULL,
-					.paused = w->paused };
-		struct turn t = { .place = PLACE_NONE, .coalesce_fd = -1,
-				  .runs_before = w->runs_before };
-		struct buf text = {0};
-		const char *why;
-		req.once = strchr(w->opts, 'o') != NULL;
-		req.retry_failed = strchr(w->opts, 'f') != NULL;
-		req.wait = strchr(w->opts, 'w') != NULL;
-		req.coalesce = strchr(w->opts, 'c') != NULL;
-		req.replace = strchr(w->opts, 'r') != NULL;
-		req.every = strchr(w->opts, 'e') ? 3600 : 0;
-		if (w->place >= 0)
-			t.place = (struct place){ (unsigned long long)w->place, 3 };
-		record_init(&st.rec);
-		if (w->lines) {
-			buf_addf(&text, "version=1\nstatus=%s\n%s",
-				 status_word(w->status == ST_STALE ? ST_RUNNING : w->status), w->lines);
-			if (record_parse(&st.rec, text.data, text.len, &why) < 0) {
-				printf("WRONG %s: the row's record: %s\n", w->name, why);
-				return 2;
-			}
-		}
-		struct decide_facts f = { .st = &st, .registry_paused = w->registry_paused,
-					  .nums = w->nums, .ahead = w->ahead, .t = &t,
-					  .slots_held = w->slots_held, .now = (double)now };
-		enum step got = decide(&req, &f);
-		int ok = got == w->want;
-		bad |= !ok;
-		printf("%s %s: %s\n", ok ? "ok" : "WRONG", w->name, step_names[got]);
-		record_free(&st.rec);
-		buf_free(&text);
-	}
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		bad |= !check(&rows[i], NULL, 0, now);
+	for (size_t i = 0; i < sizeof after_rows / sizeof after_rows[0]; i++)
+		bad |= !check(&after_rows[i].r, after_rows[i].after, after_rows[i].nafter, now);
 	return bad;
 }
