@@ -4,7 +4,17 @@
  * most an hour), then DONE, or no record with --clear.  The caller holds
  * the run lock throughout; each attempt gets JOBREG_RUN (with --retries
  * JOBREG_ATTEMPT).  A run lock lost (SPEC §6) ends the run, nothing more
- * written. */
+ * written.
+ *
+ * The overdue notice (SPEC §5 Outcomes): at the tick the attempt becomes
+ * overdue, "JOB: run N overdue: running for D", and with --notify a
+ * notification while the supervision goes on.  The notifier is report/'s
+ * (its JOBREG_SUMMARY is the --report line), above this layer, and CMD may
+ * take a minute; so the dispatcher forks, and the child, having closed its
+ * copies of the run lock, the slots and the relay's pipes, returns from
+ * run_attempts() with run->notifier_child set: the dispatcher's main
+ * notifies in it and exits.  The parent reaps it (run->notifier) before
+ * its own notification at the end. */
 #ifndef JOBREG_ATTEMPTS_H
 #define JOBREG_ATTEMPTS_H
 
@@ -44,6 +54,8 @@ struct run_request {
 	double late_after;      /* --late-after; -1: inf; LATE_NOT_GIVEN */
 	long keep_runs;         /* --keep-runs; -1: not given */
 	struct slot_set *slots; /* --slots (slots.h) */
+	const char *notify;     /* --notify CMD, else JOBREG_NOTIFY; NULL: none */
+	unsigned long long notify_after;   /* --notify-after N; 0: not given */
 };
 
 /* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the

@@ -26,8 +26,7 @@ void run_describe_result(struct buf *b, const struct run_result *e)
 		buf_adds(b, "exit status unknown");
 }
 
-/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
-static void add_duration(struct buf *b, double seconds)
+void run_add_duration(struct buf *b, double seconds)
 {
 	if (seconds >= 3600 && seconds == 3600 * (double)(long long)(seconds / 3600))
 		buf_addf(b, "%lldh", (long long)(seconds / 3600));
@@ -45,7 +44,7 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
 		buf_adds(b, "lost its run lock");
 	} else if (e->timed_out) {
 		buf_adds(b, "timed out after ");
-		add_duration(b, timeout);
+		run_add_duration(b, timeout);
 		if (sig)
 			buf_addf(b, " (%s%s)", sig, killed ? ", then KILL" : "");
 	} else if (e->signal_name) {
@@ -94,6 +93,8 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 		record_set_late(&rec, req->late_after, now_seconds());
 	if (req->keep_runs >= 0)
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
+	if (req->notify_after)
+		record_set_notify_after(&rec, req->notify_after);
 	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (!rc)
 		slots_note(reg, req->job, req->slots, run->number);

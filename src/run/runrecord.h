@@ -28,6 +28,9 @@ struct run {
 	int log_status;            /* the attempt's log could not be begun: the
 				    * exit status (run_next()), else 0 */
 	char *cancelled_by;        /* user@host of a cancel taken up (malloc'd) */
+	int overdue_said;          /* this attempt's overdue notice was given */
+	pid_t notifier;            /* the child notifying of it (attempts.h), or 0 */
+	int notifier_child;        /* 1 in that child */
 };
 
 /* Step 4, holding the job lock (ST read under it) and the run lock
@@ -57,6 +60,8 @@ int run_next(const struct registry *reg, struct run *run, int *ours);
  * cannot be written (full disk) empties the log, tried again.  Exit status. */
 int run_finish(const struct registry *reg, struct run *run, const struct run_result *end);
 
+/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
+void run_add_duration(struct buf *b, double seconds);
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
 /* How a failed run ended (SPEC §5 Logs): "failed: exit 3", "timed out
