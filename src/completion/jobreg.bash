@@ -12,7 +12,8 @@
 declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
 	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
-		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots --line'
+		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots --line
+		--notify:text --notify-after:number'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
 		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal --kill-after:duration
 		--wait:limit --pause --for:limit --resume'
@@ -20,7 +21,8 @@ declare -gA _jobreg_options=(
 	[jobreg-dispatch]='--once --retry-failed --clear --wait:limit --timeout:limit --kill-after:duration
 		--signal:signal -E:number --conflict-exit-code:number -m:text --note:text
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
-		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration'
+		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration
+		--notify:text --notify-after:number'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.
