@@ -260,10 +260,6 @@ int notify_job(const struct registry *reg, const char *job, const struct notifie
 	struct claim c;
 	struct reader me;
 	int rc = 0;
-	if (probe_reader(&me) < 0)
-		return fail_errno(errno, job, "cannot read this process's identity from /proc");
-	snprintf(c.host, sizeof c.host, "%s", me.host ? me.host : "");
-	snprintf(c.pid, sizeof c.pid, "%ld", (long)getpid());
 	for (int round = 0; round <= START_OVERS; round++) {
 		struct job_state st;
 		int taken, again, go;
@@ -276,6 +272,11 @@ int notify_job(const struct registry *reg, const char *job, const struct notifie
 		jobstate_free(&st);
 		if (!go)
 			return rc;
+		/* Who claims (for people), once there is something to claim. */
+		if (probe_reader(&me) < 0)
+			return fail_errno(errno, job, "cannot read this process's identity from /proc");
+		snprintf(c.host, sizeof c.host, "%s", me.host ? me.host : "");
+		snprintf(c.pid, sizeof c.pid, "%ld", (long)getpid());
 		record_init(&c.st.rec);
 		rc = take_claim(reg, job, n, &c, &taken);
 		if (!rc && taken) {
