@@ -256,3 +256,31 @@ gone_run_lock() { flock -n "$REG/.$1.run" true; }
 	jobreg-clear job
 	[ ! -e "$REG/.job.notify" ]
 }
+
+@test "notify: a paused job's CMD gets JOBREG_PAUSED_UNTIL, the job's own pause or the registry's" {
+	jobreg-dispatch -q a false || true
+	jobreg-dispatch -q b false || true
+	jobreg-dispatch -q c false || true
+	jobreg-set --pause a
+	jobreg-get --notify "echo \"\$JOBREG_JOB \${JOBREG_PAUSED_UNTIL-unset}\" >> '$CALLS'" a b
+	[ "$(calls)" = $'a inf\nb unset' ]
+	jobreg-set --pause -a
+	jobreg-get --notify "echo \"\$JOBREG_JOB \${JOBREG_PAUSED_UNTIL-unset}\" >> '$CALLS'" c
+	[ "$(calls)" = $'a inf\nb unset\nc inf' ]
+}
+
+# bats test_tags=serial
+@test "notify: a CMD still running after 60 s gets TERM, its process group KILL 5 s later, and counts as failed" {
+	[ -n "${JOBREG_TEST_SLOW:-}" ] || skip "takes 65 s (SPEC §5c's fixed limit): set JOBREG_TEST_SLOW=1"
+	jobreg-dispatch -q job false || true
+	local t0=$EPOCHSECONDS
+	run jobreg-get --notify "trap 'echo TERM >> \"$T/got\"' TERM; sh -c 'trap \"\" TERM; echo \$\$ > \"\$0\"; sleep 120' '$T/pid' & wait; wait" job 3>&-
+	local took=$((EPOCHSECONDS - t0))
+	[ "$status" -eq 1 ]
+	[[ $output == *"job: notify failed ("*"): tried again after "* ]]
+	[ "$(cat "$T/got")" = TERM ]
+	[ "$took" -ge 64 ] && [ "$took" -le 70 ]
+	field_is job notify_failures 1
+	# the group's other process, which ignored TERM, was killed with it
+	poll_until 2 gone "$(cat "$T/pid")"
+}

@@ -7,6 +7,7 @@
 #include "liveness/facts.h"
 #include "liveness/jobstate.h"
 #include "registry/lock.h"
+#include "registry/pause.h"
 #include "registry/write.h"
 #include "record/transition.h"
 #include "util/msg.h"
@@ -144,13 +145,19 @@ static int set_env(const struct registry *reg, const char *job, const struct cla
 {
 	static const char *const dispatch_only[] = { "JOBREG_ATTEMPT", "JOBREG_SLOTS" };
 	const struct record *r = &c->st.rec;
-	const struct record *pause = jobstate_pause(&c->st);
+	struct record registry_pause;
+	int registry_paused = 0;
 	char event[16], failures[24], *dir = path_absolute(reg->path);
 	struct buf summary = {0};
 	enum outcome o = c->st.status == ST_DONE ? record_outcome(r) : OUTCOME_UNKNOWN;
 	int rc = 0;
 	size_t i;
 
+	/* Paused by its record, else by the registry's .-pause (SPEC §2). */
+	record_init(&registry_pause);
+	if (!c->st.paused)
+		(void)registry_pause_read(reg, now_real(), &registry_pause, &registry_paused);
+	const struct record *pause = c->st.paused ? &c->st.rec : registry_paused ? &registry_pause : NULL;
 	for (i = 0; health_word(c->health)[i] && i + 1 < sizeof event; i++)
 		event[i] = (char)tolower((unsigned char)health_word(c->health)[i]);
 	event[i] = '\0';
@@ -175,6 +182,7 @@ static int set_env(const struct registry *reg, const char *job, const struct cla
 		put_env(dispatch_only[i], NULL, &rc);
 	free(dir);
 	buf_free(&summary);
+	record_free(&registry_pause);
 	return rc ? fail_errno(rc, job, "setenv") : 0;
 }
 
