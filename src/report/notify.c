@@ -65,6 +65,7 @@ struct claim {
 	int lock;             /* .JOB.notify, locked */
 	int in_fd;            /* CMD's standard input */
 	char host[256], pid[24], until[21];
+	char signame[SIGNAME_MAX];   /* CMD's end, when a signal ended it */
 	struct job_state st;  /* the record it was written over */
 };
 
@@ -145,8 +146,8 @@ static int set_env(const struct registry *reg, const char *job, const struct cla
 {
 	static const char *const dispatch_only[] = { "JOBREG_ATTEMPT", "JOBREG_SLOTS" };
 	const struct record *r = &c->st.rec;
-	struct record registry_pause;
-	int registry_paused = 0;
+	struct record dir_pause;
+	int dir_paused = 0;
 	char event[16], failures[24], *dir = path_absolute(reg->path);
 	struct buf summary = {0};
 	enum outcome o = c->st.status == ST_DONE ? record_outcome(r) : OUTCOME_UNKNOWN;
@@ -154,10 +155,10 @@ static int set_env(const struct registry *reg, const char *job, const struct cla
 	size_t i;
 
 	/* Paused by its record, else by the registry's .-pause (SPEC §2). */
-	record_init(&registry_pause);
+	record_init(&dir_pause);
 	if (!c->st.paused)
-		(void)registry_pause_read(reg, now_real(), &registry_pause, &registry_paused);
-	const struct record *pause = c->st.paused ? &c->st.rec : registry_paused ? &registry_pause : NULL;
+		(void)registry_pause_read(reg, now_real(), &dir_pause, &dir_paused);
+	const struct record *pause = c->st.paused ? &c->st.rec : dir_paused ? &dir_pause : NULL;
 	for (i = 0; health_word(c->health)[i] && i + 1 < sizeof event; i++)
 		event[i] = (char)tolower((unsigned char)health_word(c->health)[i]);
 	event[i] = '\0';
@@ -182,7 +183,7 @@ static int set_env(const struct registry *reg, const char *job, const struct cla
 		put_env(dispatch_only[i], NULL, &rc);
 	free(dir);
 	buf_free(&summary);
-	record_free(&registry_pause);
+	record_free(&dir_pause);
 	return rc ? fail_errno(rc, job, "setenv") : 0;
 }
 
@@ -289,7 +290,6 @@ int notify_job(const struct registry *reg, const char *job, const struct notifie
 		rc = take_claim(reg, job, n, &c, &taken);
 		if (!rc && taken) {
 			struct run_result res;
-			char signame[SIGNAME_MAX];
 			int status = -1;
 			if (c.in_fd < 0)
 				c.in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -298,7 +298,7 @@ int notify_job(const struct registry *reg, const char *job, const struct notifie
 			if (!rc)
 				rc = set_env(reg, job, &c);
 			if (!rc)
-				status = run_cmd(job, n, c.in_fd, &res, signame);
+				status = run_cmd(job, n, c.in_fd, &res, c.signame);
 			if (c.in_fd >= 0)
 				close_fd(c.in_fd);
 			if (rc) {

@@ -116,8 +116,10 @@ static int attempt(const struct registry *reg, struct run *run, int run_lock,
 	supervise_start(&how, hold, old_mask, ended);
 	while (supervise_step(&how, hold, ended) != SV_ENDED) {
 		(void)cancel_take_up(reg, run, run_lock, ended, c);
-		if (overdue_look(reg, run, run_lock, relay))
+		if (overdue_look(reg, run, run_lock, relay)) {
+			*end = (struct run_result){ .exit_status = -1 };
 			return 0;   /* the notifying child, to main */
+		}
 	}
 	if (run->cancelled_by)
 		cancel_linger(reg, run, run_lock, &how, hold, ended, c);
