@@ -30,6 +30,7 @@ LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/ut
 	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c src/run/attempts.c \
 	 src/run/start.c src/run/turn.c src/run/cancel.c \
 	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c \
+	 src/report/notify.c \
 	 src/cmd/cli.c
 # dispatch --after (SPEC §5d): the lists and their judge, the chain, the facts and the wait
 LIBSRC += src/record/after.c src/registry/chain.c src/run/after.c

@@ -58,6 +58,9 @@ local_setup() {
 	OLD_HISTORY='run=0 outcome=OK started=2026-01-02T03:00:00Z ended=2026-01-02T03:04:05Z duration=245 exit=0'
 	# for set-done: run 1 of the job, its owner's --ttl run out (STALE), ended by
 	# set --exit 0 DONE, which writes the record and the run's history line
+	# for notify: run 1 failed, and nobody announced it
+	OLD_FAILED=$'version=1\nstatus=DONE\nsince=2026-01-02T03:04:05Z\nstarted=2026-01-02T03:00:00Z\nended=2026-01-02T03:04:05Z\nexit=3\noutcome=FAILED\nruns=1\nfailures=1\nconsecutive_failures=1\nx-future=kept by writers\n'
+	OLD_FAILED_HISTORY='run=1 outcome=FAILED started=2026-01-02T03:00:00Z ended=2026-01-02T03:04:05Z duration=245 exit=3'
 	OLD_RUNNING=$'version=1\nstatus=RUNNING\nsince=2026-01-02T03:04:05Z\nstarted=2026-01-02T03:04:05Z\nexpires=2026-01-02T03:05:05Z\nruns=1\nnote=old\nx-future=kept by writers\n'
 }
 
@@ -232,6 +235,12 @@ prepare_run() {              # the old record and both lock files, as a dispatch
 	: > "$REG/.$J.lock"
 	: > "$REG/.$J.run"
 }
+prepare_notify() {           # a failed run nobody announced: health FAILED, notified absent
+	[[ -d $REG ]] || mkdir -p "$REG"
+	printf '%s' "$OLD_FAILED" > "$REG/$J"
+	printf '%s\n%s\n' "$OLD_HISTORY" "$OLD_FAILED_HISTORY" > "$REG/.$J.history"
+	rm -f "$T/calls" "$REG/.$J.tmp" "$REG/.$J.lock" "$REG/.$J.notify"
+}
 prepare_none() {             # no registry at all (nor its two parents)
 	[[ ! -e $T/p && ! -e $SNAP ]] || rm -rf "$T/p" "$SNAP"
 }
@@ -257,6 +266,7 @@ scenario() {
 	follower | folded) CMD=(jobreg-dispatch --coalesce "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	replacer) CMD=(jobreg-dispatch --replace --kill-after 0.2 "$J" "${RUNS_CMD[@]}" "$T/runs") ;;
 	canceller) CMD=(jobreg-set --cancel "$J") ;;
+	notify) CMD=(jobreg-get --notify "echo \"\$JOBREG_EVENT\" >> '$T/calls'" "$J"); PREPARE=prepare_notify ;;
 	esac
 	PROG=${CMD[0]}
 }
@@ -991,6 +1001,57 @@ retry_crash() {
 
 @test "crash points: jobreg-dispatch --retries killed at every system call: every attempt is in the history once, none lost" {
 	untraced retry_crash
+}
+
+# ---- crash points of a notifier (SPEC §5c): claim, CMD, confirm ----
+
+# notify_crash_one "SYSCALL WHEN": kill the sweep at that call, then sweep again
+# untraced.  The change is never lost (announced, and notified=FAILED, after the
+# second sweep), and announced twice only when the killed sweep's CMD ran and its
+# confirm was not written.
+notify_crash_one() {
+	local before after notified=0 rec
+	CASES=$((CASES + 1))
+	$PREPARE
+	strace -o /dev/null -e trace="${1% *}" -e inject="${1% *}:signal=SIGKILL:when=${1#* }" \
+		"${CMD[@]}" > /dev/null 2>&1 || true
+	# (a CMD the kill left going is an echo: done in a moment)
+	sleep 0.05
+	status_of
+	[[ $GOT == DONE ]] || note_fail "killed at $1: the record reads $GOT"
+	before=0 after=0
+	[[ -e $T/calls ]] && before=$(wc -l < "$T/calls")
+	slurp rec "$REG/$J"
+	[[ $rec == *$'\nnotified=FAILED\n'* ]] && notified=1
+	jobreg-get --notify "echo \"\$JOBREG_EVENT\" >> '$T/calls'" "$J" 2> "$ERR" ||
+		note_fail "killed at $1: the next sweep failed: $(<"$ERR")"
+	[[ -e $T/calls ]] && after=$(wc -l < "$T/calls")
+	slurp rec "$REG/$J"
+	[[ $rec == *$'\nnotified=FAILED\n'* ]] || note_fail "killed at $1: not notified=FAILED after the next sweep"
+	[[ $rec == *$'\nx-future=kept by writers\n'* ]] || note_fail "killed at $1: an unknown key was lost"
+	((after == 2)) && KILLED=$((KILLED + 1))   # (counted as twice delivered)
+	if ((after == 0)); then
+		note_fail "killed at $1: the change was never announced"
+	elif ((after > 1 && (before != 1 || notified))); then
+		note_fail "killed at $1: announced $after times (the killed sweep's CMD ran $before, notified=$notified)"
+	fi
+}
+
+notify_crash() {
+	local calls
+	SCEN=notify
+	scenario "$SCEN"
+	plain_run "$T/trace.notify" || { note_fail "notify: plain run failed"; return; }
+	every_call "$T/trace.notify" > "$T/calls.notify"
+	mapfile -t calls < "$T/calls.notify"
+	spread notify_crash_one "${calls[@]}"
+	# the window between CMD's end and the confirm's rename is there, and hit
+	((KILLED > 0)) || note_fail "notify: no case delivered twice: the kills missed the window after CMD"
+	echo "# crash points: jobreg-get --notify: $CASES cases (of its $CALLS_TOTAL system calls), $KILLED delivered twice" >&3
+}
+
+@test "crash points: a notifier killed at every system call of claim, CMD and confirm never loses a change, and delivers twice only when killed between CMD and its confirm" {
+	untraced notify_crash
 }
 
 # ---- crash points of the line (SPEC §5a): a call killed beside a live run ----

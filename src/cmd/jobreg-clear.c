@@ -126,6 +126,11 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	if (!l)
 		sweep_temps(reg, job, NULL);   /* a sweep did, whatever matched */
 	sweep_run_files(reg, job, l);
+	/* A notifier's claim file, unless a live claim holds it (SPEC §5c):
+	 * it is taken only under the job lock we hold. */
+	char *notify = reg_lock_name(job, NOTIFY_LOCK);
+	line_sweep_file(reg, notify);
+	free(notify);
 	if (!waiting) {
 		char *coalesce = reg_lock_name(job, COALESCE_LOCK);
 		line_sweep(reg, job, nums.head, nums.next);

@@ -2,6 +2,7 @@
  * jobreg-dispatch(1)).  Here the options; steps 1-4 are start.c's, its
  * attempts and its end (steps 5 and 6) attempts.c's. */
 #include "cmd/cli.h"
+#include "report/notify.h"
 #include "run/attempts.h"
 #include "run/holders.h"
 #include "run/logrelay.h"
@@ -22,6 +23,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -31,6 +33,7 @@ static const char usage[] =
 	" [--retries N [--retry-delay DURATION]] [--log | --chronic] [--log-size SIZE]"
 	" [--late-after DURATION] [--overdue-after DURATION] [--keep-runs N] [--ok-exit LIST]"
 	" [--warn-exit LIST] [--retry-exit LIST] [--min-duration DURATION] [--after JOB[,JOB]...]"
+	" [--notify CMD] [--notify-after N]"
 	" [-E CODE] [-m NOTE] JOB [--] COMMAND [ARG...]";
 static const char help[] =
 	"Run COMMAND as the one live run of JOB, recording RUNNING and then DONE.\n"
@@ -65,6 +68,9 @@ static const char help[] =
 	"      --after JOB[,JOB]...  run only after a new success of each JOB, none\n"
 	"                    of them running (repeatable; '' forgets the list);\n"
 	"                    with --wait D, wait for that\n"
+	"      --notify CMD  run CMD (/bin/sh -c) when the job's health changes\n"
+	"                    (default $JOBREG_NOTIFY; '' none); also when overdue\n"
+	"      --notify-after N  notifiers say FAILED once N runs in a row failed\n"
 	"  -E, --conflict-exit-code CODE  exit CODE, not 75, when not run (busy, paused)\n"
 	"  -m, --note NOTE   the note of this run\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
@@ -177,6 +183,9 @@ static void check_request(const struct run_request *req, const unsigned char *gi
 	/* --once replays a result, --clear removes the one --after follows. */
 	if (given['a'] && (req->once || req->clear_after))
 		usage_error("--after excludes --once and --clear");
+	/* --clear removes the record that would carry the announcement. */
+	if (given['n'] && req->clear_after)
+		usage_error("--clear and --notify exclude each other");
 }
 
 /* Options and operands into REQ; a usage error exits 64. */
@@ -209,6 +218,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "min-duration", required_argument, 0, 'M' },
 		{ "retry-exit", required_argument, 0, 'X' },
 		{ "after", required_argument, 0, 'a' },
+		{ "notify", required_argument, 0, 'n' },
+		{ "notify-after", required_argument, 0, 'A' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -265,8 +276,18 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 			req->retry_exit_given = 1;
 			break;
 		case 'a': add_after(req, optarg); break;
+		case 'n': req->notify = optarg; break;
+		case 'A':
+			req->notify_after = (unsigned long long)number_or_err(optarg, 1, 1000000,
+									      "notify-after");
+			break;
 		}
 	}
+	/* The option overrides JOBREG_NOTIFY, which --clear ignores; '' is none. */
+	if (!given['n'] && !req->clear_after)
+		req->notify = getenv("JOBREG_NOTIFY");
+	if (req->notify && !*req->notify)
+		req->notify = NULL;
 	check_request(req, given);
 	parse_operands(argc, argv, req);
 	for (size_t i = 0; i < req->nafter; i++)
@@ -309,6 +330,19 @@ static int identify(const char *job, struct owner *me)
 	return 0;
 }
 
+/* SPEC §5c: after the run, its run lock and slots let go, the change (if
+ * any) announced, after the overdue notifier's (attempts.h); the exit
+ * status never depends on CMD. */
+static void notify_after_run(const struct registry *reg, const struct common *common,
+			     const struct run_request *req, const struct run *run)
+{
+	struct notifier n = { .cmd = req->notify, .lock_wait = common->lock_wait };
+	while (run->notifier > 0 && waitpid(run->notifier, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (req->notify)
+		(void)notify_job(reg, req->job, &n);
+}
+
 int main(int argc, char **argv)
 {
 	struct common common;
@@ -336,10 +370,19 @@ int main(int argc, char **argv)
 	if (run_lock < 0)
 		goto out;
 	rc = run_attempts(&reg, &run, run_lock, &hold, &old_mask, &lost);
+	if (run.notifier_child) {
+		/* The overdue notifier (attempts.h): nothing of the run is its. */
+		struct notifier n = { .cmd = req.notify, .lock_wait = common.lock_wait };
+		(void)notify_job(&reg, req.job, &n);
+		(void)out_flush();
+		_exit(0);
+	}
 	if (lost)
 		reg_unlock(&run_lock);   /* SPEC §6: not ours any more */
 	else
 		run_lock_release(&reg, req.job, &run_lock);
+	slots_release(&slots);
+	notify_after_run(&reg, &common, &req, &run);
 out:
 	for (size_t i = 0; i < req.nafter; i++)
 		free(req.after_jobs[i]);

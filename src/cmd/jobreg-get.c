@@ -10,6 +10,7 @@
 #include "report/outfile.h"
 #include "report/format.h"
 #include "report/prom.h"
+#include "report/notify.h"
 #include "report/report.h"
 #include "liveness/slotview.h"
 #include "registry/registry.h"
@@ -26,7 +27,8 @@ static const char usage[] =
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
 	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB"
-	" | jobreg-get [-d DIR] [-j] --slots [NAME...] | jobreg-get [-d DIR] [-j] --line JOB...";
+	" | jobreg-get [-d DIR] [-j] --slots [NAME...] | jobreg-get [-d DIR] [-j] --line JOB..."
+	" | jobreg-get [-q] [-d DIR] --notify CMD [--notify-after N] [-s S[,S]] (-a | JOB...)";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -51,12 +53,15 @@ static const char help[] =
 	"                    calls waiting: group place waiting job - host pid since\n"
 	"      --line        the calls waiting in each JOB's line, in order:\n"
 	"                    job place kind host pid since (or -j)\n"
+	"      --notify CMD  run CMD (/bin/sh -c) for each job whose health changed\n"
+	"                    since the last announcement; print nothing else\n"
+	"      --notify-after N  with --notify: FAILED once N runs in a row failed\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
-	"Exit: 0; 1 --is mismatch; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
+	"Exit: 0; 1 --is mismatch, a --notify CMD failed; 64 usage; 65 corrupt record; 73 cannot create FILE;\n"
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
@@ -75,6 +80,8 @@ struct request {
 	char **jobs;            /* the operands, or the listing's jobs */
 	size_t njobs;
 	const struct listing *listing;   /* -a's, for -P's slot groups */
+	const char *notify;     /* --notify CMD: the sweep */
+	unsigned long long notify_after;   /* --notify-after N; 0: not given */
 };
 
 /* One format and one mode at most. */
@@ -111,6 +118,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "report", no_argument, 0, 'R' },
 		{ "slots", no_argument, 0, 'S' },
 		{ "line", no_argument, 0, 'N' },
+		{ "notify", required_argument, 0, 'n' },
+		{ "notify-after", required_argument, 0, 'A' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -137,6 +146,11 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'S': set_mode(req, SLOTS); break;
 		case 'N': set_mode(req, LINE); break;
 		case 'F': req->follow = 1; break;
+		case 'n': req->notify = optarg; break;
+		case 'A':
+			req->notify_after = (unsigned long long)number_or_err(optarg, 1, 1000000,
+									      "notify-after");
+			break;
 		}
 	}
 	req->jobs = argv + optind;
@@ -152,6 +166,11 @@ static void check_request(const struct request *req)
 	if (req->mode == SLOTS && (req->all || req->is_mask || req->show_mask || req->out_file ||
 				   (req->format != PLAIN && req->format != JSON)))
 		usage_error("--slots takes NAMEs, or none for every group, and no -a, --is, -s, -o, -l, -P or --report");
+	if (req->notify_after && !req->notify)
+		usage_error("--notify-after needs --notify");
+	if (req->notify && (!*req->notify || req->mode != STATUS || req->format != PLAIN ||
+			    req->is_mask || req->out_file))
+		usage_error("--notify needs a CMD, and takes -s, --notify-after and -a or JOB ids only");
 	if (!req->all && !req->njobs && req->mode != SLOTS)
 		usage_error("no JOB given");
 	if (req->is_mask && (req->format != PLAIN || req->show_mask || req->out_file))
@@ -436,6 +455,29 @@ static int print_slots(const struct registry *reg, const struct request *req)
 	return out_flush() ? EXIT_IO : rc;
 }
 
+/* --notify CMD: the sweep (SPEC §5c), each job -s keeps; every job is
+ * seen before the exit status, the first failure's (SPEC §7). */
+static int notify_sweep(const struct registry *reg, const struct request *req,
+			const struct common *common)
+{
+	struct notifier n = { .cmd = req->notify, .notify_after = req->notify_after,
+			      .lock_wait = common->lock_wait };
+	int status = 0;
+	for (size_t i = 0; i < req->njobs; i++) {
+		struct job_state st;
+		int rc = 0, in = 1;
+		if (req->show_mask) {
+			rc = jobstate_read(reg, req->jobs[i], &st);
+			in = !rc && shown(req, &st);
+			jobstate_free(&st);
+		}
+		if (!rc && in)
+			rc = notify_job(reg, req->jobs[i], &n);
+		keep_first(&status, rc);
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct common common;
@@ -462,7 +504,11 @@ int main(int argc, char **argv)
 		req.njobs = listing.njobs;
 		req.listing = &listing;
 	}
-	if (!rc && !req.wait_arg && req.mode == STATUS) {
+	if (!rc && req.notify) {
+		/* A registry not made yet holds nothing to announce. */
+		if (reg.fd >= 0)
+			rc = notify_sweep(&reg, &req, &common);
+	} else if (!rc && !req.wait_arg && req.mode == STATUS) {
 		rc = report(&reg, path, &req, reg.fd >= 0);
 	} else if (rc && req.format == PROMETHEUS) {
 		/* DIR could not be read: the metrics say so (up 0, no job), and

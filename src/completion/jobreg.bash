@@ -12,7 +12,8 @@
 declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
 	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
-		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots --line'
+		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots --line
+		--notify:text --notify-after:number'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
 		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal --kill-after:duration
 		--wait:limit --pause --for:limit --resume --overdue-after:limit --notify-after:number'
@@ -22,7 +23,8 @@ declare -gA _jobreg_options=(
 		--retries:number --retry-delay:duration --log --chronic --log-size:size
 		--late-after:limit --keep-runs:number --coalesce --replace --slots:slots --every:duration
 		--overdue-after:limit --ok-exit:exits --warn-exit:exits --retry-exit:exits
-		--min-duration:duration --after:jobs'
+		--min-duration:duration --after:jobs
+		--notify:text --notify-after:number'
 )
 # The names --signal takes (src/signame.c; also with SIG, any case, or as a
 # number), as kill -l gives them: never bash's EXIT, DEBUG, ERR or RETURN.

@@ -33,7 +33,8 @@ char *reg_dot_name(const char *job, const char *suffix)
 char *reg_lock_name(const char *job, enum lock_kind kind)
 {
 	static const char *const suffix[] = { [JOB_LOCK] = ".lock", [RUN_LOCK] = ".run",
-					      [COALESCE_LOCK] = ".coalesce" };
+					      [COALESCE_LOCK] = ".coalesce",
+					      [NOTIFY_LOCK] = ".notify" };
 	return reg_dot_name(job, suffix[kind]);
 }
 

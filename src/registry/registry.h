@@ -19,8 +19,9 @@ struct registry {
 	mode_t share_mode;  /* of the files we create (entry_share_mode()) */
 };
 
-/* The job lock, the run lock, and the coalescing waiter's (SPEC §5a). */
-enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK };
+/* The job lock, the run lock, the coalescing waiter's (SPEC §5a), and a
+ * notifier's claim (§5c). */
+enum lock_kind { JOB_LOCK, RUN_LOCK, COALESCE_LOCK, NOTIFY_LOCK };
 
 /* Open PATH; with CREATE make it and its parents (mode 0777 & ~umask):
  * 73 when it cannot be made, 77 for permission. */

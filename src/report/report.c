@@ -534,3 +534,18 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 	free(f.after);
 	return rc;
 }
+
+int report_line(const struct registry *reg, const char *job, const struct job_state *st,
+		struct buf *out)
+{
+	struct report rp;
+	struct buf all = {0};
+	report_init(&rp, now_real(), 0);
+	int rc = report_job(reg, &rp, job, st);
+	report_finish(&rp, &all);
+	report_free(&rp);
+	/* The first line: the job's; the summary follows it. */
+	buf_add(out, all.data, strcspn(all.data, "\n"));
+	buf_free(&all);
+	return rc;
+}

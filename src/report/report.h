@@ -65,5 +65,9 @@ int report_slot_waits(const struct registry *reg, struct report *rp, const struc
  * is reported, and the line says "failed". */
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 		const struct job_state *st);
+/* JOB's line alone, without colour, into OUT (a notification's
+ * JOBREG_SUMMARY, SPEC §5c).  An exit status, as report_job(). */
+int report_line(const struct registry *reg, const char *job, const struct job_state *st,
+		struct buf *out);
 
 #endif

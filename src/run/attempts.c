@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,62 @@ static struct supervise supervision(const struct run *run, int run_lock)
 		.sigpipe_ignored = req->sigpipe_ignored, .out_fd = -1, .err_fd = -1,
 		.job = req->job, .run = run->number,
 	};
+}
+
+/* SPEC §5 Outcomes: the moment the attempt is overdue, by the record's
+ * overdue_after now (jobreg-set may change it mid-run), read at each tick
+ * as a cancel is: said once, even with -q.  With a CMD a child notifies
+ * while this supervision goes on (attempts.h).  Returns 1 in that child. */
+static int overdue_look(const struct registry *reg, struct run *run, int run_lock,
+			struct logrelay *relay)
+{
+	const struct run_request *req = run->req;
+	struct buf failed = {0}, *was_held;
+	struct record rec;
+	int found = 0;
+	double at = -1, after = 0;
+	if (run->overdue_said)
+		return 0;
+	was_held = message_hold(&failed);   /* (a failed look: the next tick's) */
+	if (reg_read_record(reg, req->job, &rec, &found) == 0 && found &&
+	    same_string(record_get(&rec, "started"), run->started) &&
+	    same_string(record_get(&rec, "runs"), run->number)) {
+		at = record_overdue_at(&rec);
+		after = at >= 0 ? strtod(record_get(&rec, "overdue_after"), NULL) : 0;
+	}
+	record_free(&rec);
+	message_hold(was_held);
+	message_release(&failed, 0);
+	if (at < 0 || now_real() <= at)
+		return 0;
+	run->overdue_said = 1;
+	struct buf how = {0};
+	run_add_duration(&how, after);
+	warn(req->job, "run %s overdue: running for %s", run->number, how.data);
+	buf_free(&how);
+	/* One notifying child at a time: its start-over sees a newer change. */
+	if (!req->notify || (run->notifier > 0 && waitpid(run->notifier, NULL, WNOHANG) == 0))
+		return 0;
+	(void)out_flush();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fail_errno(errno, req->job, "cannot notify: fork");
+		return 0;
+	}
+	if (pid > 0) {
+		run->notifier = pid;
+		return 0;
+	}
+	/* The child holds nothing of the run: no lock, slot or relay pipe. */
+	close_fd(run_lock);
+	slots_release(req->slots);
+	int fds[] = { relay->out_fd, relay->err_fd, relay->report_fd, relay->ack_fd };
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (fds[i] > 2)
+			close_fd(fds[i]);
+	run->notifier = 0;
+	run->notifier_child = 1;
+	return 1;
 }
 
 /* Step 5, one attempt: its exit status, END and ENDED filled.  One whose
@@ -53,11 +111,18 @@ static int attempt(const struct registry *reg, struct run *run, int run_lock,
 		ended->start_errno = EIO;
 		return supervise_outcome(ended, end, signame);
 	}
-	/* At each tick and wake-up a cancel is looked for (SPEC §5a). */
+	/* At each tick and wake-up a cancel is looked for (SPEC §5a), and
+	 * whether the run is overdue (§5 Outcomes). */
+	run->overdue_said = 0;
 	double began = now_mono();
 	supervise_start(&how, hold, old_mask, ended);
-	while (supervise_step(&how, hold, ended) != SV_ENDED)
+	while (supervise_step(&how, hold, ended) != SV_ENDED) {
 		(void)cancel_take_up(reg, run, run_lock, ended, c);
+		if (overdue_look(reg, run, run_lock, relay)) {
+			*end = (struct run_result){ .exit_status = -1 };
+			return 0;   /* the notifying child, to main */
+		}
+	}
 	*ran_for = now_mono() - began;
 	if (run->cancelled_by)
 		cancel_linger(reg, run, run_lock, &how, hold, ended, c);
@@ -149,6 +214,8 @@ int run_attempts(const struct registry *reg, struct run *run, int run_lock, cons
 		enum warning_cause why = WARN_NONE;
 		int status = attempt(reg, run, run_lock, hold, old_mask, &relay, &end, signame, &ended,
 				     &cancel, &ran_for);
+		if (run->notifier_child)
+			return 0;
 		int lost = ended.lost_lock, ours = 1, rc = 0, between = 0;
 		/* 126 and 127, as exec's own failures: the command cannot run. */
 		int cannot_run = (!ended.start_errno && ended.exec_errno) || status == 126 ||

@@ -6,7 +6,17 @@
  * and recorded as judged: OK and WARNING exit 0.  The caller holds
  * the run lock throughout; each attempt gets JOBREG_RUN (with --retries
  * JOBREG_ATTEMPT).  A run lock lost (SPEC §6) ends the run, nothing more
- * written. */
+ * written.
+ *
+ * The overdue notice (SPEC §5 Outcomes): at the tick the attempt becomes
+ * overdue, "JOB: run N overdue: running for D", and with --notify a
+ * notification while the supervision goes on.  The notifier is report/'s
+ * (its JOBREG_SUMMARY is the --report line), above this layer, and CMD may
+ * take a minute; so the dispatcher forks, and the child, having closed its
+ * copies of the run lock, the slots and the relay's pipes, returns from
+ * run_attempts() with run->notifier_child set: the dispatcher's main
+ * notifies in it and exits.  The parent reaps it (run->notifier) before
+ * its own notification at the end. */
 #ifndef JOBREG_ATTEMPTS_H
 #define JOBREG_ATTEMPTS_H
 
@@ -57,6 +67,8 @@ struct run_request {
 	const char *after;      /* --after's list ("": none, drop after=); NULL: not given */
 	char **after_jobs;      /* its jobs (SPEC §5d) */
 	size_t nafter;
+	const char *notify;     /* --notify CMD, else JOBREG_NOTIFY; NULL: none */
+	unsigned long long notify_after;   /* --notify-after N; 0: not given */
 };
 
 /* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the

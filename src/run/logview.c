@@ -205,6 +205,25 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 	return rc;
 }
 
+int logview_failed_tail(const struct registry *reg, const char *job, const struct job_state *st,
+			off_t tail, int *fd)
+{
+	struct stat sb;
+	/* As --faillog chooses: the latest log while the failed run is the latest. */
+	int rc = open_log(reg, job, jobstate_last_run_failed(st) ? ".log" : ".faillog", fd, 1, 1);
+	if (rc == EXIT_FALSE)
+		return 0;
+	if (!rc && fstat(*fd, &sb) < 0)
+		rc = fail_errno(errno, job, "stat the log of a failed run");
+	if (!rc && sb.st_size > tail && lseek(*fd, sb.st_size - tail, SEEK_SET) < 0)
+		rc = fail_errno(errno, job, "seek in the log of a failed run");
+	if (rc && *fd >= 0) {
+		close_fd(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
 void logview_chronic(const struct registry *reg, const char *job)
 {
 	int fd;

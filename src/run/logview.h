@@ -15,7 +15,10 @@
 #ifndef JOBREG_LOGVIEW_H
 #define JOBREG_LOGVIEW_H
 
+#include "liveness/jobstate.h"
 #include "registry/registry.h"
+
+#include <sys/types.h>
 
 /* jobreg-get --log: JOB's latest log to stdout as it is now; with FOLLOW
  * then what is appended until the run ends, every attempt of it (noticed
@@ -33,5 +36,11 @@ int logview_faillog(const struct registry *reg, const char *job, double lock_wai
 /* dispatch --chronic: a failed run's log on standard error, its last
  * line ended if the log left it open (dispatch's own line follows). */
 void logview_chronic(const struct registry *reg, const char *job);
+
+/* A notification's standard input (SPEC §5c): the log of ST's last failed
+ * run (chosen as --faillog does) in *FD, placed at its last TAIL bytes;
+ * -1 when there is none.  An exit status. */
+int logview_failed_tail(const struct registry *reg, const char *job, const struct job_state *st,
+			off_t tail, int *fd);
 
 #endif

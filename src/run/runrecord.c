@@ -27,8 +27,7 @@ void run_describe_result(struct buf *b, const struct run_result *e)
 		buf_adds(b, "exit status unknown");
 }
 
-/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
-static void add_duration(struct buf *b, double seconds)
+void run_add_duration(struct buf *b, double seconds)
 {
 	if (seconds >= 3600 && seconds == 3600 * (double)(long long)(seconds / 3600))
 		buf_addf(b, "%lldh", (long long)(seconds / 3600));
@@ -46,7 +45,7 @@ void run_describe_failure(struct buf *b, const struct run_result *e, double time
 		buf_adds(b, "lost its run lock");
 	} else if (e->timed_out) {
 		buf_adds(b, "timed out after ");
-		add_duration(b, timeout);
+		run_add_duration(b, timeout);
 		if (sig)
 			buf_addf(b, " (%s%s)", sig, killed ? ", then KILL" : "");
 	} else if (e->signal_name) {
@@ -65,7 +64,7 @@ void run_describe_warning(struct buf *b, enum warning_cause why, int exit_status
 		/* (0.4s; a run that barely started, 0.003s) */
 		buf_addf(b, "ended after %.*fs, under --min-duration ", duration < 0.1 ? 3 : 1,
 			 duration);
-		add_duration(b, min);
+		run_add_duration(b, min);
 	} else {
 		buf_addf(b, "exit %d", exit_status);
 	}
@@ -141,6 +140,8 @@ int run_begin(const struct registry *reg, struct run *run, const struct job_stat
 	outcome_policy_of(&rec, &run->policy);
 	if (req->after)
 		record_set_after(&rec, req->after);
+	if (req->notify_after)
+		record_set_notify_after(&rec, req->notify_after);
 	int rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
 	if (!rc)
 		slots_note(reg, req->job, req->slots, run->number);

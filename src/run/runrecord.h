@@ -32,6 +32,9 @@ struct run {
 	struct outcome_policy policy;  /* as RUNNING recorded it (SPEC §5 Outcomes) */
 	char *after_seen;          /* --after: the named jobs' successes this run
 				    * follows, for its DONE if it succeeds (malloc'd) */
+	int overdue_said;          /* this attempt's overdue notice was given */
+	pid_t notifier;            /* the child notifying of it (attempts.h), or 0 */
+	int notifier_child;        /* 1 in that child */
 };
 
 /* Step 4, holding the job lock (ST read under it) and the run lock
@@ -69,6 +72,8 @@ void run_describe_warning(struct buf *b, enum warning_cause why, int exit_status
  * both lists, counting R's list that REQ does not replace, is a usage
  * error (64, said); else 0. */
 int run_lists_check(const struct run_request *req, const struct record *r);
+/* SECONDS as a duration option takes it: "2h", "4m", "5s", "0.5s". */
+void run_add_duration(struct buf *b, double seconds);
 /* "exit 3", "signal TERM", "timed out". */
 void run_describe_result(struct buf *b, const struct run_result *e);
 /* How a failed run ended (SPEC §5 Logs): "failed: exit 3", "timed out

@@ -48,7 +48,8 @@ static _Noreturn void become_command(const struct supervise *s, const sigset_t *
 {
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, s->sigpipe_ignored ? SIG_IGN : SIG_DFL);
-	if ((s->out_fd < 0 || dup2(s->out_fd, 1) == 1) &&
+	if ((s->in_fd <= 0 || dup2(s->in_fd, 0) == 0) &&
+	    (s->out_fd < 0 || dup2(s->out_fd, 1) == 1) &&
 	    (s->err_fd < 0 || dup2(s->err_fd, 2) == 2) &&
 	    (s->timeout <= 0 || setpgid(0, 0) == 0) &&
 	    (s->keep_fd < 0 || fcntl(s->keep_fd, F_SETFD, 0) == 0) &&

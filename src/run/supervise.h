@@ -48,6 +48,7 @@ struct supervise {
 	int sigpipe_ignored; /* the command gets SIGPIPE ignored (else default):
 			      * as dispatch got it, before cli_init() */
 	int out_fd, err_fd; /* the command's stdout and stderr (-1: ours) */
+	int in_fd;          /* > 0: the command's stdin (a notification's, §5c) */
 	const char *job;    /* for the message of a lost lock: JOB and */
 	const char *run;    /* the run's number */
 };
