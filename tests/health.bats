@@ -173,11 +173,12 @@ plant_health() {
 	[ "$(printf '%s\n' "${lines[@]}" | cut -d' ' -f1 | paste -sd' ' -)" = \
 		"broken stale hung failed late warned busy held ok 9" ]
 	local line
-	for line in "hung +RUNNING +overdue: running for 1h " \
+	# (planted a minute or an hour ago: a loaded machine may add seconds)
+	for line in "hung +RUNNING +overdue: running for 1h([0-9]+s)? " \
 		"failed +DONE +FAILED exit 3 " \
 		"late +PENDING +LATE by 59m" \
-		"warned +DONE +warning: exit 24 +last ok 1m ago " \
-		"busy +RUNNING +running for 1m " \
+		"warned +DONE +warning: exit 24 +last ok 1m([0-9]+s)? ago " \
+		"busy +RUNNING +running for 1m([0-9]+s)? " \
 		"held +PENDING +paused until resumed"; do
 		printf '%s\n' "${lines[@]}" | grep -qE "^$line" || flunk "no line like '$line' in: $output"
 	done
