@@ -270,9 +270,9 @@ gone_run_lock() { flock -n "$REG/.$1.run" true; }
 	[ "$(calls)" = $'a inf\nb unset\nc inf' ]
 }
 
-# bats test_tags=serial
+# (65 s of waiting for SPEC §5c's fixed limit, little CPU: tests/run starts
+# this file among the first, beside the others' work)
 @test "notify: a CMD still running after 60 s gets TERM, its process group KILL 5 s later, and counts as failed" {
-	[ -n "${JOBREG_TEST_SLOW:-}" ] || skip "takes 65 s (SPEC §5c's fixed limit): set JOBREG_TEST_SLOW=1"
 	jobreg-dispatch -q job false || true
 	local t0=$EPOCHSECONDS
 	run jobreg-get --notify "trap 'echo TERM >> \"$T/got\"' TERM; sh -c 'trap \"\" TERM; echo \$\$ > \"\$0\"; sleep 120' '$T/pid' & wait; wait" job 3>&-
