@@ -94,6 +94,20 @@ overdue_after() {
 # gone_run_lock JOB: nobody holds JOB's run lock.
 gone_run_lock() { flock -n "$REG/.$1.run" true; }
 
+@test "notify: a dispatch that takes over a STALE run announces the lost run as its run begins, then its own end" {
+	bg_dispatch job
+	kill -9 "$BG_PID"
+	wait "$BG_PID" 2>/dev/null || true
+	: > "$T/release"
+	poll_until gone_run_lock job
+	# the lost run is announced while the new run still goes: before it ends
+	run jobreg-dispatch -q --notify "$N" job sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$0" ] && exit 0; sleep 0.2; done; exit 9' "$CALLS"
+	[ "$status" -eq 0 ]
+	[ "$(calls)" = $'job failed\njob recovered' ]
+	field_is job lost 1
+	field_is job notified OK
+}
+
 # bats test_tags=serial
 @test "notify: a run past overdue_after is announced by its own dispatcher within a second, no sweep running" {
 	dispatch_bg job --notify "$N" job sleep 3.5

@@ -369,9 +369,13 @@ int main(int argc, char **argv)
 	rc = start_run(&reg, &req, &run, &run_lock, &hold);
 	if (run_lock < 0)
 		goto out;
-	rc = run_attempts(&reg, &run, run_lock, &hold, &old_mask, &lost);
+	/* A lost run counted by the takeover is announced as the run begins
+	 * (SPEC §5c), by a child as the overdue notice is. */
+	if (!(run.took_over && req.notify && run_notifier_fork(&run, run_lock, NULL)))
+		rc = run_attempts(&reg, &run, run_lock, &hold, &old_mask, &lost);
 	if (run.notifier_child) {
-		/* The overdue notifier (attempts.h): nothing of the run is its. */
+		/* The takeover's or overdue notifier (attempts.h): nothing of the
+		 * run is its. */
 		struct notifier n = { .cmd = req.notify, .lock_wait = common.lock_wait };
 		(void)notify_job(&reg, req.job, &n);
 		(void)out_flush();

@@ -27,6 +27,36 @@ static struct supervise supervision(const struct run *run, int run_lock)
 	};
 }
 
+int run_notifier_fork(struct run *run, int run_lock, const struct logrelay *relay)
+{
+	const struct run_request *req = run->req;
+	/* One notifying child at a time: its start-over sees a newer change. */
+	if (run->notifier > 0 && waitpid(run->notifier, NULL, WNOHANG) == 0)
+		return 0;
+	(void)out_flush();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fail_errno(errno, req->job, "cannot notify: fork");
+		return 0;
+	}
+	if (pid > 0) {
+		run->notifier = pid;
+		return 0;
+	}
+	/* The child holds nothing of the run: no lock, slot or relay pipe. */
+	close_fd(run_lock);
+	slots_release(req->slots);
+	if (relay) {
+		int fds[] = { relay->out_fd, relay->err_fd, relay->report_fd, relay->ack_fd };
+		for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+			if (fds[i] > 2)
+				close_fd(fds[i]);
+	}
+	run->notifier = 0;
+	run->notifier_child = 1;
+	return 1;
+}
+
 /* SPEC §5 Outcomes: the moment the attempt is overdue, by the record's
  * overdue_after now (jobreg-set may change it mid-run), read at each tick
  * as a cancel is: said once, even with -q.  With a CMD a child notifies
@@ -58,29 +88,7 @@ static int overdue_look(const struct registry *reg, struct run *run, int run_loc
 	run_add_duration(&how, after);
 	warn(req->job, "run %s overdue: running for %s", run->number, how.data);
 	buf_free(&how);
-	/* One notifying child at a time: its start-over sees a newer change. */
-	if (!req->notify || (run->notifier > 0 && waitpid(run->notifier, NULL, WNOHANG) == 0))
-		return 0;
-	(void)out_flush();
-	pid_t pid = fork();
-	if (pid < 0) {
-		fail_errno(errno, req->job, "cannot notify: fork");
-		return 0;
-	}
-	if (pid > 0) {
-		run->notifier = pid;
-		return 0;
-	}
-	/* The child holds nothing of the run: no lock, slot or relay pipe. */
-	close_fd(run_lock);
-	slots_release(req->slots);
-	int fds[] = { relay->out_fd, relay->err_fd, relay->report_fd, relay->ack_fd };
-	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
-		if (fds[i] > 2)
-			close_fd(fds[i]);
-	run->notifier = 0;
-	run->notifier_child = 1;
-	return 1;
+	return req->notify && run_notifier_fork(run, run_lock, relay);
 }
 
 /* Step 5, one attempt: its exit status, END and ENDED filled.  One whose

@@ -16,7 +16,8 @@
  * copies of the run lock, the slots and the relay's pipes, returns from
  * run_attempts() with run->notifier_child set: the dispatcher's main
  * notifies in it and exits.  The parent reaps it (run->notifier) before
- * its own notification at the end. */
+ * its own notification at the end.  A takeover that counted a lost run
+ * (run->took_over) is announced the same way as its run begins. */
 #ifndef JOBREG_ATTEMPTS_H
 #define JOBREG_ATTEMPTS_H
 
@@ -71,6 +72,10 @@ struct run_request {
 	unsigned long long notify_after;   /* --notify-after N; 0: not given */
 };
 
+/* Fork the notifying child of the header (one at a time; RELAY NULL: no
+ * relay yet): 1 in the child, which holds nothing of the run, else 0. */
+struct logrelay;
+int run_notifier_fork(struct run *run, int run_lock, const struct logrelay *relay);
 /* Run RUN's command (its mask OLD_MASK, HOLD held outside it) holding the
  * run lock RUN_LOCK, then record its end.  Returns the command's exit
  * status, else the error's; *LOST_LOCK 1 when the run lock was lost. */

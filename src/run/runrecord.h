@@ -32,6 +32,7 @@ struct run {
 	struct outcome_policy policy;  /* as RUNNING recorded it (SPEC §5 Outcomes) */
 	char *after_seen;          /* --after: the named jobs' successes this run
 				    * follows, for its DONE if it succeeds (malloc'd) */
+	int took_over;             /* step 4 took over a STALE record (SPEC §2 Lost runs) */
 	int overdue_said;          /* this attempt's overdue notice was given */
 	pid_t notifier;            /* the child notifying of it (attempts.h), or 0 */
 	int notifier_child;        /* 1 in that child */

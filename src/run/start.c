@@ -198,8 +198,10 @@ struct call {
 static int begin(const struct call *c, const struct job_state *st)
 {
 	const struct run_request *req = c->req;
-	if (st->status == ST_STALE)
+	if (st->status == ST_STALE) {
 		say_run(req->job, "taking over stale run", st);
+		c->run->took_over = 1;
+	}
 	/* The last log is set aside only once RUNNING is written (logrelay.h);
 	 * a log that cannot be made fails the run before anything runs. */
 	int failed = jobstate_last_run_failed(st);
