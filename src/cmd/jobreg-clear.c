@@ -2,6 +2,7 @@
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "record/record.h"
+#include "registry/audit.h"
 #include "registry/line.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
@@ -118,7 +119,14 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	struct line_numbers nums;
 	int waiting;
 	line_numbers(&st.rec, &nums);
-	if ((rc = line_clear(reg, job, &st.rec, 0, l == NULL, &waiting)) != 0)
+	/* Each record removed is on the audit log first (SPEC §3c). */
+	struct audit_line a = { .action = "clear", .job = job, .status = status_word(st.status) };
+	struct audit_change change;
+	if ((rc = audit_begin(reg, &a, f->lock_wait, f->force, &change)) != 0)
+		goto out;
+	rc = audit_end(reg, &a, f->lock_wait, &change,
+		       line_clear(reg, job, &st.rec, 0, l == NULL, &waiting));
+	if (rc)
 		goto out;
 	if (f->verbose)
 		print_job(job);

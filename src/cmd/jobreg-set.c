@@ -2,6 +2,7 @@
  * four modes (STATUS, --cancel, --pause, --resume), each with its options
  * (modes[]) and its -a. */
 #include "cmd/cli.h"
+#include "registry/audit.h"
 #include "registry/history.h"
 #include "registry/listing.h"
 #include "registry/pause.h"
@@ -89,6 +90,7 @@ struct set_request {
 	struct cancel_request cancel;   /* --cancel; its by (user@host) also --pause's */
 	double wait;           /* --cancel --wait: seconds, -1 inf, -2 not given */
 	double pause_for;      /* --pause --for: seconds, -1 inf (the default) */
+	double lock_wait;      /* -w, for the job lock and the audit log's */
 };
 
 /* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
@@ -183,7 +185,17 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 		record_set_keep_runs(&rec, (unsigned long)req->keep_runs);
 	/* DONE --exit ends the run the record started: its history line. */
 	int ends = req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
+	/* Every write of jobreg-set passes here: its audit line first (SPEC §3c). */
+	static const char *const actions[] = { [MODE_SET] = "set", [MODE_CANCEL] = "cancel",
+					       [MODE_PAUSE] = "pause", [MODE_RESUME] = "resume" };
+	struct audit_line a = { .action = actions[req->mode], .job = req->job,
+				.status = status_word(record_status(&rec)), .note = req->note,
+				.until = req->mode == MODE_PAUSE ? record_get(&rec, "paused_until") : NULL };
+	struct audit_change change;
+	if ((rc = audit_begin(reg, &a, req->lock_wait, req->force, &change)) != 0)
+		goto out;
 	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, ends ? &rec : NULL);
+	rc = audit_end(reg, &a, req->lock_wait, &change, rc);
 	/* A new run by hand: the last run's log is no longer the latest's. */
 	if (!rc && record_count(&rec, "runs") > record_count(&st.rec, "runs")) {
 		message_context("the record is in place");
@@ -412,13 +424,13 @@ static int cancel_one(struct registry *reg, const struct set_request *req, doubl
 	unsigned long long run = 0;
 	int lock = -1;
 	if (!has_entry(reg, req->job))
-		return cancel_ask(reg, req->job, &st, &req->cancel, &run);
+		return cancel_ask(reg, req->job, &st, &req->cancel, lock_wait, &run);
 	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
 	if (!rc) {
 		if ((rc = jobstate_load(reg, req->job, &st)) == EXIT_CORRUPT)
 			rc = jobstate_corrupt(reg, req->job, &st);
 		if (!rc)
-			rc = cancel_ask(reg, req->job, &st, &req->cancel, &run);
+			rc = cancel_ask(reg, req->job, &st, &req->cancel, lock_wait, &run);
 		jobstate_free(&st);
 	}
 	reg_unlock(&lock);
@@ -468,6 +480,7 @@ int main(int argc, char **argv)
 		user_at_host(&by);
 	req.cancel.by = by.data;
 	req.cancel.note = req.note;
+	req.lock_wait = common.lock_wait;
 	/* --pause -a, --resume -a: the registry's own pause (DIR/.-pause), not the jobs'. */
 	int had;
 	if (req.all && req.mode == MODE_PAUSE)
