@@ -29,7 +29,7 @@ LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/ut
 	 src/liveness/wait.c src/liveness/slotview.c \
 	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c src/run/attempts.c \
 	 src/run/start.c src/run/turn.c src/run/cancel.c \
-	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c \
+	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c src/report/auditview.c \
 	 src/cmd/cli.c
 LIBOBJ = $(LIBSRC:src/%.c=.build/%.o)
 HDRS = $(LIBSRC:.c=.h)

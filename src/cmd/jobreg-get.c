@@ -6,6 +6,7 @@
 #include "registry/history.h"
 #include "registry/line.h"
 #include "registry/pause.h"
+#include "report/auditview.h"
 #include "run/logview.h"
 #include "report/outfile.h"
 #include "report/format.h"
@@ -26,7 +27,8 @@ static const char usage[] =
 	" | jobreg-get [-q] [-d DIR] --is STATUS[,STATUS] [-a | [--wait DURATION] JOB...]"
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
 	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB"
-	" | jobreg-get [-d DIR] [-j] --slots [NAME...] | jobreg-get [-d DIR] [-j] --line JOB...";
+	" | jobreg-get [-d DIR] [-j] --slots [NAME...] | jobreg-get [-d DIR] [-j] --line JOB..."
+	" | jobreg-get [-d DIR] [-j] --audit [--since DURATION] [JOB...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -50,6 +52,9 @@ static const char help[] =
 	"                    calls waiting: group place waiting job - host pid since\n"
 	"      --line        the calls waiting in each JOB's line, in order:\n"
 	"                    job place kind host pid since (or -j)\n"
+	"      --audit       the audit log: who changed what by hand, oldest first;\n"
+	"                    with JOBs only theirs (and the registry's own)\n"
+	"      --since D     with --audit: only the lines of the last D\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
@@ -59,7 +64,7 @@ static const char help[] =
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
-enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS, LINE };
+enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS, LINE, AUDIT };
 
 struct request {
 	enum format format;
@@ -71,6 +76,7 @@ struct request {
 	const char *out_file;   /* -o FILE */
 	enum mode mode;
 	int follow;             /* --follow */
+	double since;           /* --audit --since: seconds; -1 not given */
 	char **jobs;            /* the operands, or the listing's jobs */
 	size_t njobs;
 	const struct listing *listing;   /* -a's, for -P's slot groups */
@@ -87,7 +93,7 @@ static void set_format(struct request *req, enum format f)
 static void set_mode(struct request *req, enum mode m)
 {
 	if (req->mode != STATUS && req->mode != m)
-		usage_error("--history, --log, --faillog, --slots and --line exclude each other");
+		usage_error("--history, --log, --faillog, --slots, --line and --audit exclude each other");
 	req->mode = m;
 }
 
@@ -110,6 +116,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "report", no_argument, 0, 'R' },
 		{ "slots", no_argument, 0, 'S' },
 		{ "line", no_argument, 0, 'N' },
+		{ "audit", no_argument, 0, 'U' },
+		{ "since", required_argument, 0, 'Y' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -136,6 +144,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'S': set_mode(req, SLOTS); break;
 		case 'N': set_mode(req, LINE); break;
 		case 'F': req->follow = 1; break;
+		case 'U': set_mode(req, AUDIT); break;
+		case 'Y': req->since = duration_or_err(optarg, "--since duration"); break;
 		}
 	}
 	req->jobs = argv + optind;
@@ -151,7 +161,12 @@ static void check_request(const struct request *req)
 	if (req->mode == SLOTS && (req->all || req->is_mask || req->show_mask || req->out_file ||
 				   (req->format != PLAIN && req->format != JSON)))
 		usage_error("--slots takes NAMEs, or none for every group, and no -a, --is, -s, -o, -l, -P or --report");
-	if (!req->all && !req->njobs && req->mode != SLOTS)
+	if (req->since >= 0 && req->mode != AUDIT)
+		usage_error("--since needs --audit");
+	if (req->mode == AUDIT && (req->all || req->is_mask || req->show_mask || req->out_file ||
+				   (req->format != PLAIN && req->format != JSON)))
+		usage_error("--audit takes JOB ids, or none for every line, and no -a, --is, -s, -o, -l, -P or --report");
+	if (!req->all && !req->njobs && req->mode != SLOTS && req->mode != AUDIT)
 		usage_error("no JOB given");
 	if (req->is_mask && (req->format != PLAIN || req->show_mask || req->out_file))
 		usage_error("--is prints nothing; it takes no -l, -j, -P, --report, -s or -o");
@@ -437,7 +452,7 @@ static int print_slots(const struct registry *reg, const struct request *req)
 int main(int argc, char **argv)
 {
 	struct common common;
-	struct request req = { .format = PLAIN, .wait_limit = -1 };
+	struct request req = { .format = PLAIN, .wait_limit = -1, .since = -1 };
 	struct registry reg;
 	struct listing listing = {0};
 
@@ -451,6 +466,8 @@ int main(int argc, char **argv)
 		rc = print_each(&reg, &req);
 	else if (!rc && req.mode == LOG)
 		rc = logview_print(&reg, req.jobs[0], req.follow);
+	else if (!rc && req.mode == AUDIT)
+		rc = auditview_print(&reg, req.jobs, req.njobs, req.since, req.format == JSON);
 	else if (!rc && req.mode == FAILLOG)
 		rc = logview_faillog(&reg, req.jobs[0], common.lock_wait);
 	else if (!rc && req.wait_arg)
