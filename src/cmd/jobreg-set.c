@@ -49,7 +49,8 @@ static const char help[] =
 	"      --exit N      DONE only: record the run's exit status (0-255)\n"
 	"      --late-after D  the job is late D after its last success (inf: never)\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
-	"      --force       replace a corrupt record\n"
+	"      --force       replace a corrupt record; make the change also when\n"
+	"                    the audit log cannot take its line (said)\n"
 	"  -a, --all         with --if: every job with a record (a sweep: records that\n"
 	"                    do not match are left alone); with --pause, --resume: the\n"
 	"                    registry itself, every job (the jobs' own pauses stay)\n"
@@ -65,6 +66,7 @@ static const char help[] =
 	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
+	"Every write is on the audit log (DIR/.-audit) first.\n"
 	"Exit: 0; 1 --if mismatch, or no dispatched run to cancel; 64 usage; 65 corrupt\n"
 	"record; 73 cannot create the registry; 74 I/O error; 75 lock busy, no answer to\n"
 	"a cancel, or --wait passed; 77 permission or not a regular file.\n";

@@ -93,7 +93,6 @@ static void format_line(struct buf *b, const struct audit_line *a, const char *e
 	struct buf tail = {0};
 	if (error) {
 		add_field(&tail, "result", "failed");
-		buf_addc(&tail, ' ');
 		add_cut(&tail, "error", error, ERROR_MAX);
 	}
 	if (a->note) {
