@@ -190,7 +190,10 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 	/* Every write of jobreg-set passes here: its audit line first (SPEC §3c). */
 	static const char *const actions[] = { [MODE_SET] = "set", [MODE_CANCEL] = "cancel",
 					       [MODE_PAUSE] = "pause", [MODE_RESUME] = "resume" };
-	struct audit_line a = { .action = actions[req->mode], .job = req->job,
+	/* (a mode without a word of its own, a settings-only write: "set") */
+	const char *action = req->mode < sizeof actions / sizeof *actions && actions[req->mode]
+			     ? actions[req->mode] : "set";
+	struct audit_line a = { .action = action, .job = req->job,
 				.status = status_word(record_status(&rec)), .note = req->note,
 				.until = req->mode == MODE_PAUSE ? record_get(&rec, "paused_until") : NULL };
 	struct audit_change change;
