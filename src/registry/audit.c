@@ -128,9 +128,14 @@ static int open_log(const struct registry *reg, const char *job, int *fd, struct
 			}
 			if (rc < 0 && errno == EEXIST)
 				continue;
+			/* (as for a lock file: the registry is what to mend) */
+			if (rc < 0 && errno != ENOENT)
+				return reg_cannot_write(reg, job, errno);
 		}
 		if (rc == ENTRY_NOT_REGULAR)
 			return reg_not_regular(reg, job, AUDIT_FILE);
+		if (rc < 0 && errno == EROFS)
+			return reg_cannot_write(reg, job, errno);
 		if (rc < 0)
 			return fail_errno(errno, job, "open %s", reg_path(reg, AUDIT_FILE));
 		if (fstatat(reg->fd, AUDIT_FILE, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
