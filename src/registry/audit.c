@@ -216,6 +216,19 @@ int audit_begin(const struct registry *reg, const struct audit_line *a, double l
 	return 0;
 }
 
+/* A's result=failed line with ERROR.  One that cannot be written either
+ * goes unsaid: the change's own error is the one line of the call (and
+ * the line before it says what was about to be made). */
+static void failed_line(const struct registry *reg, const struct audit_line *a,
+			double lock_wait, const char *error)
+{
+	struct buf dropped = {0};
+	struct buf *was = message_hold(&dropped);
+	(void)audit_append(reg, a, lock_wait, error);
+	message_hold(was);
+	message_release(&dropped, 0);
+}
+
 int audit_end(const struct registry *reg, const struct audit_line *a, double lock_wait,
 	      struct audit_change *c, int rc)
 {
@@ -235,10 +248,10 @@ int audit_end(const struct registry *reg, const struct audit_line *a, double loc
 		char *error = xstrdup(text);
 		c->held.data[c->held.len - 1] = '\n';
 		message_release(&c->held, 1);
-		(void)audit_append(reg, a, lock_wait, error);
+		failed_line(reg, a, lock_wait, error);
 		free(error);
 	} else if (rc && c->logged) {
-		(void)audit_append(reg, a, lock_wait, "failed");
+		failed_line(reg, a, lock_wait, "failed");
 	}
 	message_release(&c->held, 1);
 	return rc;
