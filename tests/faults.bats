@@ -425,8 +425,8 @@ AUDIT_LOCK='\.-audit\.lock'
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
 	pre+rw :: $OPENAT :: $AUDIT_LOCK :: 1 :: open .*/$AUDIT_LOCK
 	pre :: $OPENAT :: $AUDIT_LOCK :: 2 :: cannot write to registry
-	pre :: $OPENAT :: $AUDIT :: 1 :: open .*/\.-audit
-	pre :: $OPENAT :: $AUDIT :: 2 :: open .*/\.-audit
+	pre :: $OPENAT :: $AUDIT :: 1 :: (open .*/\.-audit|cannot write to registry)
+	pre :: $OPENAT :: $AUDIT :: 2 :: (open .*/\.-audit|cannot write to registry)
 	pre :: ^write$ :: "time= :: 1 :: write .*/\.-audit
 	pre :: ^fsync$ :: . :: 1 :: fsync .*/\.-audit
 	pre :: $OPENAT :: $TMP :: 1 :: (cannot write to registry|open .*/$TMP)
@@ -478,7 +478,7 @@ AUDIT_LOCK='\.-audit\.lock'
 	pre+rw :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
 	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: cannot write to registry
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
-	pre :: $OPENAT :: $AUDIT :: 2 :: open .*/\.-audit
+	pre :: $OPENAT :: $AUDIT :: 2 :: (open .*/\.-audit|cannot write to registry)
 	pre :: ^write$ :: "time= :: 1 :: write .*/\.-audit
 	pre :: ^fsync$ :: . :: 1 :: fsync .*/\.-audit
 	pre :: $UNLINK :: "job1" :: 1 :: (remove|unlink) .*/job1:

@@ -134,7 +134,7 @@ static int open_log(const struct registry *reg, const char *job, int *fd, struct
 		}
 		if (rc == ENTRY_NOT_REGULAR)
 			return reg_not_regular(reg, job, AUDIT_FILE);
-		if (rc < 0 && errno == EROFS)
+		if (rc < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
 			return reg_cannot_write(reg, job, errno);
 		if (rc < 0)
 			return fail_errno(errno, job, "open %s", reg_path(reg, AUDIT_FILE));
