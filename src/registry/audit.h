@@ -23,7 +23,7 @@
 
 #define AUDIT_FILE ".-audit"
 #define AUDIT_OLD ".-audit.1"
-#define AUDIT_ROTATE (1024 * 1024)
+#define AUDIT_ROTATE (1024L * 1024)
 #define AUDIT_LINE_MAX 4096   /* the newline included */
 
 /* One change by hand.  NULL fields (0 for run) are left out. */
