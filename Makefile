@@ -20,16 +20,16 @@ PROGS = bin/jobreg-get bin/jobreg-set bin/jobreg-clear bin/jobreg-dispatch
 # The library, folder by folder, each layer using only those above it in
 # this list (src/README gives the plan).  Objects go to .build/, so that
 # src/ holds sources only.
-LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/util/signame.c src/util/shquote.c \
+LIBSRC = src/util/msg.c src/util/sys.c src/util/utf8.c src/util/rfc3339.c src/util/signame.c src/util/shquote.c src/util/passwd.c \
 	 src/record/status.c src/record/record.c src/record/transition.c src/record/health.c src/record/outcome.c \
 	 src/registry/openat.c src/registry/atomic.c src/registry/registry.c src/registry/lock.c \
 	 src/registry/listing.c src/registry/history.c src/registry/write.c src/registry/sweep.c \
-	 src/registry/line.c src/registry/slots.c src/registry/pause.c \
+	 src/registry/line.c src/registry/slots.c src/registry/pause.c src/registry/audit.c \
 	 src/liveness/proc.c src/liveness/facts.c src/liveness/liveness.c src/liveness/jobstate.c \
 	 src/liveness/wait.c src/liveness/slotview.c \
 	 src/run/supervise.c src/run/logrelay.c src/run/logview.c src/run/runrecord.c src/run/holders.c src/run/attempts.c \
 	 src/run/start.c src/run/turn.c src/run/cancel.c \
-	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c \
+	 src/report/format.c src/report/outfile.c src/report/prom.c src/report/report.c src/report/auditview.c \
 	 src/report/notify.c \
 	 src/cmd/cli.c
 # dispatch --after (SPEC §5d): the lists and their judge, the chain, the facts and the wait

@@ -224,7 +224,8 @@ prepare_record() {           # the old record and its run's history line, nothin
 	[[ -d $REG ]] || mkdir -p "$REG"     # no temp file, no lock file, so that every run
 	printf '%s' "$OLD" > "$REG/$J"       # creates them alike
 	printf '%s\n' "$OLD_HISTORY" > "$REG/.$J.history"
-	rm -f "$SNAP" "$REG/.$J.tmp" "$REG/.$J.lock" "$REG/.$J.run" "$REG/.$J.log" "$REG/.$J.faillog"
+	rm -f "$SNAP" "$REG/.$J.tmp" "$REG/.$J.lock" "$REG/.$J.run" "$REG/.$J.log" "$REG/.$J.faillog" \
+		"$REG/.-audit" "$REG/.-audit.lock"
 }
 prepare_leftover() {         # the old record and a temp file a crash left behind
 	prepare_record
@@ -256,6 +257,7 @@ scenario() {
 	set-mkdir) CMD=(jobreg-set "$J" RUNNING); PREPARE=prepare_none ;;
 	set-done) CMD=(jobreg-set --exit 0 "$J" DONE); OLD=$OLD_RUNNING ;;
 	clear) CMD=(jobreg-clear "$J") ;;
+	pause) CMD=(jobreg-set --pause -m new "$J") ;;
 	clear-run) CMD=(jobreg-clear "$J"); PREPARE=prepare_run ;;
 	get) CMD=(jobreg-get "$J") ;;
 	dispatch) CMD=(jobreg-dispatch -m new "$J" cp -- "$REG/$J" "$SNAP") ;;
@@ -422,6 +424,8 @@ RENAME='^rename(at2?)?$'
 UNLINK='^unlink(at)?$'
 MKDIR='^mkdir(at)?$'
 TMP='\.job1\.tmp'
+AUDIT='"\.-audit"'
+AUDIT_LOCK='\.-audit\.lock'
 
 @test "faults: jobreg-set keeps the old record whole on every failed call of its write path" {
 	untraced faults set <<-EOF
@@ -429,12 +433,18 @@ TMP='\.job1\.tmp'
 	pre+rw :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
 	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: cannot write to registry
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
+	pre+rw :: $OPENAT :: $AUDIT_LOCK :: 1 :: open .*/$AUDIT_LOCK
+	pre :: $OPENAT :: $AUDIT_LOCK :: 2 :: cannot write to registry
+	pre :: $OPENAT :: $AUDIT :: 1 :: (open .*/\.-audit|cannot write to registry)
+	pre :: $OPENAT :: $AUDIT :: 2 :: (open .*/\.-audit|cannot write to registry)
+	pre :: ^write$ :: "time= :: 1 :: write .*/\.-audit
+	pre :: ^fsync$ :: . :: 1 :: fsync .*/\.-audit
 	pre :: $OPENAT :: $TMP :: 1 :: (cannot write to registry|open .*/$TMP)
 	pre :: ^write$ :: "version=1 :: 1 :: write .*/$TMP
-	pre :: ^fsync$ :: . :: 1 :: fsync .*/$TMP
+	pre :: ^fsync$ :: . :: 2 :: fsync .*/$TMP
 	pre :: ^close$ :: ^rename :: <1 :: close .*/$TMP
 	pre :: $RENAME :: $TMP :: 1 :: rename .*/$TMP
-	dirsync :: ^fsync$ :: . :: 2 :: fsync .*new record is in place.*may not be durable
+	dirsync :: ^fsync$ :: . :: 3 :: fsync .*new record is in place.*may not be durable
 	EOF
 }
 
@@ -478,8 +488,11 @@ TMP='\.job1\.tmp'
 	pre+rw :: $OPENAT :: "\.job1\.lock" :: 1 :: open .*/\.job1\.lock
 	pre :: $OPENAT :: "\.job1\.lock" :: 2 :: cannot write to registry
 	pre :: $OPENAT :: "job1", O_RDONLY :: 1 :: (open|read) .*/job1
+	pre :: $OPENAT :: $AUDIT :: 2 :: (open .*/\.-audit|cannot write to registry)
+	pre :: ^write$ :: "time= :: 1 :: write .*/\.-audit
+	pre :: ^fsync$ :: . :: 1 :: fsync .*/\.-audit
 	pre :: $UNLINK :: "job1" :: 1 :: (remove|unlink) .*/job1:
-	dirsync :: ^fsync$ :: . :: 1 :: fsync .*(removed|in place).*may not be durable
+	dirsync :: ^fsync$ :: . :: 2 :: fsync .*(removed|in place).*may not be durable
 	post :: $OPENAT :: "\.job1\.run" :: 1 :: open .*/\.job1\.run
 	EOF
 }
@@ -813,11 +826,23 @@ after_crash() {
 	clear)
 		[[ $s == "$OLD" || $s == "$ABSENT" ]] || note_fail "$what the record is neither the old one nor gone: ${s@Q}"
 		[[ $GOT == DONE || $GOT == PENDING ]] || note_fail "$what the job reads $GOT" ;;
+	pause)
+		[[ $s == "$OLD" || $n == "$NEW" ]] || note_fail "$what the record is neither the old nor the new one: ${s@Q}"
+		[[ $GOT == DONE ]] || note_fail "$what the job reads $GOT" ;;
 	dispatch)
 		[[ $s == "$OLD" || $n == "$RUN" || $n == "$NEW" ]] ||
 			note_fail "$what the record is neither the old one, the run's RUNNING one nor its DONE one: ${s@Q}"
 		[[ $GOT == DONE || $GOT == STALE ]] || note_fail "$what the job reads $GOT once its command is gone" ;;
 	esac
+	# SPEC §3c: a change by hand that landed has its audit line, written whole (a
+	# line whose change did not land is allowed: the crash came between the two).
+	local log
+	if [[ $PROG != jobreg-dispatch ]]; then
+		slurp log "$REG/.-audit"
+		[[ $s == "$OLD" || $log == *" action=${SCEN%-done} job=$J"* ]] ||
+			note_fail "$what the change landed without its audit line: ${log@Q}"
+		[[ $log == "$ABSENT" || -z $log || $log == *$'\n' ]] || note_fail "$what a torn audit line: ${log@Q}"
+	fi
 	# Killed before it changed anything (the old record, no temp file, the command never
 	# started): the registry is as prepared, from which the plain run is known to work.
 	temps
@@ -924,6 +949,10 @@ crash() {
 
 @test "crash points: jobreg-set --exit 0 DONE, ending a run, killed at every system call: the run in the history at most once, with its record's outcome" {
 	untraced crash set-done
+}
+
+@test "crash points: jobreg-set --pause killed at every system call: a pause that landed is on the audit log" {
+	untraced crash pause
 }
 
 @test "crash points: jobreg-clear killed at every system call leaves the old record or none" {

@@ -302,11 +302,11 @@ OLD=2020-01-01T00:00:00Z
 	jobreg-set --pause -a -m 'kernel upgrade'
 	run --separate-stderr jobreg-get --report a own new
 	[ "$status" -eq 0 ] || flunk "$stderr"
-	printf '%s\n' "${lines[@]}" | grep -qE "^a +DONE +OK, registry paused until resumed \(by $(me): kernel upgrade\) " ||
+	printf '%s\n' "${lines[@]}" | grep -qE "^a +DONE +OK, registry paused until resumed \(by $(me): kernel upgrade\)(, set [0-9]+s ago by [^ ]+)? " ||
 		flunk "$output"
-	printf '%s\n' "${lines[@]}" | grep -qE "^own +PENDING +paused until resumed \(by $(me): own note\) " ||
+	printf '%s\n' "${lines[@]}" | grep -qE "^own +PENDING +paused until resumed \(by $(me): own note\)(, set [0-9]+s ago by [^ ]+)? " ||
 		flunk "$output"
-	printf '%s\n' "${lines[@]}" | grep -qE "^new +PENDING +registry paused until resumed \(by $(me): kernel upgrade\) " ||
+	printf '%s\n' "${lines[@]}" | grep -qE "^new +PENDING +registry paused until resumed \(by $(me): kernel upgrade\)(, set [0-9]+s ago by [^ ]+)? " ||
 		flunk "$output"
 	[ "${lines[3]}" = "3 jobs: 3 ok; 3 paused" ]
 }

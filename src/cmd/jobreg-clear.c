@@ -2,6 +2,7 @@
 #include "cmd/cli.h"
 #include "registry/listing.h"
 #include "record/record.h"
+#include "registry/audit.h"
 #include "registry/line.h"
 #include "registry/lock.h"
 #include "registry/registry.h"
@@ -25,7 +26,8 @@ static const char help[] =
 	"                    PAUSED OVERDUE)\n"
 	"      --stale       only STALE records\n"
 	"      --older-than DURATION  only records whose since is older (units s m h d)\n"
-	"      --force       also clear a live run, or a corrupt record\n"
+	"      --force       also clear a live run, or a corrupt record, or when the\n"
+	"                    audit log cannot take its line (said)\n"
 	"  -n, --dry-run     print the jobs that would be cleared; change nothing\n"
 	"  -v, --verbose     print each job as it is cleared\n"
 	"  -a, --all         every job (a sweep: records that do not match are left alone)\n"
@@ -119,7 +121,14 @@ static int clear_locked(const struct registry *reg, const char *job, const struc
 	struct line_numbers nums;
 	int waiting;
 	line_numbers(&st.rec, &nums);
-	if ((rc = line_clear(reg, job, &st.rec, 0, l == NULL, &waiting)) != 0)
+	/* Each record removed is on the audit log first (SPEC §3c). */
+	struct audit_line a = { .action = "clear", .job = job, .status = status_word(st.status) };
+	struct audit_change change;
+	if ((rc = audit_begin(reg, &a, f->lock_wait, f->force, &change)) != 0)
+		goto out;
+	rc = audit_end(reg, &a, f->lock_wait, &change,
+		       line_clear(reg, job, &st.rec, 0, l == NULL, &waiting));
+	if (rc)
 		goto out;
 	if (f->verbose)
 		print_job(job);

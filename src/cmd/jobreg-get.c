@@ -6,6 +6,7 @@
 #include "registry/history.h"
 #include "registry/line.h"
 #include "registry/pause.h"
+#include "report/auditview.h"
 #include "run/logview.h"
 #include "report/outfile.h"
 #include "report/format.h"
@@ -28,7 +29,8 @@ static const char usage[] =
 	" | jobreg-get [-d DIR] [-l | -j] --history JOB..."
 	" | jobreg-get [-d DIR] --log [--follow] JOB | jobreg-get [-d DIR] --faillog JOB"
 	" | jobreg-get [-d DIR] [-j] --slots [NAME...] | jobreg-get [-d DIR] [-j] --line JOB..."
-	" | jobreg-get [-q] [-d DIR] --notify CMD [--notify-after N] [-s S[,S]] (-a | JOB...)";
+	" | jobreg-get [-q] [-d DIR] --notify CMD [--notify-after N] [-s S[,S]] (-a | JOB...)"
+	" | jobreg-get [-d DIR] [-j] --audit [--since DURATION] [JOB...]";
 static const char help[] =
 	"Print the status of each JOB: PENDING, RUNNING, STALE or DONE.\n"
 	"  -l, --long        one tab-separated line per job:\n"
@@ -56,6 +58,9 @@ static const char help[] =
 	"      --notify CMD  run CMD (/bin/sh -c) for each job whose health changed\n"
 	"                    since the last announcement; print nothing else\n"
 	"      --notify-after N  with --notify: FAILED once N runs in a row failed\n"
+	"      --audit       the audit log: who changed what by hand, oldest first;\n"
+	"                    with JOBs only theirs (and the registry's own)\n"
+	"      --since D     with --audit: only the lines of the last D\n"
 	"  -d, --dir DIR     the registry (default $JOBREG_DIR, else\n"
 	"                    ${XDG_STATE_HOME:-$HOME/.local/state}/jobreg)\n"
 	"  -w, --lock-wait S --faillog: wait at most S for the job lock (default 10)\n"
@@ -65,7 +70,7 @@ static const char help[] =
 	"74 I/O; 75 --wait limit reached; 77 permission.\n";
 
 enum format { PLAIN, LONG, JSON, PROMETHEUS, REPORT };
-enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS, LINE };
+enum mode { STATUS, HISTORY, LOG, FAILLOG, SLOTS, LINE, AUDIT };
 
 struct request {
 	enum format format;
@@ -77,6 +82,7 @@ struct request {
 	const char *out_file;   /* -o FILE */
 	enum mode mode;
 	int follow;             /* --follow */
+	double since;           /* --audit --since: seconds; -1 not given */
 	char **jobs;            /* the operands, or the listing's jobs */
 	size_t njobs;
 	const struct listing *listing;   /* -a's, for -P's slot groups */
@@ -95,7 +101,7 @@ static void set_format(struct request *req, enum format f)
 static void set_mode(struct request *req, enum mode m)
 {
 	if (req->mode != STATUS && req->mode != m)
-		usage_error("--history, --log, --faillog, --slots and --line exclude each other");
+		usage_error("--history, --log, --faillog, --slots, --line and --audit exclude each other");
 	req->mode = m;
 }
 
@@ -120,6 +126,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		{ "line", no_argument, 0, 'N' },
 		{ "notify", required_argument, 0, 'n' },
 		{ "notify-after", required_argument, 0, 'A' },
+		{ "audit", no_argument, 0, 'U' },
+		{ "since", required_argument, 0, 'Y' },
 		COMMON_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -151,6 +159,8 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 			req->notify_after = (unsigned long long)number_or_err(optarg, 1, 1000000,
 									      "notify-after");
 			break;
+		case 'U': set_mode(req, AUDIT); break;
+		case 'Y': req->since = duration_or_err(optarg, "--since duration"); break;
 		}
 	}
 	req->jobs = argv + optind;
@@ -171,7 +181,12 @@ static void check_request(const struct request *req)
 	if (req->notify && (!*req->notify || req->mode != STATUS || req->format != PLAIN ||
 			    req->is_mask || req->out_file))
 		usage_error("--notify needs a CMD, and takes -s, --notify-after and -a or JOB ids only");
-	if (!req->all && !req->njobs && req->mode != SLOTS)
+	if (req->since >= 0 && req->mode != AUDIT)
+		usage_error("--since needs --audit");
+	if (req->mode == AUDIT && (req->all || req->is_mask || req->show_mask || req->out_file ||
+				   (req->format != PLAIN && req->format != JSON)))
+		usage_error("--audit takes JOB ids, or none for every line, and no -a, --is, -s, -o, -l, -P or --report");
+	if (!req->all && !req->njobs && req->mode != SLOTS && req->mode != AUDIT)
 		usage_error("no JOB given");
 	if (req->is_mask && (req->format != PLAIN || req->show_mask || req->out_file))
 		usage_error("--is prints nothing; it takes no -l, -j, -P, --report, -s or -o");
@@ -481,7 +496,7 @@ static int notify_sweep(const struct registry *reg, const struct request *req,
 int main(int argc, char **argv)
 {
 	struct common common;
-	struct request req = { .format = PLAIN, .wait_limit = -1 };
+	struct request req = { .format = PLAIN, .wait_limit = -1, .since = -1 };
 	struct registry reg;
 	struct listing listing = {0};
 
@@ -495,6 +510,8 @@ int main(int argc, char **argv)
 		rc = print_each(&reg, &req);
 	else if (!rc && req.mode == LOG)
 		rc = logview_print(&reg, req.jobs[0], req.follow);
+	else if (!rc && req.mode == AUDIT)
+		rc = auditview_print(&reg, req.jobs, req.njobs, req.since, req.format == JSON);
 	else if (!rc && req.mode == FAILLOG)
 		rc = logview_faillog(&reg, req.jobs[0], common.lock_wait);
 	else if (!rc && req.wait_arg)

@@ -2,6 +2,7 @@
  * four modes (STATUS or the settings alone, --cancel, --pause, --resume),
  * each with its options (modes[]) and its -a. */
 #include "cmd/cli.h"
+#include "registry/audit.h"
 #include "registry/history.h"
 #include "registry/listing.h"
 #include "registry/pause.h"
@@ -55,7 +56,8 @@ static const char help[] =
 	"      --overdue-after D  a run is overdue once it has run D (inf: never)\n"
 	"      --notify-after N  notifiers announce FAILED after N failures in a row\n"
 	"      --keep-runs N the history keeps the last N runs (default 20, 0: none)\n"
-	"      --force       replace a corrupt record\n"
+	"      --force       replace a corrupt record; make the change also when\n"
+	"                    the audit log cannot take its line (said)\n"
 	"  -a, --all         with --if: every job with a record (a sweep: records that\n"
 	"                    do not match are left alone); with --pause, --resume: the\n"
 	"                    registry itself, every job (the jobs' own pauses stay)\n"
@@ -71,6 +73,7 @@ static const char help[] =
 	"  -w, --lock-wait S wait at most S seconds for the job lock (default 10)\n"
 	"  -q, --quiet       no informational messages\n"
 	"  -h, --help        this help;  -V, --version  the version\n"
+	"Every write is on the audit log (DIR/.-audit) first.\n"
 	"Exit: 0; 1 --if mismatch, or no dispatched run to cancel; 64 usage; 65 corrupt\n"
 	"record; 73 cannot create the registry; 74 I/O error; 75 lock busy, no answer to\n"
 	"a cancel, or --wait passed; 77 permission or not a regular file.\n";
@@ -99,6 +102,7 @@ struct set_request {
 	struct cancel_request cancel;   /* --cancel; its by (user@host) also --pause's */
 	double wait;           /* --cancel --wait: seconds, -1 inf, -2 not given */
 	double pause_for;      /* --pause --for: seconds, -1 inf (the default) */
+	double lock_wait;      /* -w, for the job lock and the audit log's */
 };
 
 /* RUNNING's owner and expiry from REQ, into O and *EXPIRES. */
@@ -201,7 +205,20 @@ static int set_locked(const struct registry *reg, const struct set_request *req,
 		record_set_notify_after(&rec, (unsigned long long)req->notify_after);
 	/* DONE --exit ends the run the record started: its history line. */
 	int ends = !req->settings_only && req->status == ST_DONE && req->exit_status >= 0 && record_get(&rec, "started");
+	/* Every write of jobreg-set passes here: its audit line first (SPEC §3c). */
+	static const char *const actions[] = { [MODE_SET] = "set", [MODE_CANCEL] = "cancel",
+					       [MODE_PAUSE] = "pause", [MODE_RESUME] = "resume" };
+	/* (a mode without a word of its own, a settings-only write: "set") */
+	const char *action = req->mode < sizeof actions / sizeof *actions && actions[req->mode]
+			     ? actions[req->mode] : "set";
+	struct audit_line a = { .action = action, .job = req->job,
+				.status = status_word(record_status(&rec)), .note = req->note,
+				.until = req->mode == MODE_PAUSE ? record_get(&rec, "paused_until") : NULL };
+	struct audit_change change;
+	if ((rc = audit_begin(reg, &a, req->lock_wait, req->force, &change)) != 0)
+		goto out;
 	rc = commit_record(reg, req->job, jobstate_record(&st), st.status, &rec, ends ? &rec : NULL);
+	rc = audit_end(reg, &a, req->lock_wait, &change, rc);
 	/* A new run by hand: the last run's log is no longer the latest's. */
 	if (!rc && record_count(&rec, "runs") > record_count(&st.rec, "runs")) {
 		message_context("the record is in place");
@@ -460,13 +477,13 @@ static int cancel_one(struct registry *reg, const struct set_request *req, doubl
 	unsigned long long run = 0;
 	int lock = -1;
 	if (!has_entry(reg, req->job))
-		return cancel_ask(reg, req->job, &st, &req->cancel, &run);
+		return cancel_ask(reg, req->job, &st, &req->cancel, lock_wait, &run);
 	int rc = reg_lock(reg, req->job, JOB_LOCK, LOCK_EX, lock_wait, LOCK_CREATE, &lock);
 	if (!rc) {
 		if ((rc = jobstate_load(reg, req->job, &st)) == EXIT_CORRUPT)
 			rc = jobstate_corrupt(reg, req->job, &st);
 		if (!rc)
-			rc = cancel_ask(reg, req->job, &st, &req->cancel, &run);
+			rc = cancel_ask(reg, req->job, &st, &req->cancel, lock_wait, &run);
 		jobstate_free(&st);
 	}
 	reg_unlock(&lock);
@@ -516,6 +533,7 @@ int main(int argc, char **argv)
 		user_at_host(&by);
 	req.cancel.by = by.data;
 	req.cancel.note = req.note;
+	req.lock_wait = common.lock_wait;
 	/* --pause -a, --resume -a: the registry's own pause (DIR/.-pause), not the jobs'. */
 	int had;
 	if (req.all && req.mode == MODE_PAUSE)

@@ -13,7 +13,7 @@ declare -gA _jobreg_options=(
 	[common]='-d:dir --dir:dir -w:duration --lock-wait:duration -q --quiet -h --help -V --version'
 	[jobreg-get]='-l --long -j --json -P --prometheus -s:status --status:status -o:file --output:file
 		-a --all --is:status --wait:limit --history --log --follow --faillog --report --slots --line
-		--notify:text --notify-after:number'
+		--notify:text --notify-after:number --audit --since:duration'
 	[jobreg-set]='--if:status --owner:pid --ttl:duration -m:text --note:text --exit:number --force
 		--late-after:limit --keep-runs:number -a --all --cancel --signal:signal --kill-after:duration
 		--wait:limit --pause --for:limit --resume --overdue-after:limit --notify-after:number'

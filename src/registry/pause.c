@@ -1,5 +1,6 @@
 #include "registry/pause.h"
 #include "record/transition.h"
+#include "registry/audit.h"
 #include "registry/lock.h"
 #include "util/msg.h"
 
@@ -41,7 +42,13 @@ int registry_pause(const struct registry *reg, double until, const char *by, con
 	record_put(&rec, "version", "1");
 	record_pause(&rec, until, by, note);
 	record_format(&rec, &text);
-	rc = reg_replace(reg, PAUSE_JOB, PAUSE_FILE, text.data, text.len);
+	/* The registry's own line (job=-), under its pause lock (SPEC §3c). */
+	struct audit_line a = { .action = "pause", .until = record_get(&rec, "paused_until"),
+				.note = note };
+	struct audit_change change;
+	if ((rc = audit_begin(reg, &a, lock_wait, 0, &change)) == 0)
+		rc = audit_end(reg, &a, lock_wait, &change,
+			       reg_replace(reg, PAUSE_JOB, PAUSE_FILE, text.data, text.len));
 	buf_free(&text);
 	record_free(&rec);
 	reg_unlock(&lock);
@@ -59,7 +66,11 @@ int registry_resume(const struct registry *reg, double lock_wait, int *had)
 	/* (a corrupt one is removed all the same: it is the registry's) */
 	if ((rc = registry_pause_read(reg, 0, &rec, &paused)) == 0 || rc == EXIT_CORRUPT) {
 		*had = rec.count > 0 || rc == EXIT_CORRUPT;
-		rc = *had ? reg_remove(reg, PAUSE_FILE, 1) : 0;
+		struct audit_line a = { .action = "resume" };
+		struct audit_change change;
+		rc = 0;
+		if (*had && (rc = audit_begin(reg, &a, lock_wait, 0, &change)) == 0)
+			rc = audit_end(reg, &a, lock_wait, &change, reg_remove(reg, PAUSE_FILE, 1));
 	}
 	record_free(&rec);
 	reg_unlock(&lock);

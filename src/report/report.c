@@ -2,6 +2,7 @@
  * report's lines, their order and sums, and the slot waiters they name
  * share the one view built here. */
 #include "report/report.h"
+#include "registry/audit.h"
 #include "record/transition.h"
 #include "registry/chain.h"
 #include "registry/history.h"
@@ -28,6 +29,7 @@ struct report_facts {
 	unsigned long long waiting;          /* live waiters in its line */
 	const struct slot_wait *slot_wait;   /* its call waiting for a slot */
 	char *after;            /* ", after b" (--after, SPEC §5d), or NULL */
+	struct buf pause_set;   /* "set 2h ago by bob as root", from the audit log */
 };
 
 void report_init(struct report *rp, double now, int colour)
@@ -280,6 +282,8 @@ static void report_add(struct report *rp, const char *job, const struct job_stat
 			buf_adds(&why, ", ");
 		buf_adds(&why, st->registry_pause ? "registry paused " : "paused ");
 		record_pause_describe(jobstate_pause(st), &why);
+		if (facts->pause_set.len)
+			buf_addf(&why, ", %s", facts->pause_set.data);
 	}
 	why_waits(&why, r, facts, st->status, rp->now);
 	if (age_of(r, "last_success", rp->now, &age) == 0)
@@ -377,6 +381,7 @@ void report_finish(struct report *rp, struct buf *out)
 
 void report_free(struct report *rp)
 {
+	buf_free(&rp->audit);
 	for (size_t i = 0; i < rp->n; i++)
 		for (int c = 0; c < RC_COLUMNS; c++)
 			free(rp->lines[i].col[c]);
@@ -512,6 +517,27 @@ static char *after_said(const struct registry *reg, const char *job, const char 
 	return said.data;
 }
 
+/* When JOB's pause (NULL: the registry's) was set and by whom, from its
+ * last pause line on the audit log (SPEC §3c: the record keeps no time),
+ * into OUT; nothing without one.  The log is diagnostics here: one that
+ * cannot be read is said, and the line goes without. */
+static void pause_set(const struct registry *reg, struct report *rp, const char *job,
+		      struct buf *out)
+{
+	struct buf when = {0}, who = {0};
+	time_t t;
+	if (!rp->audit_read)
+		(void)audit_read(reg, &rp->audit);
+	rp->audit_read = 1;
+	if (rp->audit.len && audit_last(rp->audit.data, rp->audit.len, job, "pause", &when, &who) &&
+	    time_parse(when.data, &t) == 0)
+		report_duration(out, "set ", rp->now - (double)t, " ago by ");
+	if (out->len)
+		buf_adds(out, who.data);
+	buf_free(&when);
+	buf_free(&who);
+}
+
 int report_job(const struct registry *reg, struct report *rp, const char *job,
 	       const struct job_state *st)
 {
@@ -529,7 +555,10 @@ int report_job(const struct registry *reg, struct report *rp, const char *job,
 		f.waiting = line_waiting(reg, job, &st->rec);
 		f.after = after_said(reg, job, record_get(&st->rec, "after"));
 	}
+	if (st->paused)
+		pause_set(reg, rp, st->registry_pause ? NULL : job, &f.pause_set);
 	report_add(rp, job, st, &f);
+	buf_free(&f.pause_set);
 	free(f.log_line);
 	free(f.after);
 	return rc;

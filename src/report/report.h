@@ -44,6 +44,8 @@ struct report {
 	int colour;       /* ANSI colours on the why column */
 	struct slot_wait *waits;   /* sorted by job, its first group's only */
 	size_t nwaits;
+	struct buf audit;          /* the audit log, read at the first pause */
+	int audit_read;
 };
 
 void report_init(struct report *rp, double now, int colour);

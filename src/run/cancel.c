@@ -2,6 +2,7 @@
 #include "run/cancel.h"
 #include "run/attempts.h"
 #include "run/holders.h"
+#include "registry/audit.h"
 #include "registry/lock.h"
 #include "registry/write.h"
 #include "liveness/facts.h"
@@ -46,16 +47,23 @@ unsigned long long cancel_put(struct record *rec, const struct cancel_request *r
 }
 
 int cancel_ask(const struct registry *reg, const char *job, const struct job_state *st,
-	       const struct cancel_request *req, unsigned long long *run)
+	       const struct cancel_request *req, double lock_wait, unsigned long long *run)
 {
 	const char *why = cancel_no_run(st);
 	if (why)
 		return fail(EXIT_FALSE, job, "%s", why);
 
 	struct record rec;
+	struct audit_change change;
 	record_copy(&rec, &st->rec);
 	*run = cancel_put(&rec, req);
-	int rc = commit_record(reg, job, &st->rec, st->status, &rec, NULL);
+	struct audit_line a = { .action = "cancel", .job = job, .status = status_word(st->status),
+				.run = *run, .signal = record_get(&rec, "cancel_signal"),
+				.note = req->note };
+	int rc = audit_begin(reg, &a, lock_wait, 0, &change);
+	if (!rc)
+		rc = audit_end(reg, &a, lock_wait, &change,
+			       commit_record(reg, job, &st->rec, st->status, &rec, NULL));
 	record_free(&rec);
 	return rc;
 }

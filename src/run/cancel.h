@@ -26,10 +26,11 @@ const char *cancel_no_run(const struct job_state *st);
 /* Into REC, a record of a live dispatched run, under the job lock: REQ
  * as the request for its run (one there replaced).  Returns the run. */
 unsigned long long cancel_put(struct record *rec, const struct cancel_request *req);
-/* Under JOB's lock, ST read there: ask its run (*RUN) to stop; with no
- * run 1 after a message, nothing written.  Returns an exit status. */
+/* Under JOB's lock, ST read there: ask its run (*RUN) to stop, on the
+ * audit log first (its lock waited for at most LOCK_WAIT seconds); with
+ * no run 1 after a message, nothing written.  Returns an exit status. */
 int cancel_ask(const struct registry *reg, const char *job, const struct job_state *st,
-	       const struct cancel_request *req, unsigned long long *run);
+	       const struct cancel_request *req, double lock_wait, unsigned long long *run);
 
 /* After cancel_ask(), without the job lock: SIGURG to the dispatcher
  * (signal_owner()), then wait for its answer to run RUN's request, and

@@ -3,6 +3,7 @@
 #include "liveness/facts.h"
 #include "liveness/wait.h"
 #include "record/transition.h"
+#include "registry/audit.h"
 #include "registry/lock.h"
 #include "registry/write.h"
 #include "util/msg.h"
@@ -181,8 +182,17 @@ int turn_join(const struct registry *reg, const struct run_request *req,
 			changed = 1;
 		}
 	}
-	if (changed)
+	/* The run asked to stop is a change by hand: on the audit log first
+	 * (SPEC §3c); the rest of the write is the line's own bookkeeping. */
+	struct audit_line a = { .action = "replace", .job = req->job, .run = t->asked_run,
+				.signal = ask ? record_get(&rec, "cancel_signal") : NULL };
+	struct audit_change change = {0};
+	if (ask)
+		rc = audit_begin(reg, &a, req->lock_wait, 0, &change);
+	if (changed && !rc)
 		rc = commit_record(reg, req->job, jobstate_record(st), st->status, &rec, NULL);
+	if (ask && (!rc || change.logged))
+		rc = audit_end(reg, &a, req->lock_wait, &change, rc);
 	if (rc)
 		leave_locked(reg, req->job, t);
 	else if (ask)

@@ -77,3 +77,57 @@ void shquote_argv(struct buf *out, char *const *argv)
 		out->data[cut] = '\0';
 	}
 }
+
+void shquote_word(struct buf *out, const char *word)
+{
+	add_word(out, word, 0);
+	buf_add(out, "", 0);
+}
+
+/* The value of hex digit C, or -1. */
+static int hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The inside of $'…' from S: its escapes into OUT; returns past the '. */
+static const char *unescape(const char *s, const char *end, struct buf *out)
+{
+	static const char from[] = "tnre\\'", to[] = "\t\n\r\033\\'";
+	while (s < end && *s != '\'') {
+		const char *e = s + 1 < end && *s == '\\' ? strchr(from, s[1]) : NULL;
+		if (e && s[1]) {
+			buf_addc(out, to[e - from]);
+			s += 2;
+		} else if (s + 3 < end && *s == '\\' && s[1] == 'x' && hex(s[2]) >= 0 &&
+			   hex(s[3]) >= 0) {
+			buf_addc(out, (char)(hex(s[2]) * 16 + hex(s[3])));
+			s += 4;
+		} else {
+			buf_addc(out, *s++);
+		}
+	}
+	return s < end ? s + 1 : s;
+}
+
+const char *shquote_unquote(const char *s, const char *end, struct buf *out)
+{
+	buf_add(out, "", 0);
+	while (s < end && *s != ' ') {
+		if (*s == '\'') {
+			const char *q = memchr(s + 1, '\'', (size_t)(end - s - 1));
+			const char *stop = q ? q : end;
+			buf_add(out, s + 1, (size_t)(stop - s - 1));
+			s = q ? q + 1 : end;
+		} else if (*s == '\\' && s + 1 < end) {
+			buf_addc(out, s[1]);
+			s += 2;
+		} else if (*s == '$' && s + 1 < end && s[1] == '\'') {
+			s = unescape(s + 2, end, out);
+		} else {
+			buf_addc(out, *s++);
+		}
+	}
+	return s;
+}
