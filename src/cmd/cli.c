@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -445,6 +446,11 @@ void exit_list_or_err(const char *arg, const char *what, struct exit_set *set)
 {
 	if (exit_set_parse(arg, set) < 0)
 		bad_value(what, arg, "e.g. 3,24,64-78; statuses 0-255");
+}
+
+unsigned long long notify_after_or_err(const char *arg)
+{
+	return (unsigned long long)number_or_err(arg, 1, INT_MAX, "notify-after");
 }
 
 const char *note_or_err(const char *arg)

@@ -81,6 +81,8 @@ double late_after_or_err(const char *arg);
 double overdue_after_or_err(const char *arg);
 /* An exit-status list ("3,24,64-78": numbers 0-255 and ranges) into *SET. */
 void exit_list_or_err(const char *arg, const char *what, struct exit_set *set);
+/* --notify-after N (SPEC §5c): 1 to INT_MAX, the same for every command. */
+unsigned long long notify_after_or_err(const char *arg);
 /* -m NOTE: "bad note: invalid UTF-8" names the rule of SPEC §3 it breaks. */
 const char *note_or_err(const char *arg);
 

@@ -278,8 +278,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'a': add_after(req, optarg); break;
 		case 'n': req->notify = optarg; break;
 		case 'A':
-			req->notify_after = (unsigned long long)number_or_err(optarg, 1, 1000000,
-									      "notify-after");
+			req->notify_after = notify_after_or_err(optarg);
 			break;
 		}
 	}

@@ -156,8 +156,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct r
 		case 'F': req->follow = 1; break;
 		case 'n': req->notify = optarg; break;
 		case 'A':
-			req->notify_after = (unsigned long long)number_or_err(optarg, 1, 1000000,
-									      "notify-after");
+			req->notify_after = notify_after_or_err(optarg);
 			break;
 		case 'U': set_mode(req, AUDIT); break;
 		case 'Y': req->since = duration_or_err(optarg, "--since duration"); break;

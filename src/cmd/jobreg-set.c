@@ -354,7 +354,7 @@ static void parse_options(int argc, char **argv, struct common *common, struct s
 		case 'L': req->late_after = late_after_or_err(optarg); break;
 		case 'K': req->keep_runs = number_or_err(optarg, 0, KEEP_RUNS_MAX, "keep-runs"); break;
 		case 'o': req->overdue_after = overdue_after_or_err(optarg); break;
-		case 'n': req->notify_after = number_or_err(optarg, 1, INT_MAX, "notify-after"); break;
+		case 'n': req->notify_after = (long)notify_after_or_err(optarg); break;
 		case 'a': req->all = 1; break;
 		case 'C': choose_mode(req, MODE_CANCEL); break;
 		case 'S': req->cancel.signal = cancel_signal_or_err(optarg); break;
