@@ -51,6 +51,8 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at);
  * an OK run FAILED puts back. */
 struct before_run {
 	char last_success[21], last_success_started[21];
+	unsigned long long last_success_run;   /* 0: none known */
+	int last_success_warning;
 	unsigned long long consecutive_failures;
 };
 /* DONE with END.  A run's failure counts once, whatever the corrections
