@@ -1618,10 +1618,15 @@ static void dispatcher_end(const struct record *r, struct run_result *e, uint64_
 	CHECK(e->outcome == ref_judge(r, e, duration));
 }
 
-/* R is BEFORE after record_to_done(END) at NOW: SPEC §3 → DONE. */
+/* R is BEFORE after record_to_done_after(END, PRIOR) at NOW (PRIOR NULL:
+ * record_to_done, nothing known before the run): SPEC §3 → DONE. */
 static void check_done(const struct record *before, const struct record *r, time_t now,
-		       const struct run_result *end, const char *note)
+		       const struct run_result *end, const char *note,
+		       const struct before_run *prior)
 {
+	static const struct before_run nothing;
+	if (!prior)
+		prior = &nothing;
 	char when[21];
 	time_format(now, when);
 	check_common(before, r, "DONE", note);
@@ -1741,19 +1746,26 @@ static void check_done(const struct record *before, const struct record *r, time
 	 * must not follow a run that did not succeed) and whether it was a
 	 * warning. */
 	int unmade = want == OUTCOME_FAILED && (was == OUTCOME_OK || was == OUTCOME_WARNING);
+	char prior_run[24] = "";
+	if (prior->last_success_run)
+		snprintf(prior_run, sizeof prior_run, "%llu", prior->last_success_run);
 	CHECK(same_opt(record_get(r, "last_success"),
-		       success ? when : unmade ? NULL : record_get(before, "last_success")));
+		       success ? when : unmade ? (prior->last_success[0] ? prior->last_success : NULL) :
+		       record_get(before, "last_success")));
 	CHECK(same_opt(record_get(r, "last_success_started"),
 		       success ? record_get(before, "started") :
-		       unmade ? NULL : record_get(before, "last_success_started")));
+		       unmade ? (prior->last_success_started[0] ? prior->last_success_started : NULL) :
+		       record_get(before, "last_success_started")));
 	const char *runs = record_get(before, "runs"), *lsr = record_get(r, "last_success_run");
 	if (success)
 		CHECK(lsr && lsr[0] && (lsr[0] != '0' || !lsr[1]) &&
 		      dec_cmp(lsr, runs ? runs : "0") == 0);
 	else
-		CHECK(same_opt(lsr, unmade ? NULL : record_get(before, "last_success_run")));
+		CHECK(same_opt(lsr, unmade ? (prior_run[0] ? prior_run : NULL) :
+				    record_get(before, "last_success_run")));
 	CHECK(same_opt(record_get(r, "last_success_warning"),
-		       want == OUTCOME_WARNING ? "1" : success || unmade ? NULL :
+		       want == OUTCOME_WARNING ? "1" : success ? NULL :
+		       unmade ? (prior->last_success_warning ? "1" : NULL) :
 		       record_get(before, "last_success_warning")));
 	/* warnings: a WARNING run counts once, whatever the corrections. */
 	const char *w0 = record_get(before, "warnings"), *w1 = record_get(r, "warnings");
@@ -1765,16 +1777,19 @@ static void check_done(const struct record *before, const struct record *r, time
 		CHECK(dec_cmp(w0, "1") == 0 ? !w1 : dec_is_next(w1, w0));
 	else
 		CHECK(same_opt(w1, w0));
-	/* consecutive_failures: + 1 for FAILED (1 over the OK run it
-	 * unmakes, none known before it), gone after OK, else kept. */
+	/* consecutive_failures: + 1 for FAILED (over the success it unmakes,
+	 * those PRIOR knew of + 1), gone after OK, else kept. */
 	const char *c0 = record_get(before, "consecutive_failures");
 	const char *c1 = record_get(r, "consecutive_failures");
 	if (success)
 		CHECK(!c1);
 	else if (want == OUTCOME_UNKNOWN || want == OUTCOME_CANCELLED || was == OUTCOME_FAILED)
 		CHECK(same_opt(c1, c0));
-	else if (unmade)
-		CHECK(same_opt(c1, "1"));
+	else if (unmade) {
+		char want_c[24];
+		snprintf(want_c, sizeof want_c, "%llu", prior->consecutive_failures + 1);
+		CHECK(same_opt(c1, want_c));
+	}
 	else if (!(c0 && dec_cmp(c0, "9223372036854775807") >= 0))
 		CHECK(dec_is_next(c0, c1));
 	CHECK(!record_get(r, "retry_at"));
@@ -1915,7 +1930,7 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		struct run_result end = pick_end(h >> (16 + 8 * o), o);
 		dispatcher_end(&run, &end, h2 >> (4 + 8 * o));
 		record_to_done(&r, now + 1, &end, NULL);
-		check_done(&run, &r, now + 1, &end, NULL);
+		check_done(&run, &r, now + 1, &end, NULL, NULL);
 		check_timeout(&r, timeout);
 		check_written(&r, "record_to_running then record_to_done");
 		check_json("job", &r, record_status(&r), &late_only);
@@ -1940,9 +1955,21 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	/* → DONE straight from the record as it was (a record that was
 	 * RUNNING, or any other: set DONE), … */
 	struct run_result end = pick_end(h2 >> 40, 4);
+	/* … with what came before the run, as the history tells it (a
+	 * correction of a success to FAILED puts it back), or nothing. */
+	struct before_run prior;
+	memset(&prior, 0, sizeof prior);
+	if (h2 & 128) {
+		time_format(now - 86400 - 60, prior.last_success);
+		if (h2 & 256)
+			time_format(now - 86400 - 3600, prior.last_success_started);
+		prior.last_success_run = (h2 >> 9) % 4 ? (h2 >> 11) % 1000 + 1 : 0;
+		prior.last_success_warning = (h2 >> 21) & 1;
+		prior.consecutive_failures = (h2 >> 22) % 3;
+	}
 	copy_record(&r, parsed);
-	record_to_done(&r, now, &end, note);
-	check_done(parsed, &r, now, &end, note);
+	record_to_done_after(&r, now, &end, note, &prior);
+	check_done(parsed, &r, now, &end, note, &prior);
 	check_written(&r, "record_to_done");
 	/* … and back to PENDING: the history stays. */
 	struct record done;
