@@ -503,7 +503,8 @@ int run_result_status(const struct run_result *e)
 	/* The record keeps the command's status; the caller sees success. */
 	if (e->outcome == OUTCOME_OK || e->outcome == OUTCOME_WARNING)
 		return 0;
-	if (e->cancelled_by && !e->timed_out && !e->signal_name && e->exit_status <= 0)
+	if ((e->cancelled_by || e->outcome == OUTCOME_FAILED) && !e->timed_out && !e->signal_name &&
+	    e->exit_status <= 0)
 		return 1;
 	if (e->timed_out)
 		return 124;

@@ -128,8 +128,8 @@ enum outcome record_outcome(const struct record *r);
 /* How a DONE record says its run ended, its outcome included. */
 struct run_result record_run_result(const struct record *r);
 /* 0 for an OK or WARNING outcome; 124 for a time limit, 128+N for signal
- * N, else the exit status (0 when unknown); 1 for a cancelled run that
- * would give 0 (--once never replays it as a success). */
+ * N, else the exit status (0 when unknown); 1 for a cancelled or FAILED
+ * run that would give 0 (--once never replays it as a success). */
 int run_result_status(const struct run_result *e);
 
 /* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */

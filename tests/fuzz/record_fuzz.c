@@ -1441,8 +1441,10 @@ static void check_run_end(const struct record *r)
 	} else if (sig) {
 		int n = signal_number(sig);
 		CHECK(status == (n > 0 ? 128 + n : 1));
-	} else if (cancelled && want_exit <= 0) {
-		/* A cancelled run is replayed as a FAILED one: never 0. */
+	} else if ((cancelled || o == OUTCOME_FAILED) && want_exit <= 0) {
+		/* A cancelled run is replayed as a FAILED one, and a FAILED
+		 * one (outcome=FAILED with no exit status, or exit=0: a record
+		 * made by hand) as a failure: never 0. */
 		CHECK(status == 1);
 	} else {
 		CHECK(status == (want_exit > 0 ? want_exit : 0));
