@@ -13,7 +13,10 @@
  *     line holding one well-formed JSON object: a small validating scanner
  *     of our own (balanced strings, legal escapes only, no raw control bytes,
  *     valid UTF-8, numbers per RFC 8259, unique member names) that also
- *     decodes every member back and compares it with the record's fields;
+ *     decodes every member back and compares it with the record's fields
+ *     (0.5's counters and settings numbers, last_success_warning a boolean,
+ *     the exit lists and after strings; "overdue" as the reader says,
+ *     "health" last for every job, with a record or not);
  *   - record_to_pending / record_to_running (no owner, a dispatcher's lock,
  *     a pid, and a renewal by the record's own owner; with and without a
  *     TTL and a time limit) / record_to_done (exit statuses, signals, time
@@ -31,11 +34,18 @@
  *     run, its cmd with a new run and PENDING; cancelled_runs counts the
  *     cancelled ends (a correction takes one back); skipped, coalesced,
  *     the line's numbers and the pause are kept by every transition;
- *   - record_outcome and status_in agree with SPEC §2's OK / FAILED /
- *     CANCELLED and status lists, and record_run_result / run_result_status
- *     (what --once replays: a cancelled run never as 0) with the record's
- *     fields and its outcome, for the input and every record a transition
- *     makes;
+ *     The keys of 0.5: DONE writes outcome, judged by the record's
+ *     ok_exit and warn_exit (a reference judge; and outcome_judge, as a
+ *     dispatcher gives it, with min_duration, against it); OK and WARNING
+ *     are successes (last_success, last_success_run, last_success_warning,
+ *     warnings counted once whatever the corrections), and a success
+ *     corrected to FAILED gives back what came before it;
+ *   - record_outcome and status_in agree with SPEC §2's OK / WARNING /
+ *     FAILED / CANCELLED (outcome= first) and status lists (OVERDUE too),
+ *     and record_run_result / run_result_status (what --once replays: OK
+ *     and WARNING as 0, a cancelled or FAILED run never as 0) with the
+ *     record's fields and its outcome, for the input and every record a
+ *     transition makes;
  *   - utf8_valid and note_problem agree with reference implementations;
  *   - shquote_argv (cmd=) of the input's NUL-separated words is a value a
  *     record holds, and reads back as the words unless it was cut.
@@ -52,7 +62,8 @@
  * The regress-* seeds reproduce bugs this harness found (a record grown past
  * 64 KiB by a transition, duplicate JSON members, counters wrapping to 0,
  * timed_out=00 taken for a time limit, a cancelled run with exit 0 and no
- * cancelled_by replayed as a success); they must keep passing.
+ * cancelled_by replayed as a success, outcome=FAILED with no exit status
+ * replayed as one); they must keep passing.
  *
  * Speed matters (a fuzzer finds what it executes): allocations under ASan
  * are much of the cost, so the harness keeps its own few (record copies in
