@@ -96,12 +96,14 @@ ok_run_5() {
 	[ "$(field job consecutive_failures)" = 2 ]
 	[ "$(field job last_success)" = 2026-12-05T03:00:05Z ]
 	[ "$(field job last_success_started)" = 2026-12-05T03:00:00Z ]
+	[ "$(field job last_success_run)" = 3 ]
 	jobreg-set --exit 0 job DONE
 	[ "$(hist job)" = "3:OK 4:FAILED 5:OK " ]
 	[ "$(field job failures)" = 7 ]
 	[ -z "$(field job consecutive_failures)" ]
 	[ "$(field job last_success)" = "$(field job ended)" ]
 	[ "$(field job last_success_started)" = 2026-12-05T05:00:00Z ]
+	[ "$(field job last_success_run)" = 5 ]
 	# OK again over OK: nothing moves
 	jobreg-set --exit 0 job DONE
 	[ "$(field job failures)" = 7 ]
@@ -124,8 +126,21 @@ ok_run_5() {
 	jobreg-set --exit 9 job DONE
 	[ -z "$(field job last_success)" ]
 	[ -z "$(field job last_success_started)" ]
+	[ -z "$(field job last_success_run)" ]
 	[ "$(field job consecutive_failures)" = 2 ]
 	[ "$(hist job)" = "4:FAILED 5:FAILED " ]
+}
+
+@test "a WARNING run corrected to FAILED gives back the last success's run number and kind (SPEC §3, §5d)" {
+	jobreg-dispatch job true
+	jobreg-dispatch --warn-exit 24 job sh -c 'exit 24'
+	[ "$(field job last_success_run)" = 2 ]
+	[ "$(field job last_success_warning)" = 1 ]
+	jobreg-set --exit 3 job DONE
+	[ "$(hist job)" = "1:OK 2:FAILED " ]
+	[ "$(field job last_success_run)" = 1 ]
+	[ -z "$(field job last_success_warning)" ]
+	[ "$(field job consecutive_failures)" = 1 ]
 }
 
 @test "an OK run corrected to FAILED counts its failure, once" {

@@ -59,6 +59,17 @@ load lib/helper
 	[ "$(field backup runs)" = 1 ]
 }
 
+@test "--once never replays a FAILED outcome as a success: one with no exit status, or exit 0, made by hand, exits 1" {
+	write_record job version=1 status=DONE "since=$(now_rfc3339 -100)" outcome=FAILED
+	run jobreg-dispatch --once job true
+	[ "$status" -eq 1 ]
+	[[ $output == *"already done: failed"* ]]
+	write_record job version=1 status=DONE "since=$(now_rfc3339 -100)" exit=0 outcome=FAILED
+	run jobreg-dispatch --once job true
+	[ "$status" -eq 1 ]
+	[ "$(field job runs)" = "" ]
+}
+
 @test "a WARNING run is a success: LATE clears and consecutive failures drop" {
 	write_record job version=1 status=DONE "since=$(now_rfc3339 -100)" exit=1 outcome=FAILED \
 		consecutive_failures=2 failures=2 late_after=10 "late_from=$(now_rfc3339 -100)"

@@ -258,6 +258,9 @@ void record_to_done_after(struct record *r, time_t now, const struct run_result 
 			/* The run was not the last success after all. */
 			put_or_drop(r, "last_success", before->last_success);
 			put_or_drop(r, "last_success_started", before->last_success_started);
+			record_drop(r, "last_success_run");
+			put_if(r, "last_success_run", before->last_success_run);
+			put_or_drop(r, "last_success_warning", before->last_success_warning ? "1" : NULL);
 			record_drop(r, "consecutive_failures");
 			put_if(r, "consecutive_failures", before->consecutive_failures);
 		}
@@ -500,7 +503,8 @@ int run_result_status(const struct run_result *e)
 	/* The record keeps the command's status; the caller sees success. */
 	if (e->outcome == OUTCOME_OK || e->outcome == OUTCOME_WARNING)
 		return 0;
-	if (e->cancelled_by && !e->timed_out && !e->signal_name && e->exit_status <= 0)
+	if ((e->cancelled_by || e->outcome == OUTCOME_FAILED) && !e->timed_out && !e->signal_name &&
+	    e->exit_status <= 0)
 		return 1;
 	if (e->timed_out)
 		return 124;

@@ -51,6 +51,8 @@ void record_to_retry(struct record *r, time_t now, time_t retry_at);
  * an OK run FAILED puts back. */
 struct before_run {
 	char last_success[21], last_success_started[21];
+	unsigned long long last_success_run;   /* 0: none known */
+	int last_success_warning;
 	unsigned long long consecutive_failures;
 };
 /* DONE with END.  A run's failure counts once, whatever the corrections
@@ -126,8 +128,8 @@ enum outcome record_outcome(const struct record *r);
 /* How a DONE record says its run ended, its outcome included. */
 struct run_result record_run_result(const struct record *r);
 /* 0 for an OK or WARNING outcome; 124 for a time limit, 128+N for signal
- * N, else the exit status (0 when unknown); 1 for a cancelled run that
- * would give 0 (--once never replays it as a success). */
+ * N, else the exit status (0 when unknown); 1 for a cancelled or FAILED
+ * run that would give 0 (--once never replays it as a success). */
 int run_result_status(const struct run_result *e);
 
 /* Is R a RUNNING record written for owner O (same kind, host, pid, start)? */

@@ -264,6 +264,8 @@ int history_before(const struct registry *reg, const char *job, const struct rec
 			last_ok = run;
 			copy_time(l, len, "ended", b->last_success);
 			copy_time(l, len, "started", b->last_success_started);
+			b->last_success_run = run;
+			b->last_success_warning = outcome_is(l, len, "WARNING");
 		}
 	for (pos = 0; !rc && history_next(&text, &pos, &l, &len);)
 		if (line_run(l, len, &run) && run < of && (!ok || run > last_ok) &&

@@ -13,7 +13,10 @@
  *     line holding one well-formed JSON object: a small validating scanner
  *     of our own (balanced strings, legal escapes only, no raw control bytes,
  *     valid UTF-8, numbers per RFC 8259, unique member names) that also
- *     decodes every member back and compares it with the record's fields;
+ *     decodes every member back and compares it with the record's fields
+ *     (0.5's counters and settings numbers, last_success_warning a boolean,
+ *     the exit lists and after strings; "overdue" as the reader says,
+ *     "health" last for every job, with a record or not);
  *   - record_to_pending / record_to_running (no owner, a dispatcher's lock,
  *     a pid, and a renewal by the record's own owner; with and without a
  *     TTL and a time limit) / record_to_done (exit statuses, signals, time
@@ -31,11 +34,18 @@
  *     run, its cmd with a new run and PENDING; cancelled_runs counts the
  *     cancelled ends (a correction takes one back); skipped, coalesced,
  *     the line's numbers and the pause are kept by every transition;
- *   - record_outcome and status_in agree with SPEC §2's OK / FAILED /
- *     CANCELLED and status lists, and record_run_result / run_result_status
- *     (what --once replays: a cancelled run never as 0) with the record's
- *     fields and its outcome, for the input and every record a transition
- *     makes;
+ *     The keys of 0.5: DONE writes outcome, judged by the record's
+ *     ok_exit and warn_exit (a reference judge; and outcome_judge, as a
+ *     dispatcher gives it, with min_duration, against it); OK and WARNING
+ *     are successes (last_success, last_success_run, last_success_warning,
+ *     warnings counted once whatever the corrections), and a success
+ *     corrected to FAILED gives back what came before it;
+ *   - record_outcome and status_in agree with SPEC §2's OK / WARNING /
+ *     FAILED / CANCELLED (outcome= first) and status lists (OVERDUE too),
+ *     and record_run_result / run_result_status (what --once replays: OK
+ *     and WARNING as 0, a cancelled or FAILED run never as 0) with the
+ *     record's fields and its outcome, for the input and every record a
+ *     transition makes;
  *   - utf8_valid and note_problem agree with reference implementations;
  *   - shquote_argv (cmd=) of the input's NUL-separated words is a value a
  *     record holds, and reads back as the words unless it was cut.
@@ -52,12 +62,14 @@
  * The regress-* seeds reproduce bugs this harness found (a record grown past
  * 64 KiB by a transition, duplicate JSON members, counters wrapping to 0,
  * timed_out=00 taken for a time limit, a cancelled run with exit 0 and no
- * cancelled_by replayed as a success); they must keep passing.
+ * cancelled_by replayed as a success, outcome=FAILED with no exit status
+ * replayed as one); they must keep passing.
  *
  * Speed matters (a fuzzer finds what it executes): allocations under ASan
  * are much of the cost, so the harness keeps its own few (record copies in
  * one block, one arena for the JSON scanner's members). */
 #include "../../src/report/format.h"
+#include "../../src/record/outcome.h"
 #include "../../src/record/record.h"
 #include "../../src/record/transition.h"
 #include "../../src/util/shquote.h"
@@ -364,6 +376,57 @@ static int ref_signal(const struct ref_line *l)
 	return strstr(names, word) != NULL;
 }
 
+/* An exit-status list of SPEC §2 Warnings ("3,24,64-78": numbers 0-255,
+ * leading zeros allowed, and ascending ranges, comma-separated, not
+ * empty), N bytes at S; its members into SET (may be NULL). */
+static int ref_exit_list(const char *s, size_t n, unsigned char set[256])
+{
+	unsigned char dummy[256];
+	if (!set)
+		set = dummy;
+	memset(set, 0, 256);
+	size_t i = 0;
+	for (;;) {
+		unsigned bound[2] = { 0, 0 };
+		int parts = 0;
+		for (;;) {
+			size_t start = i;
+			unsigned long v = 0;
+			while (i < n && s[i] >= '0' && s[i] <= '9') {
+				v = v * 10 + (unsigned long)(s[i] - '0');
+				if (v > 255)
+					return 0;
+				i++;
+			}
+			if (i == start)
+				return 0;
+			bound[parts++] = (unsigned)v;
+			if (parts == 2 || i == n || s[i] != '-')
+				break;
+			i++;
+		}
+		if (parts == 1)
+			bound[1] = bound[0];
+		if (bound[1] < bound[0])
+			return 0;
+		for (unsigned k = bound[0]; k <= bound[1]; k++)
+			set[k] = 1;
+		if (i == n)
+			return 1;
+		if (s[i++] != ',')
+			return 0;
+	}
+}
+
+/* Is L's value exactly one of the NULL-ended WORDS (case matters)? */
+static int ref_word(const struct ref_line *l, const char *const *words)
+{
+	for (; *words; words++)
+		if (l->vlen == strlen(*words) && memcmp(l->value, *words, l->vlen) == 0)
+			return 1;
+	return 0;
+}
+
 static const struct ref_line *ref_find(const struct ref_line *lines, size_t n, const char *key)
 {
 	for (size_t i = 0; i < n; i++)
@@ -453,8 +516,11 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 	static const char *const counts[] = {
 		"pid_ns", "time_ns", "run_lock", "runs", "failures", "timed_out",
 		"attempt", "lost", "consecutive_failures", "keep_runs", "cancel_run",
-		"cancelled", "cancelled_runs", "skipped", "coalesced", "wait_next",
-		"wait_head", "replaced_below",
+		"cancel_missed", "cancelled", "cancelled_runs", "skipped", "coalesced",
+		"wait_next", "wait_head", "replaced_below",
+		/* 0.5 */
+		"last_success_run", "last_success_warning", "warnings", "notify_after",
+		"notifier_pid", "notify_failures",
 	};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		if ((l = ref_find(lines, *n, counts[i])) && (!ref_decimal(l, 20) ||
@@ -470,13 +536,32 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 		return 0;
 	if ((l = ref_find(lines, *n, "cancel_signal")) && !ref_signal(l))
 		return 0;
+	/* 0.5: seconds, an outcome, the exit lists, health words. */
+	if ((l = ref_find(lines, *n, "overdue_after")) && !ref_seconds(l))
+		return 0;
+	if ((l = ref_find(lines, *n, "min_duration")) && !ref_seconds(l))
+		return 0;
+	static const char *const outcomes[] = { "OK", "WARNING", "FAILED", "CANCELLED", NULL };
+	static const char *const healths[] = { "OK", "WARNING", "LATE", "FAILED", "OVERDUE",
+					       "STALE", NULL };
+	if ((l = ref_find(lines, *n, "outcome")) && !ref_word(l, outcomes))
+		return 0;
+	if ((l = ref_find(lines, *n, "ok_exit")) && !ref_exit_list(l->value, l->vlen, NULL))
+		return 0;
+	if ((l = ref_find(lines, *n, "warn_exit")) && !ref_exit_list(l->value, l->vlen, NULL))
+		return 0;
+	if ((l = ref_find(lines, *n, "notified")) && !ref_word(l, healths))
+		return 0;
+	if ((l = ref_find(lines, *n, "notifying")) && !ref_word(l, healths))
+		return 0;
 	/* A pause may have no end: inf, else a time. */
 	l = ref_find(lines, *n, "paused_until");
 	int endless = l && l->vlen == 3 && memcmp(l->value, "inf", 3) == 0;
 	static const char *const times[] = { "since", "started", "ended", "expires", "retry_at",
 					     "cancel_at", "cancel_seen", "last_success",
 					     "last_success_started", "last_skipped", "late_from",
-					     "paused_until" };
+					     "paused_until", "notified_at", "notifier_until",
+					     "notify_retry_at" };
 	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
 		if (endless && strcmp(times[i], "paused_until") == 0)
 			continue;
@@ -502,11 +587,15 @@ static const char *const spec_order[] = {
 	"boot_id", "pid_ns", "time_ns", "run_lock", "expires", "timeout",
 	"started", "ended", "exit", "signal", "timed_out", "attempt", "retry_at",
 	"cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by", "cancel_at",
-	"cancel_seen", "cancelled", "cancelled_by", "slots", "cmd",
-	"runs", "failures", "lost", "consecutive_failures", "last_success",
-	"last_success_started", "cancelled_runs", "skipped", "last_skipped", "skip_reason",
-	"coalesced", "wait_next", "wait_head", "replaced_below", "paused_until", "paused_by",
-	"paused_note", "every", "late_after", "late_from", "keep_runs", "note",
+	"cancel_seen", "cancel_missed", "outcome", "cancelled", "cancelled_by",
+	"retries_cancelled_by", "slots", "cmd", "runs", "failures", "lost",
+	"consecutive_failures", "last_success", "last_success_started", "last_success_run",
+	"last_success_warning", "cancelled_runs", "warnings", "skipped", "last_skipped",
+	"skip_reason", "coalesced", "wait_next", "wait_head", "replaced_below", "paused_until",
+	"paused_by", "paused_note", "every", "late_after", "overdue_after", "ok_exit",
+	"warn_exit", "min_duration", "after", "after_seen", "notify_after", "notified",
+	"notified_at", "notifying", "notifier_host", "notifier_pid", "notifier_until",
+	"notify_failures", "notify_retry_at", "late_from", "keep_runs", "note",
 };
 #define SPEC_KEYS (sizeof spec_order / sizeof spec_order[0])
 
@@ -926,7 +1015,11 @@ static int json_number_key(const char *k)
 		"version", "pid", "pid_start", "exit", "runs", "failures", "pid_ns",
 		"time_ns", "run_lock", "timeout", "attempt", "lost", "consecutive_failures",
 		"late_after", "keep_runs", "cancel_run", "cancel_kill_after", "cancelled_runs",
-		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every", NULL,
+		"skipped", "coalesced", "wait_next", "wait_head", "replaced_below", "every",
+		/* 0.5: counters and settings (not the lists: ok_exit, warn_exit,
+		 * after and after_seen are strings, "24" too) */
+		"overdue_after", "min_duration", "warnings", "last_success_run", "notify_after",
+		"notifier_pid", "notify_failures", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -934,7 +1027,8 @@ static int json_number_key(const char *k)
 /* Flags: a checked decimal, true unless it is all zeros. */
 static int json_flag_key(const char *k)
 {
-	static const char *const keys[] = { "timed_out", "cancelled", NULL };
+	static const char *const keys[] = { "timed_out", "cancelled", "last_success_warning",
+					    NULL };
 	return one_of(k, keys);
 }
 
@@ -942,7 +1036,7 @@ static int is_reserved_member(const char *k)
 {
 	static const char *const keys[] = {
 		"job", "stale", "corrupt", "unreadable", "duration", "late", "paused",
-		"waiting", "next_due", NULL,
+		"waiting", "next_due", "overdue", "health", NULL,
 	};
 	return one_of(k, keys);
 }
@@ -1022,16 +1116,25 @@ static void check_json(const char *job, const struct record *r, enum status st,
 	}
 	const struct member *m = member(&s, "status");
 	CHECK(m && m->is_string && strcmp(m->value, status_word(st)) == 0);
+	/* "health", the reader's word (SPEC §2 Health), last, for every job. */
+	const struct member *hm = &s.m[s.n - 1];
+	CHECK(strcmp(hm->name, "health") == 0 && hm->is_string &&
+	      strcmp(hm->value, health_word(x->health)) == 0);
 	if (!r || r->count == 0) {
-		CHECK(s.n == 2);
+		/* (and a registry's pause, with no record) */
+		CHECK(s.n == 3 + (size_t)(x->paused != 0));
+		if (x->paused)
+			CHECK(strcmp(s.m[2].name, "paused") == 0 && !s.m[2].is_string &&
+			      strcmp(s.m[2].value, "true") == 0);
 		goto done;
 	}
 	/* Every field once, in canonical order, with its value (numbers for
 	 * the numeric keys, booleans for the flags), then "duration" (ended -
-	 * started) for DONE, "stale": true for STALE, then "late": true,
-	 * "paused": true and "waiting": N as X says.  Unknown keys named like
-	 * the writer's own members (job, stale, corrupt, unreadable, duration,
-	 * late, paused, waiting) are left out. */
+	 * started) for DONE, "stale": true for STALE, then "overdue": true,
+	 * "late": true, "paused": true and "waiting": N as X says, "next_due",
+	 * and "health".  Unknown keys named like the writer's own members
+	 * (job, stale, corrupt, unreadable, duration, overdue, late, paused,
+	 * waiting, next_due, health) are left out. */
 	size_t shown = 0;
 	for (size_t i = 0; i < r->count; i++)
 		shown += !is_reserved_member(r->fields[i].key);
@@ -1051,8 +1154,8 @@ static void check_json(const char *job, const struct record *r, enum status st,
 			time_format(since_success + (time_t)period + (period > (double)(time_t)period),
 				    next_due);
 	}
-	size_t added = (size_t)(st == ST_STALE) + (x->late != 0) + (x->paused != 0) + (x->waiting != 0) +
-		       (next_due[0] != 0);
+	size_t added = (size_t)(st == ST_STALE) + (x->overdue != 0) + (x->late != 0) +
+		       (x->paused != 0) + (x->waiting != 0) + (next_due[0] != 0) + 1;
 	CHECK(s.n == 1 + shown + (size_t)has_duration + added);
 	struct buf want = {0};
 	size_t last_rank = 0;
@@ -1101,7 +1204,8 @@ static void check_json(const char *job, const struct record *r, enum status st,
 		char waiting[24];
 		snprintf(waiting, sizeof waiting, "%llu", x->waiting);
 		const struct { int on; const char *name, *value; } tail[] = {
-			{ st == ST_STALE, "stale", "true" }, { x->late, "late", "true" },
+			{ st == ST_STALE, "stale", "true" }, { x->overdue, "overdue", "true" },
+			{ x->late, "late", "true" },
 			{ x->paused, "paused", "true" }, { x->waiting != 0, "waiting", waiting },
 		};
 		const struct member *mm = &s.m[s.n - added];
@@ -1112,9 +1216,12 @@ static void check_json(const char *job, const struct record *r, enum status st,
 			      strcmp(mm->value, tail[i].value) == 0);
 			mm++;
 		}
-		if (next_due[0])
+		if (next_due[0]) {
 			CHECK(strcmp(mm->name, "next_due") == 0 && mm->is_string &&
 			      strcmp(mm->value, next_due) == 0);
+			mm++;
+		}
+		CHECK(mm == hm);
 	}
 done:
 	scanner_free(&s);
@@ -1146,27 +1253,31 @@ static const char *const pending_changes[] = {
 	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
 	"signal", "timed_out", "started", "attempt", "retry_at", "cancelled",
 	"cancelled_by", "slots", "cmd", "cancel_run", "cancel_signal",
-	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", NULL,
+	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", "cancel_missed",
+	"outcome", "retries_cancelled_by", NULL,
 };
 static const char *const running_changes[] = {
 	"status", "since", "note", "owner", "host", "pid", "pid_start", "boot_id",
 	"pid_ns", "time_ns", "run_lock", "expires", "timeout", "ended", "exit",
 	"signal", "timed_out", "started", "runs", "attempt", "retry_at", "cancelled",
 	"cancelled_by", "slots", "cmd", "cancel_run", "cancel_signal",
-	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", NULL,
+	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", "cancel_missed",
+	"outcome", "retries_cancelled_by", NULL,
 };
 /* What belongs to one run: a new run (not a renewal) drops them, as DONE
  * drops all but cmd (SPEC §3). */
 static const char *const one_run_keys[] = {
 	"slots", "cmd", "cancel_run", "cancel_signal", "cancel_kill_after", "cancel_by",
-	"cancel_at", "cancel_seen", NULL,
+	"cancel_at", "cancel_seen", "cancel_missed", NULL,
 };
 static const char *const done_changes[] = {
 	"status", "since", "note", "owner", "pid_start", "boot_id", "pid_ns",
 	"time_ns", "run_lock", "expires", "ended", "exit", "signal", "timed_out",
 	"retry_at", "failures", "consecutive_failures", "last_success", "last_success_started",
 	"cancelled", "cancelled_by", "cancelled_runs", "slots", "cancel_run", "cancel_signal",
-	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", NULL,
+	"cancel_kill_after", "cancel_by", "cancel_at", "cancel_seen", "cancel_missed",
+	"outcome", "retries_cancelled_by", "last_success_run", "last_success_warning", "warnings",
+	NULL,
 };
 
 /* The keys of a formatted record (TEXT, LEN bytes of "k=v\n" lines) are in
@@ -1330,18 +1441,25 @@ static void check_run_end(const struct record *r)
 	const char *by = record_get(r, "cancelled_by");
 	CHECK(same_opt(e.cancelled_by, !cancelled ? NULL : by ? by : "?"));
 	int status = run_result_status(&e);
-	if (e.timed_out) {
+	enum outcome o = ref_outcome(r);
+	CHECK(e.outcome == o);
+	if (o == OUTCOME_OK || o == OUTCOME_WARNING) {
+		/* A success replays 0, whatever the command's status (SPEC §5
+		 * Outcomes: 24 in ok_exit or warn_exit). */
+		CHECK(status == 0);
+	} else if (e.timed_out) {
 		CHECK(status == 124);
 	} else if (sig) {
 		int n = signal_number(sig);
 		CHECK(status == (n > 0 ? 128 + n : 1));
-	} else if (cancelled && want_exit <= 0) {
-		/* A cancelled run is replayed as a FAILED one: never 0. */
+	} else if ((cancelled || o == OUTCOME_FAILED) && want_exit <= 0) {
+		/* A cancelled run is replayed as a FAILED one, and a FAILED
+		 * one (outcome=FAILED with no exit status, or exit=0: a record
+		 * made by hand) as a failure: never 0. */
 		CHECK(status == 1);
 	} else {
 		CHECK(status == (want_exit > 0 ? want_exit : 0));
 	}
-	enum outcome o = ref_outcome(r);
 	if ((o == OUTCOME_FAILED || o == OUTCOME_CANCELLED) != (status != 0)) {
 		fprintf(stderr, "record_fuzz: outcome %d, replayed status %d\n", (int)ref_outcome(r), status);
 		FAIL("--once would replay a FAILED run as a success, or an OK one as a failure");
@@ -1466,13 +1584,62 @@ static struct run_result pick_end(uint64_t x, int which)
 	e.signal_name = (x >> 9) % 3 == 0 ? sigs[(size_t)which % 5] : NULL;
 	e.timed_out = (x >> 11) % 4 == 0;
 	e.cancelled_by = (x >> 13) % 4 == 0 ? "ops@ops01.example" : NULL;
+	e.outcome = OUTCOME_UNKNOWN;   /* jobreg-set: DONE judges it */
 	return e;
 }
 
-/* R is BEFORE after record_to_done(END) at NOW: SPEC §3 → DONE. */
-static void check_done(const struct record *before, const struct record *r, time_t now,
-		       const struct run_result *end, const char *note)
+/* SPEC §2 Warnings, §5 Outcomes: how a run that ended is judged by R's
+ * ok_exit, warn_exit and (when DURATION >= 0: dispatch) min_duration. */
+static enum outcome ref_judge(const struct record *r, const struct run_result *e,
+			      double duration)
 {
+	unsigned char ok[256] = {0}, warn[256] = {0};
+	const char *v;
+	if ((v = record_get(r, "ok_exit")))
+		CHECK(ref_exit_list(v, strlen(v), ok));
+	if ((v = record_get(r, "warn_exit")))
+		CHECK(ref_exit_list(v, strlen(v), warn));
+	v = record_get(r, "min_duration");
+	double min = v ? strtod(v, NULL) : 0;
+	if (e->cancelled_by)
+		return OUTCOME_CANCELLED;
+	if (e->signal_name || e->timed_out)
+		return OUTCOME_FAILED;   /* whatever the lists say */
+	if (e->exit_status < 0)
+		return OUTCOME_UNKNOWN;
+	if (e->exit_status <= 255 && warn[e->exit_status])
+		return OUTCOME_WARNING;
+	if (e->exit_status != 0 && !(e->exit_status <= 255 && ok[e->exit_status]))
+		return OUTCOME_FAILED;
+	return duration >= 0 && duration < min ? OUTCOME_WARNING : OUTCOME_OK;
+}
+
+/* Now and then the end as a dispatcher gives it: judged already, by R's
+ * lists and min_duration, for a run of some seconds (X); outcome_judge
+ * must agree with the reference. */
+static void dispatcher_end(const struct record *r, struct run_result *e, uint64_t x)
+{
+	if (x % 3 != 0)
+		return;
+	struct outcome_policy p;
+	double duration = (double)((x >> 2) % 20000) / 1000;
+	struct outcome_facts f = { .exit_status = e->exit_status < 0 ? -1 : e->exit_status,
+				   .signalled = e->signal_name != NULL, .timed_out = e->timed_out,
+				   .cancelled = e->cancelled_by != NULL, .duration = duration };
+	outcome_policy_of(r, &p);
+	e->outcome = outcome_judge(&p, &f, NULL);
+	CHECK(e->outcome == ref_judge(r, e, duration));
+}
+
+/* R is BEFORE after record_to_done_after(END, PRIOR) at NOW (PRIOR NULL:
+ * record_to_done, nothing known before the run): SPEC §3 → DONE. */
+static void check_done(const struct record *before, const struct record *r, time_t now,
+		       const struct run_result *end, const char *note,
+		       const struct before_run *prior)
+{
+	static const struct before_run nothing;
+	if (!prior)
+		prior = &nothing;
 	char when[21];
 	time_format(now, when);
 	check_common(before, r, "DONE", note);
@@ -1487,7 +1654,8 @@ static void check_done(const struct record *before, const struct record *r, time
 		static const char *const same[] = {
 			"ended", "exit", "signal", "timed_out", "failures", "consecutive_failures",
 			"last_success", "last_success_started", "started", "host", "pid", "timeout",
-			"cancelled", "cancelled_by", "cancelled_runs", NULL,
+			"cancelled", "cancelled_by", "cancelled_runs", "outcome", "warnings",
+			"last_success_run", "last_success_warning", "retries_cancelled_by", NULL,
 		};
 		for (const char *const *k = same; *k; k++)
 			CHECK(same_opt(record_get(r, *k), record_get(before, *k)));
@@ -1520,13 +1688,20 @@ static void check_done(const struct record *before, const struct record *r, time
 	CHECK(same_opt(record_get(r, "cancelled"), end->cancelled_by ? "1" : NULL));
 	CHECK(same_opt(record_get(r, "cancelled_by"), end->cancelled_by));
 	/* The outcome, and the history it moves: a cancelled run is neither
-	 * OK nor FAILED, whatever its exit status (SPEC §2). */
-	enum outcome want = end->cancelled_by ? OUTCOME_CANCELLED :
-			    end->signal_name || end->timed_out ? OUTCOME_FAILED :
-			    end->exit_status < 0 ? OUTCOME_UNKNOWN :
-			    end->exit_status == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+	 * OK nor FAILED, whatever its exit status (SPEC §2); the dispatcher's
+	 * judgement, else the record's lists judge the exit status (SPEC §2
+	 * Warnings: jobreg-set --exit N). */
+	enum outcome want = end->outcome != OUTCOME_UNKNOWN ? end->outcome :
+			    ref_judge(before, end, -1);
+	static const char *const words[] = {
+		[OUTCOME_OK] = "OK", [OUTCOME_WARNING] = "WARNING", [OUTCOME_FAILED] = "FAILED",
+		[OUTCOME_CANCELLED] = "CANCELLED", [OUTCOME_UNKNOWN] = NULL,
+	};
+	CHECK(same_opt(record_get(r, "outcome"), words[want]));
 	CHECK(record_outcome(r) == want);
 	CHECK(ref_outcome(r) == want);
+	CHECK(!record_get(r, "retries_cancelled_by"));
+	int success = want == OUTCOME_OK || want == OUTCOME_WARNING;
 	/* What a later --once replays is how this run ended. */
 	struct run_result back = record_run_result(r);
 	CHECK(!back.timed_out == !end->timed_out);
@@ -1567,7 +1742,7 @@ static void check_done(const struct record *before, const struct record *r, time
 				f1 ? f1 : "(none)");
 			FAIL("a FAILED run did not count failures up by one");
 		}
-	} else if (want == OUTCOME_OK && was == OUTCOME_FAILED && f0 && !saturated &&
+	} else if (success && was == OUTCOME_FAILED && f0 && !saturated &&
 		   dec_cmp(f0, "0") != 0) {
 		/* A FAILED run corrected to OK: its failure taken back.  A
 		 * cancel takes none back (SPEC §5a: no counter goes down). */
@@ -1578,24 +1753,56 @@ static void check_done(const struct record *before, const struct record *r, time
 	} else {
 		CHECK(same_opt(f1, f0));
 	}
-	/* The last success: this run if OK; if it was the OK run now FAILED,
-	 * what came before it (nothing known to record_to_done); else kept. */
-	int unmade = want == OUTCOME_FAILED && was == OUTCOME_OK;
+	/* The last success: this run if OK or WARNING; if it was the
+	 * success now FAILED, what came before it (nothing known to
+	 * record_to_done); else kept.  So its run number (SPEC §5d: --after
+	 * must not follow a run that did not succeed) and whether it was a
+	 * warning. */
+	int unmade = want == OUTCOME_FAILED && (was == OUTCOME_OK || was == OUTCOME_WARNING);
+	char prior_run[24] = "";
+	if (prior->last_success_run)
+		snprintf(prior_run, sizeof prior_run, "%llu", prior->last_success_run);
 	CHECK(same_opt(record_get(r, "last_success"),
-		       want == OUTCOME_OK ? when : unmade ? NULL : record_get(before, "last_success")));
+		       success ? when : unmade ? (prior->last_success[0] ? prior->last_success : NULL) :
+		       record_get(before, "last_success")));
 	CHECK(same_opt(record_get(r, "last_success_started"),
-		       want == OUTCOME_OK ? record_get(before, "started") :
-		       unmade ? NULL : record_get(before, "last_success_started")));
-	/* consecutive_failures: + 1 for FAILED (1 over the OK run it
-	 * unmakes, none known before it), gone after OK, else kept. */
+		       success ? record_get(before, "started") :
+		       unmade ? (prior->last_success_started[0] ? prior->last_success_started : NULL) :
+		       record_get(before, "last_success_started")));
+	const char *runs = record_get(before, "runs"), *lsr = record_get(r, "last_success_run");
+	if (success)
+		CHECK(lsr && lsr[0] && (lsr[0] != '0' || !lsr[1]) &&
+		      dec_cmp(lsr, runs ? runs : "0") == 0);
+	else
+		CHECK(same_opt(lsr, unmade ? (prior_run[0] ? prior_run : NULL) :
+				    record_get(before, "last_success_run")));
+	CHECK(same_opt(record_get(r, "last_success_warning"),
+		       want == OUTCOME_WARNING ? "1" : success ? NULL :
+		       unmade ? (prior->last_success_warning ? "1" : NULL) :
+		       record_get(before, "last_success_warning")));
+	/* warnings: a WARNING run counts once, whatever the corrections. */
+	const char *w0 = record_get(before, "warnings"), *w1 = record_get(r, "warnings");
+	if (w0 && dec_cmp(w0, "9223372036854775807") >= 0)
+		CHECK(same_opt(w1, w0));
+	else if (want == OUTCOME_WARNING && was != OUTCOME_WARNING)
+		CHECK(dec_is_next(w0, w1));
+	else if (was == OUTCOME_WARNING && want != OUTCOME_WARNING && w0 && dec_cmp(w0, "0") != 0)
+		CHECK(dec_cmp(w0, "1") == 0 ? !w1 : dec_is_next(w1, w0));
+	else
+		CHECK(same_opt(w1, w0));
+	/* consecutive_failures: + 1 for FAILED (over the success it unmakes,
+	 * those PRIOR knew of + 1), gone after OK, else kept. */
 	const char *c0 = record_get(before, "consecutive_failures");
 	const char *c1 = record_get(r, "consecutive_failures");
-	if (want == OUTCOME_OK)
+	if (success)
 		CHECK(!c1);
 	else if (want == OUTCOME_UNKNOWN || want == OUTCOME_CANCELLED || was == OUTCOME_FAILED)
 		CHECK(same_opt(c1, c0));
-	else if (unmade)
-		CHECK(same_opt(c1, "1"));
+	else if (unmade) {
+		char want_c[24];
+		snprintf(want_c, sizeof want_c, "%llu", prior->consecutive_failures + 1);
+		CHECK(same_opt(c1, want_c));
+	}
 	else if (!(c0 && dec_cmp(c0, "9223372036854775807") >= 0))
 		CHECK(dec_is_next(c0, c1));
 	CHECK(!record_get(r, "retry_at"));
@@ -1711,7 +1918,8 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		check_runs(parsed, &r, !renewal);
 		CHECK(!record_get(&r, "ended") && !record_get(&r, "exit") &&
 		      !record_get(&r, "signal") && !record_get(&r, "timed_out") &&
-		      !record_get(&r, "cancelled") && !record_get(&r, "cancelled_by"));
+		      !record_get(&r, "cancelled") && !record_get(&r, "cancelled_by") &&
+		      !record_get(&r, "outcome") && !record_get(&r, "retries_cancelled_by"));
 		for (const char *const *k = one_run_keys; *k && !renewal; k++)
 			CHECK(record_get(&r, *k) == NULL);
 		check_owner_fields(&r, ow);
@@ -1733,8 +1941,9 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 		struct record run;
 		copy_record(&run, &r);
 		struct run_result end = pick_end(h >> (16 + 8 * o), o);
+		dispatcher_end(&run, &end, h2 >> (4 + 8 * o));
 		record_to_done(&r, now + 1, &end, NULL);
-		check_done(&run, &r, now + 1, &end, NULL);
+		check_done(&run, &r, now + 1, &end, NULL, NULL);
 		check_timeout(&r, timeout);
 		check_written(&r, "record_to_running then record_to_done");
 		check_json("job", &r, record_status(&r), &late_only);
@@ -1759,9 +1968,21 @@ static void transitions(const struct record *parsed, const uint8_t *data, size_t
 	/* → DONE straight from the record as it was (a record that was
 	 * RUNNING, or any other: set DONE), … */
 	struct run_result end = pick_end(h2 >> 40, 4);
+	/* … with what came before the run, as the history tells it (a
+	 * correction of a success to FAILED puts it back), or nothing. */
+	struct before_run prior;
+	memset(&prior, 0, sizeof prior);
+	if (h2 & 128) {
+		time_format(now - 86400 - 60, prior.last_success);
+		if (h2 & 256)
+			time_format(now - 86400 - 3600, prior.last_success_started);
+		prior.last_success_run = (h2 >> 9) % 4 ? (h2 >> 11) % 1000 + 1 : 0;
+		prior.last_success_warning = (h2 >> 21) & 1;
+		prior.consecutive_failures = (h2 >> 22) % 3;
+	}
 	copy_record(&r, parsed);
-	record_to_done(&r, now, &end, note);
-	check_done(parsed, &r, now, &end, note);
+	record_to_done_after(&r, now, &end, note, &prior);
+	check_done(parsed, &r, now, &end, note, &prior);
 	check_written(&r, "record_to_done");
 	/* … and back to PENDING: the history stays. */
 	struct record done;
@@ -2030,12 +2251,19 @@ skip_round_trip:
 	/* The JSON, for every status, and for no record. */
 	for (int s = ST_PENDING; s <= ST_UNREADABLE; s++)
 		for (unsigned f = 0; f < 8; f++) {
-			/* late, paused, and a line of none, one or very many */
+			/* late, paused, and a line of none, one or very many;
+			 * overdue and each health word in turn */
 			struct job_flags x = { .late = f & 1, .paused = f >> 1 & 1,
-					       .waiting = f < 4 ? 0 : f < 6 ? 1 : 18446744073709551615ULL };
+					       .waiting = f < 4 ? 0 : f < 6 ? 1 : 18446744073709551615ULL,
+					       .overdue = (int)((f + (unsigned)s) % 3 == 0),
+					       .health = (enum health)((f + (unsigned)s) % HEALTH_COUNT) };
 			check_json("nightly.build-01@x+y", &r, (enum status)s, &x);
 		}
 	check_json("nightly", NULL, ST_PENDING, &no_flags);
+	{
+		static const struct job_flags paused_stale = { .paused = 1, .health = HEALTH_STALE };
+		check_json("nightly", NULL, ST_PENDING, &paused_stale);
+	}
 
 	/* The outcome of the record as it is, and the status lists. */
 	CHECK(record_outcome(&r) == ref_outcome(&r));
