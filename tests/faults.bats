@@ -598,17 +598,18 @@ claim_dirsync() {
 @test "faults: a failed write whose temp file cannot be removed either: 74, and the next writer sweeps it" {
 	local st s n
 	scenario set
+	# the record's temp file is set's second write (its audit line the first);
 	# the unlink that removes the temp file after the failed write: the first one
 	# after it (a writer may also unlink a leftover before it creates the temp file)
 	$PREPARE
 	strace "${SECCOMP[@]}" -o "$T/discard" -e trace=write,unlinkat,unlink \
-		-e inject=write:error=ENOSPC:when=1 "${CMD[@]}" 2> "$ERR" || true
+		-e inject=write:error=ENOSPC:when=2 "${CMD[@]}" 2> "$ERR" || true
 	n=$(awk '{ sub(/^[0-9]+ +/, "") } /^unlink/ { n++; if (hit) { print n; exit } } /^write\(.*INJECTED/ { hit = 1 }' "$T/discard")
 	[ -n "$n" ]
 	$PREPARE
 	st=0
 	strace "${SECCOMP[@]}" -o /dev/null -e trace=write,unlinkat,unlink \
-		-e inject=write:error=ENOSPC:when=1 -e inject=unlink,unlinkat:error=EIO:when="$n" \
+		-e inject=write:error=ENOSPC:when=2 -e inject=unlink,unlinkat:error=EIO:when="$n" \
 		"${CMD[@]}" 2> "$ERR" || st=$?
 	slurp s "$ERR"
 	[ "$st" -eq 74 ]
