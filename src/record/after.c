@@ -10,7 +10,7 @@ static int items_ok(const char *v, int with_run)
 	char id[JOB_ID_MAX + 1];
 	unsigned long long run;
 	for (;;) {
-		size_t n = strcspn(v, with_run ? ":," : ","), k;
+		size_t n = strcspn(v, with_run ? ":," : ",");
 		if (n == 0 || n > JOB_ID_MAX)
 			return 0;
 		memcpy(id, v, n);
@@ -19,6 +19,7 @@ static int items_ok(const char *v, int with_run)
 			return 0;
 		v += n;
 		if (with_run) {
+			size_t k;
 			if (*v++ != ':' || (k = strcspn(v, ",")) == 0 ||
 			    parse_digits(v, k, COUNTER_MAX, &run) < 0)
 				return 0;
