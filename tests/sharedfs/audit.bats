@@ -14,21 +14,9 @@ export PATH="$JOBREG_ROOT/bin:$PATH"
 FS=${SHAREDFS_FS:-?}
 LINES=${SHAREDFS_AUDIT_LINES:-200}
 
-local_setup() {
-	[ -n "${JOBREG_MNT1:-}" ] && [ -n "${JOBREG_MNT2:-}" ] ||
-		skip "no shared mounts: run tests/sharedfs/run"
-	mounted "$JOBREG_MNT1" "$JOBREG_MNT2" || skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
-	local sub=a$BATS_TEST_NUMBER.$$
-	mkdir "$JOBREG_MNT1/$sub"
-	R1=$JOBREG_MNT1/$sub R2=$JOBREG_MNT2/$sub
-	T=$BATS_TEST_TMPDIR
-	PIDS=()
-}
+local_setup() { two_mounts_setup; }
 
-teardown() {
-	kill_children "${PIDS[@]}"
-	[ -z "${R1:-}" ] || ! mountpoint -q "$JOBREG_MNT1" || rm -rf "$R1"
-}
+teardown() { two_mounts_teardown; }
 
 # writes DIR JOB NAME: $LINES jobreg-set calls of JOB in DIR, each with the
 # note "NAME N" and 300 bytes more (so that a torn or interleaved line

@@ -19,26 +19,9 @@ CROWD=${SHAREDFS_CROWD:-4}
 FS=${SHAREDFS_FS:-?}
 LOSS=${SHAREDFS_LOSS_SECONDS:-42}
 
-local_setup() {
-	[ -n "${JOBREG_MNT1:-}" ] && [ -n "${JOBREG_MNT2:-}" ] ||
-		skip "no shared mounts: run tests/sharedfs/run"
-	mounted "$JOBREG_MNT1" "$JOBREG_MNT2" || skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
-	local sub=t$BATS_TEST_NUMBER.$$
-	mkdir "$JOBREG_MNT1/$sub"
-	R1=$JOBREG_MNT1/$sub R2=$JOBREG_MNT2/$sub
-	T=$BATS_TEST_TMPDIR
-	PIDS=()
-}
+local_setup() { two_mounts_setup; }
 
-teardown() {
-	kill_children "${PIDS[@]}"
-	[ -z "${R1:-}" ] || ! mountpoint -q "$JOBREG_MNT1" || rm -rf "$R1"
-}
-
-# other_host CMD...: CMD in a new UTS and pid namespace named "otherhost".
-other_host() {
-	unshare --uts --pid --fork --mount-proc sh -c 'hostname otherhost && exec "$@"' sh "$@"
-}
+teardown() { two_mounts_teardown; }
 
 @test "flock(1) locks conflict across the two mounts, and a blocked waiter on one gets the lock when the other lets go" {
 	touch "$R1/lockfile"

@@ -15,27 +15,9 @@ FS=${SHAREDFS_FS:-?}
 # The sweeps go on this long; the job changes health every few seconds meanwhile.
 NOTIFY_FOR=${SHAREDFS_NOTIFY_FOR:-30}
 
-local_setup() {
-	[ -n "${JOBREG_MNT1:-}" ] && [ -n "${JOBREG_MNT2:-}" ] ||
-		skip "no shared mounts: run tests/sharedfs/run"
-	mounted "$JOBREG_MNT1" "$JOBREG_MNT2" || skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
-	local sub=n$BATS_TEST_NUMBER.$$
-	mkdir "$JOBREG_MNT1/$sub"
-	R1=$JOBREG_MNT1/$sub R2=$JOBREG_MNT2/$sub
-	T=$BATS_TEST_TMPDIR
-	PIDS=()
-}
+local_setup() { two_mounts_setup; }
 
-teardown() {
-	kill_children "${PIDS[@]}"
-	[ -z "${R1:-}" ] || ! mountpoint -q "$JOBREG_MNT1" || rm -rf "$R1"
-}
-
-# other_host CMD...: CMD in a new UTS and pid namespace named "otherhost"
-# (all of it killed when this process is).
-other_host() {
-	unshare --uts --pid --fork --kill-child --mount-proc sh -c 'hostname otherhost && exec "$@"' sh "$@"
-}
+teardown() { two_mounts_teardown; }
 
 # sweeps DIR SECONDS CMD...: jobreg-get --notify NOTE -a on DIR every second.
 sweeps() {

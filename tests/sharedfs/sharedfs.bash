@@ -1,5 +1,6 @@
 # Helpers of the tests/sharedfs/*.bats suites (after ../lib/helper): clocks,
-# polls, and a dispatched run held on one mount while it is cut off.
+# polls, each test's directory on two mounts, another host, and a
+# dispatched run held on one mount while it is cut off.
 
 # ms: the monotonic clock in milliseconds (10 ms steps).
 ms() {
@@ -23,6 +24,32 @@ poll_until() {
 mounted() {
 	local d
 	for d in "$@"; do poll_until 10 mountpoint -q "$d" || return 1; done
+}
+
+# two_mounts_setup, a file's local_setup: the test's own directory, R1 on
+# mount 1 and R2 the same through mount 2; T and PIDS (kill_children's, in
+# two_mounts_teardown).  Skipped without both mounts.
+two_mounts_setup() {
+	[ -n "${JOBREG_MNT1:-}" ] && [ -n "${JOBREG_MNT2:-}" ] ||
+		skip "no shared mounts: run tests/sharedfs/run"
+	mounted "$JOBREG_MNT1" "$JOBREG_MNT2" || skip "$JOBREG_MNT1 or $JOBREG_MNT2 is not mounted"
+	local sub=${BATS_TEST_FILENAME##*/}
+	sub=${sub%.bats}$BATS_TEST_NUMBER.$$
+	mkdir "$JOBREG_MNT1/$sub"
+	R1=$JOBREG_MNT1/$sub R2=$JOBREG_MNT2/$sub
+	T=$BATS_TEST_TMPDIR
+	PIDS=()
+}
+
+two_mounts_teardown() {
+	kill_children "${PIDS[@]}"
+	[ -z "${R1:-}" ] || ! mountpoint -q "$JOBREG_MNT1" || rm -rf "$R1"
+}
+
+# other_host CMD...: CMD in a new UTS and pid namespace named "otherhost"
+# (all of it killed when this process is).
+other_host() {
+	unshare --uts --pid --fork --kill-child --mount-proc sh -c 'hostname otherhost && exec "$@"' sh "$@"
 }
 
 # status_is DIR JOB STATUS
