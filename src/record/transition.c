@@ -1,4 +1,7 @@
-/* transition: what each write does to a record (SPEC §3). */
+/* transition: what each write does to a record (SPEC §3).  Past 450
+ * lines: each transition, the corrections of a run's result (a failure,
+ * a warning and a success counted once), and the settings of §2 and §5,
+ * which all move the same keys. */
 #include "record/transition.h"
 #include "record/outcome.h"
 #include "util/signame.h"
