@@ -78,8 +78,10 @@ plant_health() {
 # bats test_tags=serial
 @test "get --is OVERDUE --wait wakes at the moment the run becomes overdue, with no file changed" {
 	# overdue at started + overdue_after + 1 s, started kept to the second
-	local start=$EPOCHSECONDS
-	write_record job version=1 status=RUNNING "since=$(now_rfc3339)" "started=$(now_rfc3339)" runs=1 \
+	local started start
+	started=$(now_rfc3339)
+	start=$(date -u -d "$started" +%s)
+	write_record job version=1 status=RUNNING "since=$started" "started=$started" runs=1 \
 		overdue_after=1
 	run jobreg-get --is OVERDUE --wait 5 job
 	[ "$status" -eq 0 ]
