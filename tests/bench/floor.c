@@ -5,7 +5,9 @@
  * Beside a command on the same mount, the ratio command / floor is the
  * command's own overhead there, not the filesystem's.
  *
- *   floor DIR NAME [COUNT]     one durable record update: open a temp file,
+ *   floor DIR NAME [COUNT]     one durable record update by hand: its
+ *                              audit line (0.5, SPEC §3c: the audit lock,
+ *                              an append, fsync), then open a temp file,
  *                              write, fsync, rename onto NAME, fsync DIR.
  *                              COUNT > 1: that many, and print the mean
  *                              microseconds per update measured inside the
@@ -27,7 +29,7 @@
  *             LOCK_EX|LOCK_NB, fstatat (the inode check); read JOB (open,
  *             fstat, read, close); replace JOB: open .JOB.tmp O_EXCL,
  *             fstat, write, fsync, close, rename, fsync DIR; close the
- *             lock, close DIR
+ *             lock, close DIR (0.5: the audit line before the replace)
  *   dispatch  open DIR, fstat; job lock; read JOB; run lock: open .JOB.run,
  *             fstat, flock LOCK_EX|LOCK_NB, fstatat, fstat; replace JOB
  *             (RUNNING); close the job lock; fork, exec CMD, wait; job
@@ -152,6 +154,28 @@ static void replace_record(int dir, const char *job, const char *text)
 		fail("fsync dir");
 }
 
+/* A change by hand's audit line (SPEC §3c): the audit lock, then one
+ * append to .-audit, fsync, close; the lock let go. */
+static void append_audit(int dir)
+{
+	static const char line[] = "time=2026-12-02T14:00:05Z user=root uid=0 host=build01 "
+				   "pid=41213 command=jobreg-set action=set job=j status=RUNNING\n";
+	int lock = openat(dir, ".-audit.lock", O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+			  0666);
+	if (lock < 0 || flock(lock, LOCK_EX) < 0)
+		fail("audit lock");
+	int fd = openat(dir, ".-audit", O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOFOLLOW |
+			O_CLOEXEC, 0666);
+	if (fd < 0)
+		fail("open .-audit");
+	if (write(fd, line, sizeof line - 1) != (ssize_t)(sizeof line - 1))
+		fail("write .-audit");
+	if (fsync(fd) < 0)
+		fail("fsync .-audit");
+	close_fd(fd);
+	close_fd(lock);
+}
+
 static int do_get(const char *path, const char *job)
 {
 	char buf[4096];
@@ -169,6 +193,7 @@ static int do_set(const char *path, const char *job)
 	int dir = open_dir(path);
 	int lock = take_lock(dir, job, "lock");
 	read_record(dir, job, buf, sizeof buf);
+	append_audit(dir);
 	replace_record(dir, job, record);
 	close_fd(lock);
 	close_fd(dir);
@@ -280,6 +305,7 @@ static int do_update(const char *path, const char *name, long count)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (long i = 0; i < count; i++) {
+		append_audit(dir);
 		int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (fd < 0)
 			fail("open");
