@@ -376,6 +376,53 @@ static int ref_signal(const struct ref_line *l)
 	return strstr(names, word) != NULL;
 }
 
+/* A job id of SPEC §1, N bytes at S: 1-128 bytes of [A-Za-z0-9._@+-],
+ * not beginning with . or -. */
+static int ref_job_id(const char *s, size_t n)
+{
+	if (n == 0 || n > 128 || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '@' || c == '+' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* SPEC §3's after ("backup,dump") or, WITH_RUN, after_seen
+ * ("backup:41,dump:7", each run a counter): job ids, comma-separated,
+ * none empty; N bytes at S. */
+static int ref_after_list(const char *s, size_t n, int with_run)
+{
+	size_t i = 0;
+	for (;;) {
+		size_t start = i;
+		while (i < n && s[i] != ',' && !(with_run && s[i] == ':'))
+			i++;
+		if (!ref_job_id(s + start, i - start))
+			return 0;
+		if (with_run) {
+			unsigned long long v = 0;
+			size_t digits = 0;
+			if (i == n || s[i++] != ':')
+				return 0;
+			for (; i < n && s[i] != ','; i++, digits++) {
+				unsigned d = (unsigned)(s[i] - '0');
+				if (s[i] < '0' || s[i] > '9' || v > (COUNTER_MAX - d) / 10)
+					return 0;
+				v = v * 10 + d;
+			}
+			if (digits == 0)
+				return 0;
+		}
+		if (i == n)
+			return 1;
+		i++;   /* ',' */
+	}
+}
+
 /* An exit-status list of SPEC §2 Warnings ("3,24,64-78": numbers 0-255,
  * leading zeros allowed, and ascending ranges, comma-separated, not
  * empty), N bytes at S; its members into SET (may be NULL). */
@@ -536,7 +583,8 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 		return 0;
 	if ((l = ref_find(lines, *n, "cancel_signal")) && !ref_signal(l))
 		return 0;
-	/* 0.5: seconds, an outcome, the exit lists, health words. */
+	/* 0.5: seconds, an outcome, the exit lists, the chains' lists, health
+	 * words. */
 	if ((l = ref_find(lines, *n, "overdue_after")) && !ref_seconds(l))
 		return 0;
 	if ((l = ref_find(lines, *n, "min_duration")) && !ref_seconds(l))
@@ -549,6 +597,10 @@ static int ref_parse(const char *data, size_t len, struct ref_line **out, size_t
 	if ((l = ref_find(lines, *n, "ok_exit")) && !ref_exit_list(l->value, l->vlen, NULL))
 		return 0;
 	if ((l = ref_find(lines, *n, "warn_exit")) && !ref_exit_list(l->value, l->vlen, NULL))
+		return 0;
+	if ((l = ref_find(lines, *n, "after")) && !ref_after_list(l->value, l->vlen, 0))
+		return 0;
+	if ((l = ref_find(lines, *n, "after_seen")) && !ref_after_list(l->value, l->vlen, 1))
 		return 0;
 	if ((l = ref_find(lines, *n, "notified")) && !ref_word(l, healths))
 		return 0;
